@@ -1,0 +1,1 @@
+"""Readers and writers: CSV, Parquet, Excel, tau-ARGUS formats, JJ files."""

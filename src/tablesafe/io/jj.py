@@ -1,0 +1,123 @@
+"""JJ files (tau-ARGUS's interchange format for the general model), read and written.
+
+Layout: line 1 ``0``; line 2 the number of cells N; N lines
+``i value cost status lb ub lpl upl spl`` (status ``s`` safe, ``u`` sensitive,
+``z`` fixed or empty, ``p`` protected); then the number of relations M and M lines
+``rhs k : j1 (c1) j2 (c2) ...``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from tablesafe.errors import InputError
+from tablesafe.problem import EMPTY, MANUAL, PRIMARY, PROTECTED, SAFE, SECONDARY, Problem
+
+_READ_STATUS = {"s": SAFE, "u": PRIMARY, "z": EMPTY, "p": PROTECTED, "m": SECONDARY}
+_WRITE_STATUS = {SAFE: "s", PRIMARY: "u", MANUAL: "u", EMPTY: "z", PROTECTED: "z", SECONDARY: "s"}
+
+
+def read_jj(path: str | Path) -> Problem:
+    """Read a JJ file into a :class:`Problem` (cells named by their index)."""
+    name = str(path)
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise InputError(f"cannot read JJ file: {exc.strerror}", file=name) from None
+    lines = [ln for ln in text.splitlines()]
+    pos = 0
+
+    def next_line() -> tuple[int, str]:
+        nonlocal pos
+        while pos < len(lines) and not lines[pos].strip():
+            pos += 1
+        if pos >= len(lines):
+            raise InputError("unexpected end of file", file=name, line=pos)
+        pos += 1
+        return pos, lines[pos - 1]
+
+    next_line()  # leading 0
+    ln, s = next_line()
+    try:
+        n = int(s.split()[0])
+    except (ValueError, IndexError):
+        raise InputError("expected the number of cells", file=name, line=ln) from None
+    value = np.zeros(n)
+    cost = np.zeros(n)
+    lower = np.zeros(n)
+    upper = np.zeros(n)
+    lpl = np.zeros(n)
+    upl = np.zeros(n)
+    spl = np.zeros(n)
+    status = np.empty(n, dtype="<U1")
+    for _ in range(n):
+        ln, s = next_line()
+        f = s.split()
+        if len(f) < 9:
+            raise InputError(f"cell line needs 9 fields, has {len(f)}", file=name, line=ln)
+        try:
+            i = int(f[0])
+            value[i], cost[i] = float(f[1]), float(f[2])
+            lower[i], upper[i] = float(f[4]), float(f[5])
+            lpl[i], upl[i], spl[i] = float(f[6]), float(f[7]), float(f[8])
+        except (ValueError, IndexError):
+            raise InputError("non-numeric field or cell index out of range", file=name, line=ln) from None
+        st = f[3].lower()
+        if st not in _READ_STATUS:
+            raise InputError(f"unknown status {f[3]!r}", file=name, line=ln)
+        status[i] = _READ_STATUS[st]
+    ln, s = next_line()
+    m = int(s.split()[0])
+    rows, cols, vals = [], [], []
+    rhs = np.zeros(m)
+    for r in range(m):
+        ln, s = next_line()
+        head, _, body = s.partition(":")
+        try:
+            rhs[r] = float(head.split()[0])
+            toks = body.replace("(", " ").replace(")", " ").split()
+            for j in range(0, len(toks), 2):
+                rows.append(r)
+                cols.append(int(toks[j]))
+                vals.append(float(toks[j + 1]))
+        except (ValueError, IndexError):
+            raise InputError("malformed relation", file=name, line=ln) from None
+    rel = sp.csr_matrix((vals, (rows, cols)), shape=(m, n))
+    return Problem(
+        names=np.array([str(i) for i in range(n)], dtype=object),
+        value=value,
+        cost=cost,
+        status=status,
+        lower=lower,
+        upper=upper,
+        upl=upl,
+        lpl=lpl,
+        spl=spl,
+        relations=rel,
+        rhs=rhs,
+        meta={"source": name},
+    )
+
+
+def write_jj(problem: Problem, path: str | Path) -> None:
+    """Write a :class:`Problem` as a JJ file (cells numbered in problem order)."""
+    out = ["0", str(problem.n)]
+    for i in range(problem.n):
+        up = problem.upper[i]
+        out.append(
+            f"{i} {problem.value[i]:.10g} {problem.cost[i]:.10g} {_WRITE_STATUS[problem.status[i]]} "
+            f"{problem.lower[i]:.10g} {(up if np.isfinite(up) else 1e30):.10g} "
+            f"{problem.lpl[i]:.10g} {problem.upl[i]:.10g} {problem.spl[i]:.10g}"
+        )
+    a = problem.relations.tocsr()
+    out.append(str(a.shape[0]))
+    for r in range(a.shape[0]):
+        s, e = a.indptr[r], a.indptr[r + 1]
+        terms = " ".join(f"{j} ({c:.10g})" for j, c in zip(a.indices[s:e], a.data[s:e]))
+        out.append(f"{problem.rhs[r]:.10g} {e - s} : {terms}")
+    tmp = Path(str(path) + ".tmp")
+    tmp.write_text("\n".join(out) + "\n")
+    tmp.replace(path)

@@ -1,0 +1,170 @@
+"""The general model every protection method works on, and the pattern it returns.
+
+A :class:`Problem` is the model of Fischetti and Salazar: cells with value, cost, status,
+a priori bounds and protection levels, and linear relations ``A x = rhs`` (for tables,
+``rhs = 0`` and each row is a total minus its parts). Hierarchical, multi-way, linked and
+tabular-input tables all compile to it; JJ files read and write it directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+# Statuses of the analyst file (see DESIGN.md).
+SAFE = "S"          # publishable
+PRIMARY = "U"       # sensitive by rule
+MANUAL = "A"        # sensitive, set by hand
+PROTECTED = "P"     # must be published, never a complement
+SECONDARY = "M"     # withheld to protect others
+EMPTY = "Z"         # no contributors: a known zero, never withheld
+STATUSES = (SAFE, PRIMARY, MANUAL, PROTECTED, SECONDARY, EMPTY)
+SENSITIVE = (PRIMARY, MANUAL)
+
+
+@dataclass
+class Problem:
+    """Cells, relations, bounds and protection levels of a table to protect.
+
+    All arrays have one entry per cell. Bounds are absolute: the attacker knows a priori
+    that cell ``i`` lies in ``[lower[i], upper[i]]`` (``upper`` may be ``inf``).
+    Protection levels are distances from the value: a sensitive cell is protected when
+    the attacker's interval reaches ``value + upl`` and ``value - lpl`` and is at least
+    ``spl`` wide.
+
+    Attributes:
+        names: cell identifiers (codes joined with ``|``).
+        value, cost, lower, upper, upl, lpl, spl: float arrays.
+        status: one-letter statuses (``S U A P M Z``).
+        relations: sparse (m, n) matrix; ``relations @ value == rhs``.
+        rhs: right-hand sides (zeros for tables).
+        codes: optional frame of codes per dimension (for writing tables back).
+        contributors: optional number of units per cell (for singleton handling).
+        rule: optional name of the rule that made a cell sensitive (analyst file only).
+        meta: free-form extra information (e.g. source file, rule parameters).
+    """
+
+    names: np.ndarray
+    value: np.ndarray
+    cost: np.ndarray
+    status: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    upl: np.ndarray
+    lpl: np.ndarray
+    spl: np.ndarray
+    relations: sp.csr_matrix
+    rhs: np.ndarray
+    codes: pd.DataFrame | None = None
+    contributors: np.ndarray | None = None
+    rule: np.ndarray | None = None
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = len(self.value)
+        for name in ("names", "cost", "status", "lower", "upper", "upl", "lpl", "spl"):
+            arr = getattr(self, name)
+            if len(arr) != n:
+                raise ValueError(f"Problem.{name} has {len(arr)} entries for {n} cells")
+        if self.relations.shape[1] != n:
+            raise ValueError("relations have a different number of columns than cells")
+        if len(self.rhs) != self.relations.shape[0]:
+            raise ValueError("rhs length differs from the number of relations")
+        self.relations = sp.csr_matrix(self.relations)
+
+    @property
+    def n(self) -> int:
+        """Number of cells."""
+        return len(self.value)
+
+    @property
+    def m(self) -> int:
+        """Number of relations."""
+        return self.relations.shape[0]
+
+    @property
+    def sensitive(self) -> np.ndarray:
+        """Boolean mask of cells that need protection (statuses U and A)."""
+        return np.isin(self.status, SENSITIVE)
+
+    @property
+    def empty(self) -> np.ndarray:
+        """Boolean mask of empty cells (status Z)."""
+        return self.status == EMPTY
+
+    def copy(self, **changes) -> "Problem":
+        """A shallow copy with some fields replaced."""
+        return replace(self, **changes)
+
+    def residual(self, values: np.ndarray | None = None) -> np.ndarray:
+        """``relations @ values - rhs`` (zero for an additive table)."""
+        v = self.value if values is None else values
+        return self.relations @ v - self.rhs
+
+    @classmethod
+    def from_arrays(
+        cls,
+        value,
+        relations,
+        *,
+        status=None,
+        names=None,
+        cost=None,
+        lower=None,
+        upper=None,
+        upl=None,
+        lpl=None,
+        spl=None,
+        rhs=None,
+        **kw,
+    ) -> "Problem":
+        """Build with defaults: status S, cost = |value|, bounds [0, inf), levels 0."""
+        value = np.asarray(value, dtype=float)
+        n = len(value)
+        z = np.zeros(n)
+        rel = sp.csr_matrix(relations) if relations is not None else sp.csr_matrix((0, n))
+        return cls(
+            names=np.asarray(names if names is not None else [str(i) for i in range(n)], dtype=object),
+            value=value,
+            cost=np.asarray(cost, dtype=float) if cost is not None else np.abs(value),
+            status=np.asarray(status if status is not None else [SAFE] * n, dtype="<U1"),
+            lower=np.asarray(lower, dtype=float) if lower is not None else z.copy(),
+            upper=np.asarray(upper, dtype=float) if upper is not None else np.full(n, np.inf),
+            upl=np.asarray(upl, dtype=float) if upl is not None else z.copy(),
+            lpl=np.asarray(lpl, dtype=float) if lpl is not None else z.copy(),
+            spl=np.asarray(spl, dtype=float) if spl is not None else z.copy(),
+            relations=rel,
+            rhs=np.asarray(rhs, dtype=float) if rhs is not None else np.zeros(rel.shape[0]),
+            **kw,
+        )
+
+
+@dataclass
+class Pattern:
+    """Which cells a protection method withholds, with what it knows about the result.
+
+    Attributes:
+        withheld: boolean mask over the problem's cells (primaries included).
+        method: name of the method that made it.
+        stats: figures about the run (seconds, iterations, gap, ...).
+        certificates: optional frame with columns ``target``, ``direction``, ``cell``,
+            ``value`` (see the audit) proving each sensitive cell's protection.
+    """
+
+    withheld: np.ndarray
+    method: str = ""
+    stats: dict = field(default_factory=dict)
+    certificates: pd.DataFrame | None = None
+
+    def secondary(self, problem: Problem) -> np.ndarray:
+        """Mask of withheld cells that are not sensitive (the complements)."""
+        return self.withheld & ~problem.sensitive
+
+    def statuses(self, problem: Problem) -> np.ndarray:
+        """Problem statuses with complements marked ``M``."""
+        out = problem.status.copy()
+        out[self.secondary(problem)] = SECONDARY
+        return out
