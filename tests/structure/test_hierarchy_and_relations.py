@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tablesafe import Dimension, Hierarchy, HierarchyError, TableStructure, compile_tables
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "benchmarks"
 
 
 def test_hrc_region2_matches_tau_argus_order():
