@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from tablesafe.structure import CompiledModel
+
 # Statuses of the analyst file (see DESIGN.md).
 SAFE = "S"          # publishable
 PRIMARY = "U"       # sensitive by rule
@@ -44,6 +46,11 @@ class Problem:
         codes: optional frame of codes per dimension (for writing tables back).
         contributors: optional number of units per cell (for singleton handling).
         rule: optional name of the rule that made a cell sensitive (analyst file only).
+        model: optional table structure (dimensions and hierarchies) the cells come from;
+            methods that split tables into subtables (modular) need it.
+        capacity: optional protection capacity per cell (seed 000 section 7.1): how far a
+            cell may move when it protects others; suppression may use it as a tighter
+            bound (``value - capacity``). Sensitive and single-unit cells get 0.
         meta: free-form extra information (e.g. source file, rule parameters).
     """
 
@@ -61,6 +68,8 @@ class Problem:
     codes: pd.DataFrame | None = None
     contributors: np.ndarray | None = None
     rule: np.ndarray | None = None
+    model: CompiledModel | None = None
+    capacity: np.ndarray | None = None
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
