@@ -146,3 +146,34 @@ def test_dominance_n3_with_waivers_refused(records, n):
             assess(cells, f"nk({n}, 80)")
     else:
         assess(cells, f"nk({n}, 80)")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.lists(st.integers(1, 100), min_size=0, max_size=4), min_size=1, max_size=6),
+    n_min=st.integers(2, 5),
+)
+def test_directional_levels_equal_brute_force(sizes, n_min):
+    """Seed 000 section 5.3 levels against a brute-force search over all combinations of
+    the other few-unit cells of the relation (one relation: the total and its parts)."""
+    from itertools import combinations
+
+    records = [{"cell": i, "value": v} for i, xs in enumerate(sizes) for v in xs]
+    cells = build_cells(records, len(sizes), k=4)
+    prob = assess(cells, f"freq({n_min}, range=0)", freq_levels="directional")
+    names = list(prob.names)
+    cnt = {nm: int(c) for nm, c in zip(names, cells.contributors)}
+    val = {nm: float(v) for nm, v in zip(names, cells.value)}
+    unsafe = [nm for nm in names if 0 < cnt[nm] < n_min]
+    for nm in unsafe:
+        others = [o for o in unsafe if o != nm]
+        best = 0.0
+        for r in range(1, len(others) + 1):
+            for combo in combinations(others, r):
+                if cnt[nm] + sum(cnt[o] for o in combo) <= n_min - 1:
+                    best = max(best, sum(val[o] for o in combo))
+        i = names.index(nm)
+        if best > 0:
+            assert prob.upl[i] == pytest.approx(best, rel=1e-5) and prob.upl[i] > best
+        else:
+            assert prob.upl[i] == 0
