@@ -134,3 +134,11 @@ def test_too_few_top_contributions():
     cells, _ = cells_of([5, 4, 3, 2, 1], k=2)
     with pytest.raises(RuleError, match="top_k >= 3"):
         assess(cells, "nk(3, 80)")
+
+
+def test_required_top_k():
+    from tablesafe.rules import required_top_k
+
+    assert required_top_k("FREQ(5,20)|P(20,5)|") == 6
+    assert required_top_k("nk(3, 80)|freq(3)") == 3
+    assert required_top_k("freq(3)") == 1

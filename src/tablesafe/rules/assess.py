@@ -45,6 +45,15 @@ def _cell_list(names: np.ndarray, mask: np.ndarray) -> str:
     return shown + more
 
 
+def required_top_k(rules: str | Rule | Iterable[str | Rule]) -> int:
+    """How many of the largest unit contributions per cell the rules need (tabulate's top_k).
+
+    ``p(p, n)`` and ``pq(p, q, n)`` need ``n + 1``, ``nk(n, k)`` needs ``n``, ``linear`` one
+    less than its number of weights, the request rule 2; at least 1.
+    """
+    return max([r.needs_top for r in parse_rules(rules)] + [1])
+
+
 def _build_view(
     cells: CellTable,
     rules: Sequence[Rule],
@@ -54,10 +63,8 @@ def _build_view(
     names: np.ndarray,
 ) -> ContributionView:
     """The contributions the rules see, per the weight mode and the sign option."""
-    need = max([r.needs_top for r in rules] + [1])
+    need = required_top_k(rules)
     waived_any = bool(np.asarray(cells.top_waived).any())
-    if waived_any:
-        need = max(need, max([r.needs_top + (1 if isinstance(r, (PRule, PQRule)) else 0) for r in rules] + [1]))
     if cells.k < need:
         raise RuleError(
             f"the rules need the {need} largest contributions per cell, but the cell table keeps only "
