@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import cells_of
 
 from tablesafe.errors import RuleError
 from tablesafe.rules import (
@@ -21,7 +22,6 @@ from tablesafe.rules import (
     rules_to_string,
     rules_to_tauargus,
 )
-from conftest import build_cells, cells_of
 
 
 def test_parse_tauargus_and_tablesafe_forms():
@@ -72,7 +72,7 @@ def test_coalition_of_two_intruders():
 
 def test_costs_and_lambda():
     """Costs: value, unity, contributors, a user column; lambda transform (log for 0)."""
-    cells, (a, b) = cells_of([10, 10], [100, 1, 1, 1])
+    cells, _ = cells_of([10, 10], [100, 1, 1, 1])
     cells.extra["turnover"] = np.arange(cells.n, dtype=float) + 1
     np.testing.assert_allclose(cell_costs(cells, "value"), np.abs(cells.value))
     np.testing.assert_allclose(cell_costs(cells, "unity"), 1.0)

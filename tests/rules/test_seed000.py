@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import build_cells, cells_of
 
 from tablesafe.errors import RuleError
 from tablesafe.rules import assess, expand_top, rule_measure
-from conftest import build_cells, cells_of
 
 
 def _one(contribs, rule, **kw):

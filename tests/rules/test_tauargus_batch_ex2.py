@@ -7,9 +7,9 @@ The expected output (test_batch_ex2.R) marks exactly one primary cell, the 6th o
 from __future__ import annotations
 
 import pandas as pd
+from conftest import build_cells_frame
 
 from tablesafe.rules import assess
-from conftest import build_cells_frame
 
 
 def test_batch_ex2_primary(benchmarks_dir):

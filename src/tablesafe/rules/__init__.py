@@ -45,8 +45,8 @@ __all__ = [
     "expand_top",
     "params",
     "parse_rules",
-    "rules_to_string",
     "required_top_k",
     "rule_measure",
+    "rules_to_string",
     "rules_to_tauargus",
 ]
