@@ -142,3 +142,13 @@ def test_required_top_k():
     assert required_top_k("FREQ(5,20)|P(20,5)|") == 6
     assert required_top_k("nk(3, 80)|freq(3)") == 3
     assert required_top_k("freq(3)") == 1
+
+
+def test_empty_cells_are_known_zeros():
+    """DESIGN.md: empty cells (no contributors) are Z, never sensitive, known to be 0."""
+    cells, (a, b) = cells_of([], [5])
+    prob = assess(cells, "freq(3)")
+    assert prob.status[a] == "Z" and prob.lower[a] == 0 and prob.upper[a] == 0 and prob.capacity[a] == 0
+    assert prob.status[b] == "U"
+    with pytest.raises(RuleError, match="A \\(sensitive by hand\\) or P"):
+        assess(cells, "freq(3)", manual={"c2": "S"})

@@ -372,7 +372,7 @@ def assess(
         pos = _match_cells(cells, frame, "manual statuses")
         st = frame["status"].astype(str).str.strip().str.upper().to_numpy()
         st = np.where(st == PRIMARY, MANUAL, st)
-        bad = ~np.isin(st, [MANUAL, PROTECTED, SAFE])
+        bad = ~np.isin(st, [MANUAL, PROTECTED])
         if bad.any():
             raise RuleError(
                 f"manual status must be A (sensitive by hand) or P (protected), got {st[bad][0]!r} "
@@ -393,8 +393,6 @@ def assess(
         fired_bits[pa] |= manual_bit
         pp = pos[st == PROTECTED]
         status[pp] = PROTECTED
-        ps = pos[st == SAFE]
-        status[ps] = SAFE
 
     status[~nonempty] = EMPTY
     keep = np.isin(status, [PRIMARY, MANUAL])
@@ -408,6 +406,9 @@ def assess(
     rule_col = combo_labels[inverse.reshape(-1)]
 
     lower, upper = _bounds(cells, bounds, value, names, has_neg)
+    # empty cells are published as known zeros (DESIGN.md): their interval is the value
+    lower = np.where(status == EMPTY, value, lower)
+    upper = np.where(status == EMPTY, value, upper)
     lpl = upl.copy() if symmetric else lpl_rule.copy()
     spl = (upl + lpl_rule) if sliding else np.zeros(n)
     spl = np.where(keep, spl, 0.0)
