@@ -175,6 +175,7 @@ def test_manual_statuses_section_7_2():
     prob = assess(cells, "freq(3)", manual=man)
     assert prob.status[a] == "A" and prob.upl[a] == pytest.approx(8.0)
     assert prob.status[b] == "P" and prob.upl[b] == 0
+    assert prob.rule[b] == "freq(3, range=10)"  # the rule the P status overrides
     with pytest.raises(RuleError, match="unknown cell"):
         assess(cells, "freq(3)", manual={"nope": "A"})
 

@@ -398,7 +398,9 @@ def assess(
     keep = np.isin(status, [PRIMARY, MANUAL])
     upl = np.where(keep, upl, 0.0)
     lpl_rule = np.where(keep, lpl_rule, 0.0)
-    fired_bits = np.where(keep, fired_bits, 0)
+    # the rule column names what fired for sensitive cells, and for protected (P) cells
+    # the rules they override
+    fired_bits = np.where(keep | (status == PROTECTED), fired_bits, 0)
     combos, inverse = np.unique(fired_bits, return_inverse=True)
     combo_labels = np.array(
         ["|".join(lab for j, lab in enumerate(labels) if (int(c) >> j) & 1) for c in combos], dtype=object
