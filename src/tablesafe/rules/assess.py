@@ -89,7 +89,8 @@ def _build_view(
             raise RuleError(f"weight mode {weight_mode!r} cannot be combined with negative contributions")
         X = value - 2.0 * np.asarray(cells.neg_sum, dtype=float)  # sum of |x|
         a = np.asarray(cells.abs_top, dtype=float)
-        return ContributionView(X, a, a, None, first_waived, request, cnt, nonempty, allzero)
+        # the request flags follow the signed ordering of ``top``
+        return ContributionView(X, a, a, None, first_waived, request, cnt, nonempty, allzero, top, value)
 
     if weight_mode == "expand":
         if cells.holding is not None:
