@@ -152,3 +152,19 @@ def test_empty_cells_are_known_zeros():
     assert prob.status[b] == "U"
     with pytest.raises(RuleError, match="A \\(sensitive by hand\\) or P"):
         assess(cells, "freq(3)", manual={"c2": "S"})
+
+
+def test_rule_conversions():
+    """Seed 002 (p* = 100 p/q; (2,k) -> p) and seed 003 Table 1 as methods of the rules."""
+    (pq,) = parse_rules("pq(10, 50)")
+    assert pq.equivalent_p() == PRule(20)
+    assert PRule(50).covered_by_nk(1).k == pytest.approx(66.67, abs=0.01)
+    assert PRule(50).covered_by_nk(2).k == pytest.approx(80)
+    assert NKRule(2, 85).covering_p().p == pytest.approx(35.29, abs=0.01)
+    assert NKRule(1, 75).covering_p().p == pytest.approx(33.33, abs=0.01)
+    assert NKRule(2, 80).replacing_p() == PRule(25)
+    # equivalence of (p,q) and p* on cells: same sensitive cells
+    cells, _ = cells_of([40, 15, 4, 2], [15, 4, 2], [100, 10, 5, 5], [9, 9, 9])
+    a = assess(cells, "pq(10, 50)").status
+    b = assess(cells, "p(20)").status
+    assert (a == b).all()
