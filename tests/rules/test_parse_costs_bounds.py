@@ -168,3 +168,10 @@ def test_rule_conversions():
     a = assess(cells, "pq(10, 50)").status
     b = assess(cells, "p(20)").status
     assert (a == b).all()
+
+
+def test_non_finite_values_named():
+    cells, (a, _) = cells_of([5, 5, 5], [1, 2, 3])
+    cells.value[a] = np.nan
+    with pytest.raises(RuleError, match="c1"):
+        assess(cells, "p(10)")

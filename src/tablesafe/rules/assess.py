@@ -310,6 +310,9 @@ def assess(
     if freq_levels not in ("range", "directional"):
         raise RuleError(f"freq_levels must be 'range' or 'directional', got {freq_levels!r}")
 
+    bad = ~np.isfinite(value) | ~np.isfinite(np.asarray(cells.top, dtype=float)).all(axis=1)
+    if bad.any():
+        raise RuleError(f"cell value or contributions are missing or not finite for cell(s) {_cell_list(names, bad)}")
     neg = np.asarray(cells.neg_count) > 0
     has_neg = bool(neg.any())
     nonneg_rules = [r for r in rule_list if isinstance(r, (PRule, NKRule, LinearRule))]
