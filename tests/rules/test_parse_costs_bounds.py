@@ -175,3 +175,13 @@ def test_non_finite_values_named():
     cells.value[a] = np.nan
     with pytest.raises(RuleError, match="c1"):
         assess(cells, "p(10)")
+
+
+def test_missing_codes_safe():
+    """tau-ARGUS MIS(1) ("Missing=safe"): cells of a missing code are never sensitive by rule."""
+    cells, (a, b) = cells_of([50], [60])
+    prob = assess(cells, "freq(3)|MIS(1)", missing_codes={"d": "c2"})
+    assert prob.status[a] == "U" and prob.status[b] == "S" and prob.upl[b] == 0
+    assert assess(cells, "freq(3)|MIS(0)", missing_codes={"d": "c2"}).status[b] == "U"
+    with pytest.raises(RuleError, match="missing_codes"):
+        assess(cells, "freq(3)", missing_safe=True)
