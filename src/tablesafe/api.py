@@ -191,7 +191,7 @@ class ProtectResult:
             if "jj" in tmp:
                 from tablesafe.io.jj import write_jj
 
-                write_jj(self.protected_problem(), tmp["jj"])
+                write_jj(self.protected_problem(), tmp["jj"], secondary="m")
             if "report" in tmp:
                 from tablesafe.report import render_report
 
@@ -408,7 +408,7 @@ def _load_data(data: Any, metadata: str | Path | None) -> Any:
     return data
 
 
-def protect(
+def prepare_problem(
     data: Any,
     dims: Any = None,
     response: str | None = None,
@@ -419,7 +419,6 @@ def protect(
     weight_mode: str | None = None,
     waiver: str | None = None,
     request: str | None = None,
-    method: str = "modular",
     cost: str = "value",
     cost_lambda: float = 1.0,
     total: str = "Total",
@@ -434,60 +433,17 @@ def protect(
     symmetric: bool = True,
     top_k: int = 4,
     missing_code: str | None = None,
-    time_limit: float | None = None,
-    certificates: bool = False,
     progress: bool = False,
-    seed: int = 0,
-    marker: str | None = None,
-    empty_marker: str | None = None,
-    run_audit: bool = True,
-) -> ProtectResult:
-    """Protect a table: tabulate, find sensitive cells, suppress, audit.
+    timings: dict[str, float] | None = None,
+) -> tuple[Problem, str, dict[str, Any]]:
+    """Tabulate and assess (the first half of :func:`protect`).
 
-    Args:
-        data: microdata (pandas, polars or pyarrow frame, or a CSV/Parquet path, or a
-            tau-ARGUS ``.asc`` path with ``metadata``), an already tabulated
-            :class:`~tablesafe.CellTable`, an assessed :class:`~tablesafe.Problem`, or a
-            ``.jj`` file (then dims, response and rules are not needed).
-        dims: explanatory variables: names, ``"name=hierarchy"`` strings, ``(name,
-            hierarchy)`` pairs or ``DimSpec`` objects (see :func:`dim_specs`).
-        response: the variable summed in the cells.
-        rules: rule strings such as ``"p(15)"``, ``"freq(3)"``, ``"nk(2, 80)"``, or
-            tau-ARGUS strings such as ``"P(15,1)|FREQ(3,10)"``.
-        holding: unit variable whose contributions are summed before any rule.
-        weight, weight_mode: sampling weight variable and mode (expand, sample, known).
-        waiver, request: per-record waiver / protection-request flags.
-        method: ``optimal``, ``modular``, ``fast`` or ``none`` (primary suppression only;
-            no safety claim).
-        cost: cost of withholding a cell: ``value``, ``unity``, ``freq`` or a column name;
-            ``cost_lambda`` transforms it (cost ** lambda, log for 0).
-        total: total code of every dimension.
-        tables: linked tables, each a list of dimension names (default: one table over
-            all dims).
-        apriori: a tau-ARGUS ``.hst`` file (or the frame :func:`tablesafe.io.hst.read_hst`
-            returns) with statuses, costs, protection levels or bounds per cell;
-            ``manual_range`` is the protection (percent of the value) of cells it marks
-            unsafe.
-        manual, bounds, count, zero_unsafe, symmetric: passed to the rules stage.
-        time_limit: seconds for the suppression method.
-        certificates: ask the method for protection certificates (checked here).
-        progress: show progress bars.
-        marker, empty_marker: publication text for withheld and empty cells.
-        run_audit: audit the pattern (always done for a suppression method; with
-            ``method="none"`` it shows how exposed the primaries are).
-
-    Returns:
-        A :class:`ProtectResult`.
-
-    Raises:
-        TablesafeError: any bad input or failed stage, with a one-paragraph message.
+    Returns the assessed problem (a priori file applied), the response name and the run
+    parameters. Arguments as for :func:`protect`.
     """
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    timings: dict[str, float] = {}
+    timings = {} if timings is None else timings
     params: dict[str, Any] = {
         "rules": [rules] if isinstance(rules, str) else list(rules or []),
-        "method": method,
         "cost": cost,
         "cost_lambda": cost_lambda,
         "holding": holding,
@@ -496,7 +452,6 @@ def protect(
         "waiver": waiver,
         "request": request,
         "total": total,
-        "time_limit": time_limit,
         "apriori": str(apriori) if isinstance(apriori, (str, Path)) else (None if apriori is None else "<frame>"),
         "manual_range": manual_range if apriori is not None else None,
     }
@@ -546,6 +501,65 @@ def protect(
     if apriori is not None:
         with _stage(timings, "apriori"):
             problem = apply_apriori(problem, apriori, manual_range=manual_range)
+    return problem, resp, params
+
+
+def protect(
+    data: Any,
+    dims: Any = None,
+    response: str | None = None,
+    rules: str | Sequence[str] | None = None,
+    *,
+    method: str = "modular",
+    time_limit: float | None = None,
+    certificates: bool = False,
+    progress: bool = False,
+    seed: int = 0,
+    marker: str | None = None,
+    empty_marker: str | None = None,
+    run_audit: bool = True,
+    **options: Any,
+) -> ProtectResult:
+    """Protect a table: tabulate, find sensitive cells, suppress, audit.
+
+    Args:
+        data: microdata (pandas, polars or pyarrow frame, or a CSV/Parquet path, or a
+            tau-ARGUS ``.asc`` path with ``metadata``), an already tabulated
+            :class:`~tablesafe.CellTable`, an assessed :class:`~tablesafe.Problem`, or a
+            ``.jj`` file (then dims, response and rules are not needed).
+        dims: explanatory variables: names, ``"name=hierarchy"`` strings, ``(name,
+            hierarchy)`` pairs or ``DimSpec`` objects (see :func:`dim_specs`).
+        response: the variable summed in the cells.
+        rules: rule strings such as ``"p(15)"``, ``"freq(3)"``, ``"nk(2, 80)"``, or
+            tau-ARGUS strings such as ``"P(15,1)|FREQ(3,10)"``.
+        method: ``optimal``, ``modular``, ``fast`` or ``none`` (primary suppression only;
+            no safety claim).
+        time_limit: seconds for the suppression method.
+        certificates: ask the method for protection certificates (checked here).
+        progress: show progress bars.
+        marker, empty_marker: publication text for withheld and empty cells.
+        run_audit: with ``method="none"``, still audit (shows how exposed the primaries
+            are); a suppression method is always audited.
+        **options: the table and rule options of :func:`prepare_problem`:
+            ``holding``, ``weight``, ``weight_mode`` (expand, sample, known), ``waiver``,
+            ``request``, ``cost`` (value, unity, freq or a column) and ``cost_lambda``,
+            ``total`` (total code), ``tables`` (linked tables: lists of dimension names),
+            ``metadata`` (.rda of an .asc file), ``apriori`` (a tau-ARGUS .hst file or
+            frame) with ``manual_range``, ``manual``, ``bounds``, ``count``,
+            ``zero_unsafe``, ``symmetric``, ``top_k``, ``missing_code``.
+
+    Returns:
+        A :class:`ProtectResult`.
+
+    Raises:
+        TablesafeError: any bad input or failed stage, with a one-paragraph message.
+    """
+    if method not in METHODS:
+        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    timings: dict[str, float] = {}
+    problem, resp, params = prepare_problem(data, dims, response, rules, progress=progress, timings=timings, **options)
+    params["method"] = method
+    params["time_limit"] = time_limit
     return protect_problem(
         problem,
         method=method,
@@ -560,6 +574,76 @@ def protect(
         params=params,
         timings=timings,
     )
+
+
+def audit_publication(
+    problem: Problem,
+    publication: pd.DataFrame,
+    *,
+    response: str = "value",
+    certificates: pd.DataFrame | None = None,
+    params: dict | None = None,
+    timings: dict[str, float] | None = None,
+) -> ProtectResult:
+    """Audit a given publication against the confidential table.
+
+    Args:
+        problem: the assessed problem (from the data and rules).
+        publication: frame from :func:`tablesafe.io.publication.read_publication` (codes
+            per dimension, ``value``, ``withheld``).
+        certificates: optional certificates to check against the pattern.
+
+    Returns:
+        A result whose ``audit`` holds the verdicts; ``result.ok`` tells whether every
+        sensitive cell is protected.
+
+    Raises:
+        InputError: when the publication lacks cells of the table, names cells the table
+            does not have, or publishes a value that differs from the data.
+    """
+    timings = {} if timings is None else timings
+    if problem.codes is None:
+        raise InputError("the table has no codes to match the publication against")
+    dims = list(problem.codes.columns)
+    key_t = problem.codes.astype(str).agg("\x1f".join, axis=1).to_numpy()
+    key_p = publication[dims].astype(str).agg("\x1f".join, axis=1).to_numpy()
+    pos = {k: i for i, k in enumerate(key_t)}
+    withheld = np.zeros(problem.n, dtype=bool)
+    seen = np.zeros(problem.n, dtype=bool)
+    pv = publication["value"].to_numpy(dtype=float)
+    pw = publication["withheld"].to_numpy(dtype=bool)
+    for r, k in enumerate(key_p):
+        i = pos.get(k)
+        if i is None:
+            raise InputError("the publication has a cell the table does not have", line=r + 2, code=k.replace("\x1f", " x "))
+        seen[i] = True
+        withheld[i] = pw[r]
+        if not pw[r] and problem.status[i] != EMPTY:
+            tol = 1e-6 * max(1.0, abs(problem.value[i]))
+            if abs(pv[r] - problem.value[i]) > max(tol, 0.5 if float(pv[r]).is_integer() else tol):
+                raise InputError(
+                    f"the publication shows {pv[r]:g} for a cell whose value in the data is "
+                    f"{problem.value[i]:g}; it was made from other data or other options",
+                    line=r + 2,
+                    code=k.replace("\x1f", " x "),
+                )
+    if not seen.all():
+        i = int(np.flatnonzero(~seen)[0])
+        raise InputError(
+            f"the publication lacks {int((~seen).sum())} cell(s) of the table, e.g. {problem.names[i]}"
+        )
+    pattern = Pattern(withheld=withheld, method="given", certificates=certificates)
+    audit_fn = _stage_function("tablesafe.audit", "audit", "audit")
+    with _stage(timings, "audit"):
+        result = audit_fn(problem, pattern)
+    params = dict(params or {})
+    params["method"] = "audit of a given publication"
+    if certificates is not None:
+        check = _stage_function("tablesafe.audit", "check_certificates", "audit")
+        with _stage(timings, "certificates"):
+            failures = check(problem, withheld, certificates)
+        params["certificate failures"] = len(failures)
+    return ProtectResult(problem, pattern, result, response=response, method="given", params=params, timings=timings)
 
 
 def protect_problem(

@@ -102,13 +102,20 @@ def read_jj(path: str | Path) -> Problem:
     )
 
 
-def write_jj(problem: Problem, path: str | Path) -> None:
-    """Write a :class:`Problem` as a JJ file (cells numbered in problem order)."""
+def write_jj(problem: Problem, path: str | Path, *, secondary: str = "s") -> None:
+    """Write a :class:`Problem` as a JJ file (cells numbered in problem order).
+
+    ``secondary`` is the letter written for complements (status M): ``s`` (default, as
+    tau-ARGUS expects: the problem before suppression) or ``m`` to keep a protected
+    pattern in the file (:func:`read_jj` reads ``m`` back as M).
+    """
+    codes = dict(_WRITE_STATUS)
+    codes[SECONDARY] = secondary
     out = ["0", str(problem.n)]
     for i in range(problem.n):
         up = problem.upper[i]
         out.append(
-            f"{i} {problem.value[i]:.10g} {problem.cost[i]:.10g} {_WRITE_STATUS[problem.status[i]]} "
+            f"{i} {problem.value[i]:.10g} {problem.cost[i]:.10g} {codes[problem.status[i]]} "
             f"{problem.lower[i]:.10g} {(up if np.isfinite(up) else 1e30):.10g} "
             f"{problem.lpl[i]:.10g} {problem.upl[i]:.10g} {problem.spl[i]:.10g}"
         )
