@@ -694,7 +694,13 @@ def protect_problem(
             audit_fn = None
         if audit_fn is not None:
             with _stage(timings, "audit"):
-                audit_result = audit_fn(problem, pattern)
+                try:
+                    audit_result = audit_fn(problem, pattern)
+                except TablesafeError as exc:
+                    if method != "none":
+                        raise
+                    # primary suppression only: the audit is information, not a gate
+                    params["audit"] = f"not possible: {exc}"
             if method != "none" and not audit_result.ok:
                 raise AuditFailure(
                     "the suppression pattern failed its audit, so nothing is published: "

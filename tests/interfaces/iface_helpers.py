@@ -96,3 +96,11 @@ def hand_audit(problem: Problem, withheld: np.ndarray, *, widen: float = 2.0) ->
     ok = (upper >= v + problem.upl) & (lower <= v - problem.lpl)
     verdict[sens] = np.where(ok[sens], "protected", "exact")
     return HandAudit(lower, upper, verdict)
+
+
+def small_jj(path) -> str:
+    """Write :func:`small_problem` as a JJ file and return its path."""
+    from tablesafe.io.jj import write_jj
+
+    write_jj(small_problem(), path)
+    return str(path)

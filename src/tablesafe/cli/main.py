@@ -248,19 +248,20 @@ def rules(
     """Explain in words what rule strings mean, and convert between rule families."""
 
     def body() -> None:
-        from tablesafe.cli.rules_cmd import convert, explain, validate
+        from tablesafe.cli.rules_cmd import convert, explain, parsed
 
         for text in rule:
-            parts = explain(text)
+            rules_ = parsed(text)
+            details = explain(text)
             out.print(f"[bold]{text}[/bold]")
-            for p in parts:
-                out.print(f"  - {p.words}")
+            for r, d in zip(rules_, details):
+                tau = r.to_tauargus()
+                out.print(f"  - {r.to_string()}{f'  (tau-ARGUS: {tau})' if tau else ''}: {r.describe()}")
+                if d.kind in ("p", "pq", "nk"):
+                    out.print(f"    {d.words}")
                 if to:
-                    for line in convert(p, to):
+                    for line in convert(d, to):
                         out.print(f"    → {line}")
-        checked = validate(list(rule))
-        if checked:
-            out.print(f"({checked})")
 
     guarded(body)
 

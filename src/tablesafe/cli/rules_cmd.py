@@ -2,10 +2,11 @@
 
 Rule strings follow DESIGN.md ("Rule strings"): ``p(15)``, ``p(15, n=2)``, ``pq(10, 50)``,
 ``nk(2, 80)``, ``freq(3)``, ``freq(3, range=10)``, ``zero(10)``, ``request(...)``, and
-tau-ARGUS strings such as ``P(15,1)|FREQ(3,10)|NK(2,80)``. Validation is the rules
-stage's (``tablesafe.rules.parse_rules``) when it is installed; the words are written here.
+tau-ARGUS strings such as ``P(15,1)|FREQ(3,10)|NK(2,80)``. Each is read by the rules
+stage (``tablesafe.rules.parse_rules``), which also gives its one-sentence description;
+the formulas of the detail lines are written here.
 
-Conversions (seed 002_b3e6e013b0cc448d.txt "Relation between (2,k) and p%" and seed
+Conversions use ``tablesafe.rules.params`` (seed 002_b3e6e013b0cc448d.txt "Relation between (2,k) and p%" and seed
 003_fc219f942290b0f8.txt Table 1 and technical notes):
 
 - (2,k) -> p%, the p% rule that the (2,k) rule is never stricter than (seed 002):
@@ -166,45 +167,21 @@ def explain(text: str) -> list[RuleWords]:
     return [explain_one(t) for t in parts]
 
 
-def validate(texts: list[str]) -> str | None:
-    """Check rule strings with the rules stage when it is installed; None if not."""
-    try:
-        from tablesafe.rules import parse_rules
-    except ImportError:
-        return None
-    parse_rules(texts)
-    return "checked by tablesafe.rules"
+def parsed(text: str) -> list:
+    """The rules stage's reading of a rule string (``tablesafe.rules.parse_rules``)."""
+    from tablesafe.rules import parse_rules
+
+    return parse_rules(text)
 
 
 # --------------------------------------------------------------------------- converting
-def p_from_k2_natural(k: float) -> float:
-    """p of the p% rule matched to a (2,k) rule so that (2,k)-safe cells are p%-safe
-    (seed 002: k = 100·100/(100+p))."""
-    return 100.0 * (100.0 - k) / k
-
-
-def p_from_k2_covering(k: float) -> float:
-    """p of the p% rule that flags every cell the (2,k) rule flags (seed 003: p/100 = 200/k - 2)."""
-    return 100.0 * (200.0 / k - 2.0)
-
-
-def k2_from_p(p: float) -> float:
-    """k of the (2,k) rule meeting the p% rule on x1 = x2 (seed 003: k = 200/(p/100 + 2))."""
-    return 200.0 / (p / 100.0 + 2.0)
-
-
-def p_from_k1(k: float) -> float:
-    """p of the p% rule covering the (1,k) rule (seed 003: p/100 = 100/k - 1)."""
-    return 100.0 * (100.0 / k - 1.0)
-
-
-def k1_from_p(p: float) -> float:
-    """k of the (1,k) rule meeting the p% rule on x2 = 0 (seed 003: k = 100/(p/100 + 1))."""
-    return 100.0 / (p / 100.0 + 1.0)
-
-
 def convert(rule: RuleWords, to: str) -> list[str]:
-    """Equivalent or bounding rules of kind ``to`` (``p``, ``nk2``, ``nk1``), in words."""
+    """Equivalent or bounding rules of kind ``to`` (``p``, ``nk2``, ``nk1``), in words.
+
+    The formulas are the rules stage's (``tablesafe.rules.params``).
+    """
+    from tablesafe.rules import params as rp
+
     to = to.lower().replace("(", "").replace(")", "").replace(",", "")
     out: list[str] = []
     if rule.kind in ("freq", "zero", "man", "request", "wgt", "mis") or (rule.kind == "p" and to == "p"):
@@ -215,26 +192,28 @@ def convert(rule: RuleWords, to: str) -> list[str]:
         n, k = rule.args["n"], rule.args["k"]
         if n == 2:
             out.append(
-                f"p({p_from_k2_covering(k):.2f}) flags every cell ({n},{_num(k)}) flags, and a few more "
+                f"p({rp.p_covering_k2(k):.2f}) flags every cell ({n},{_num(k)}) flags, and a few more "
                 f"(seed 003: p/100 = 200/k - 2)"
             )
             out.append(
-                f"p({p_from_k2_natural(k):.2f}) is the p% rule that ({n},{_num(k)}) over-protects against: "
-                f"every ({n},{_num(k)})-safe cell is safe under it (seed 002: p = 100(100-k)/k)"
+                f"p({rp.p_within_k2(k):.2f}) flags only cells ({n},{_num(k)}) flags: every "
+                f"({n},{_num(k)})-safe cell is safe under it (seed 002/003: p = 100(100-k)/k)"
             )
         elif n == 1:
-            out.append(f"p({p_from_k1(k):.2f}) flags every cell (1,{_num(k)}) flags (seed 003: p/100 = 100/k - 1)")
+            out.append(f"p({rp.p_covering_k1(k):.2f}) flags every cell (1,{_num(k)}) flags (seed 003: p/100 = 100/k - 1)")
         else:
             raise RuleError(f"no conversion from a ({n},k) dominance rule to p% is defined (only n = 1 or 2)")
-    elif rule.kind in ("p", "pq") and to in ("nk2", "nk", "2k"):
-        p = rule.args["p"] if rule.kind == "p" else 100 * rule.args["p"] / rule.args["q"]
-        out.append(f"nk(2, {k2_from_p(p):.2f}) meets p({_num(p)}) where x1 = x2 (seed 003: k = 200/(p/100 + 2))")
-    elif rule.kind in ("p", "pq") and to in ("nk1", "1k"):
-        p = rule.args["p"] if rule.kind == "p" else 100 * rule.args["p"] / rule.args["q"]
-        out.append(f"nk(1, {k1_from_p(p):.2f}) meets p({_num(p)}) where x2 = 0 (seed 003: k = 100/(p/100 + 1))")
+    elif rule.kind in ("p", "pq") and to in ("nk2", "nk", "2k", "nk1", "1k"):
+        p = rule.args["p"] if rule.kind == "p" else rp.p_star(rule.args["p"], rule.args["q"])
+        if to in ("nk2", "nk", "2k"):
+            out.append(f"nk(2, {rp.k2_covering_p(p):.2f}) meets p({_num(p)}) where x1 = x2; every cell it flags, "
+                       f"p({_num(p)}) flags too (seed 003: k = 200/(p/100 + 2))")
+        else:
+            out.append(f"nk(1, {rp.k1_covering_p(p):.2f}) meets p({_num(p)}) where x2 = 0; every cell it flags, "
+                       f"p({_num(p)}) flags too (seed 003: k = 100/(p/100 + 1))")
     elif rule.kind == "pq" and to == "p":
         p, q = rule.args["p"], rule.args["q"]
-        out.append(f"p({100 * p / q:.2f}): p* = 100·p/q flags exactly the same cells (seed 002)")
+        out.append(f"p({rp.p_star(p, q):.2f}): p* = 100·p/q flags exactly the same cells (seed 002)")
     else:
         raise RuleError(f"no conversion from a {rule.kind} rule to {to!r}; try --to p, --to nk2 or --to nk1")
     return out
