@@ -10,6 +10,7 @@ import pytest
 
 from tablesafe import InputError
 from tablesafe.io.arb import parse_specifytable, read_arb, run_arb
+from iface_helpers import require_stages
 
 # Expected patterns stated in benchmarks/tauargus/batch/test_batch_ex{1,2}.R (sdcTable's
 # recoding of tau-ARGUS statuses: s safe, u primary, x secondary), rows in tau-ARGUS order.
@@ -48,8 +49,7 @@ def _status_letters(frame: pd.DataFrame) -> list[str]:
 
 @pytest.mark.parametrize("job", ["ex1/batch_ex1.arb", "ex2/batch_ex2.arb"])
 def test_benchmark_batch_jobs_give_safe_publications(job, benchmarks_dir, tmp_path):
-    pytest.importorskip("tablesafe.suppress").suppress  # noqa: B018
-    from tablesafe.suppress import suppress  # noqa: F401  (skip until the suppression stage lands)
+    require_stages("suppress")
 
     src = benchmarks_dir / "tauargus/batch" / job
     work = tmp_path / "job"
