@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tablesafe.io.publication import stable_values
 from tablesafe.problem import Problem
 
 ANALYST_COLUMNS = (
@@ -51,7 +52,7 @@ def analyst_frame(problem: Problem, status: np.ndarray | None = None, audit: Any
     """
     n = problem.n
     frame = codes_of(problem)
-    frame["value"] = np.asarray(problem.value, dtype=float)
+    frame["value"] = stable_values(problem.value)
     contrib = problem.contributors
     frame["contributors"] = (
         pd.array(np.asarray(contrib).astype("int64"), dtype="Int64")

@@ -59,7 +59,7 @@ def publication_frame(
     if len(value) != len(codes) or len(withheld) != len(codes):
         raise ValueError("codes, value and withheld differ in length")
     empty = np.zeros(len(value), dtype=bool) if empty is None else np.asarray(empty, dtype=bool)
-    shown = np.where(empty, 0.0, value)
+    shown = np.where(empty, 0.0, stable_values(value))
     published = ~withheld
     integral = bool(np.all(np.isfinite(shown[published])) and np.all(shown[published] == np.round(shown[published])))
     if integral:
@@ -81,6 +81,21 @@ def publication_frame(
         text[empty & ~withheld] = empty_marker
     frame[response] = text
     return frame
+
+
+def stable_values(value: np.ndarray, digits: int = 12) -> np.ndarray:
+    """Values rounded to ``digits`` significant digits.
+
+    Sums of the same numbers in a different order may differ in the last bits; rounding
+    far below any published precision makes files byte-identical across runs.
+    """
+    v = np.asarray(value, dtype=float)
+    out = v.copy()
+    fin = np.isfinite(v) & (v != 0)
+    mag = np.floor(np.log10(np.abs(v[fin])))
+    scale = 10.0 ** (digits - 1 - mag)
+    out[fin] = np.round(v[fin] * scale) / scale
+    return out
 
 
 def read_publication(

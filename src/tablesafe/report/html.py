@@ -100,8 +100,7 @@ def heatmaps(result: Any) -> list[dict]:
         depth_r = dict(zip(da.hierarchy.codes, da.hierarchy.depths))
         rlabels = ["  " * int(depth_r[c]) + c for c in rows_codes]
         if db is not None:
-            depth_c = dict(zip(db.hierarchy.codes, db.hierarchy.depths))
-            clabels = [c if depth_c[c] <= 1 else f"{c} ({int(depth_c[c])})" for c in cols_codes]
+            clabels = list(cols_codes)
         else:
             clabels = cols_codes
         h = max(2.5, 0.28 * len(rows_codes) + 1.2)
@@ -169,6 +168,13 @@ def interval_plot(result: Any) -> dict | None:
     ax.hlines(y[ok], lo_c[ok], hi_c[ok], color="#1e8449", linewidth=2.5, label="audit interval (protected)")
     if (~ok).any():
         ax.hlines(y[~ok], lo_c[~ok], hi_c[~ok], color="#c0392b", linewidth=2.5, label="audit interval (NOT protected)")
+    point = np.isclose(lo_c, hi_c, atol=1e-9 * cap)
+    if point.any():
+        ax.plot(lo_c[point], y[point], marker="D", linestyle="none", color="#c0392b", markersize=5,
+                label="exactly recalculable")
+    ends = ~point
+    ax.plot(lo_c[ends], y[ends], marker="|", linestyle="none", color="#333", markersize=9)
+    ax.plot(hi_c[ends], y[ends], marker="|", linestyle="none", color="#333", markersize=9)
     unb = ~np.isfinite(hi) | (hi > cap)
     if unb.any():
         ax.plot(np.full(unb.sum(), cap), y[unb], marker=">", linestyle="none", color="#555", markersize=5, label="interval continues")
