@@ -126,7 +126,8 @@ def require_stages(*names: str) -> None:
     for n in names:
         mod, fn = where[n]
         try:
-            ok = callable(getattr(importlib.import_module(mod), fn, None))
+            f = getattr(importlib.import_module(mod), fn, None)
+            ok = callable(f) and bool(getattr(f, "__doc__", None))  # a bare stub has no docstring
         except ImportError:
             ok = False
         if not ok:
