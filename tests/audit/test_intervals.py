@@ -127,3 +127,12 @@ def test_linear_algebra_exact_cells_skip_lps():
     assert res.exact[[0, 1]].all() and not res.exact[[5, 6]].any()
     assert res.lower[0] == res.upper[0] == 6
     assert (res.lower[5], res.upper[5]) == pytest.approx((-90, 100))
+
+
+def test_non_additive_table_is_reported(grid):
+    from tablesafe.errors import NonAdditiveError
+
+    p, at = grid([[1, 2], [3, 4]])
+    p.value[at(1, 1)] += 0.5
+    with pytest.raises(NonAdditiveError, match="relation"):
+        feasibility_intervals(p, [at(1, 1), at(1, 2), at(2, 1), at(2, 2)])

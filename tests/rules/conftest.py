@@ -109,3 +109,21 @@ def make_cells():
 @pytest.fixture
 def plain_cells():
     return cells_of
+
+
+def build_cells_frame(frame, dims: list[str], response: str, k: int = 6) -> CellTable:
+    """CellTable of a flat multi-way table from a record frame (one unit per record),
+    written plainly cell by cell as a reference tabulation for tests."""
+    hs = [Hierarchy.flat(sorted(frame[d].astype(str).unique()), sort=False) for d in dims]
+    model = compile_tables(TableStructure(tuple(Dimension(d, h) for d, h in zip(dims, hs))))
+    recs = []
+    codes = model.codes
+    for j, row in enumerate(frame.itertuples(index=False)):
+        recs.append((tuple(str(getattr(row, d)) for d in dims), float(getattr(row, response))))
+    n = model.size
+    lists = []
+    for i in range(n):
+        want = [codes.iloc[i][d] for d in dims]
+        xs = [x for key, x in recs if all(w == "Total" or w == c for w, c in zip(want, key))]
+        lists.append(xs)
+    return CellTable.from_contributions(model, response, lists, k=k)

@@ -12,12 +12,12 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
+from conftest import build_cells
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tablesafe.errors import RuleError
 from tablesafe.rules import assess
-from conftest import build_cells
 
 
 def _units(records, cell_ids):
@@ -59,7 +59,7 @@ def _reference(records, ncells, rules, count="holdings"):
                     levels.append(F(b) / 100 * abs(X))
                 continue
             if kind in ("p", "pq"):
-                c = 1 if kind == "p" else 1
+                c = b if kind == "p" else 1  # intruders
                 rem = X - xs - sum(others_all[:c])
                 s = (F(a) / 100 * xs - rem) if kind == "p" else (F(a) / F(b) * xs - rem)
             elif kind == "nk":
@@ -88,7 +88,7 @@ record = st.fixed_dictionaries(
 )
 rule_sets = st.lists(
     st.one_of(
-        st.tuples(st.just("p"), st.integers(1, 60), st.just(0)),
+        st.tuples(st.just("p"), st.integers(1, 60), st.integers(1, 3)),
         st.tuples(st.just("pq"), st.integers(1, 40), st.integers(41, 100)),
         st.tuples(st.just("nk"), st.integers(1, 2), st.integers(50, 95)),
         st.tuples(st.just("freq"), st.integers(2, 5), st.integers(0, 20)),
@@ -101,7 +101,7 @@ rule_sets = st.lists(
 def _rule_strings(rules):
     out = []
     for kind, a, b in rules:
-        out.append({"p": f"p({a})", "pq": f"pq({a}, {b})", "nk": f"nk({a}, {b})", "freq": f"freq({a}, range={b})"}[kind])
+        out.append({"p": f"p({a}, n={b})", "pq": f"pq({a}, {b})", "nk": f"nk({a}, {b})", "freq": f"freq({a}, range={b})"}[kind])
     return out
 
 
@@ -146,3 +146,84 @@ def test_dominance_n3_with_waivers_refused(records, n):
             assess(cells, f"nk({n}, 80)")
     else:
         assess(cells, f"nk({n}, 80)")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.lists(st.integers(1, 100), min_size=0, max_size=4), min_size=1, max_size=6),
+    n_min=st.integers(2, 5),
+)
+def test_directional_levels_equal_brute_force(sizes, n_min):
+    """Seed 000 section 5.3 levels against a brute-force search over all combinations of
+    the other few-unit cells of the relation (one relation: the total and its parts)."""
+    from itertools import combinations
+
+    records = [{"cell": i, "value": v} for i, xs in enumerate(sizes) for v in xs]
+    cells = build_cells(records, len(sizes), k=4)
+    prob = assess(cells, f"freq({n_min}, range=0)", freq_levels="directional")
+    names = list(prob.names)
+    cnt = {nm: int(c) for nm, c in zip(names, cells.contributors)}
+    val = {nm: float(v) for nm, v in zip(names, cells.value)}
+    unsafe = [nm for nm in names if 0 < cnt[nm] < n_min]
+    for nm in unsafe:
+        others = [o for o in unsafe if o != nm]
+        best = 0.0
+        for r in range(1, len(others) + 1):
+            for combo in combinations(others, r):
+                if cnt[nm] + sum(cnt[o] for o in combo) <= n_min - 1:
+                    best = max(best, sum(val[o] for o in combo))
+        i = names.index(nm)
+        if best > 0:
+            assert prob.upl[i] == pytest.approx(best, rel=1e-5) and prob.upl[i] > best
+        else:
+            assert prob.upl[i] == 0
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    recs=st.lists(
+        st.tuples(st.integers(0, 2), st.integers(1, 500), st.sampled_from([1.0, 1.25, 1.5, 2.0, 3.75, 5.0, 9.0])),
+        max_size=12,
+    ),
+    p=st.integers(1, 60),
+    k=st.integers(40, 95),
+)
+def test_weight_modes_equal_reference(recs, p, k):
+    """Seed 000 section 8 and seed 002 "Sampling weights": the three weight modes against
+    direct computations from the records (expansion done by physically copying values)."""
+    records = [{"cell": c, "value": v, "weight": w} for c, v, w in recs]
+    cells = build_cells(records, 3, k=4, weighted=True)
+    names = list(cells.model.cell_names())
+    probs = {m: assess(cells, [f"p({p})", f"nk(2, {k})"], weight_mode=m) for m in ("expand", "sample", "known")}
+    for name in names:
+        ids = {0, 1, 2} if name == "Total" else {int(name[1:]) - 1}
+        sub = [(F(v), F(w)) for c, v, w in recs if c in ids]
+        i = names.index(name)
+        if not sub:
+            assert all(pr.status[i] == "Z" for pr in probs.values())
+            continue
+        X = sum(v * w for v, w in sub)
+        expanded = []
+        for v, w in sub:
+            full = int(w)
+            expanded += [v] * full
+            if w - full:
+                expanded.append(v * (w - full))
+        expanded.sort(reverse=True)
+        e = expanded + [F(0)] * 2
+        sample = sorted(sub, key=lambda t: t[0], reverse=True) + [(F(0), F(1))] * 2
+        cases = {
+            "expand": (F(p) / 100 * e[0] - (X - e[0] - e[1]), 100 / F(k) * (e[0] + e[1]) - X),
+            "sample": (F(p) / 100 * sample[0][0] - (X - sample[0][0] - sample[1][0]),
+                       100 / F(k) * (sample[0][0] + sample[1][0]) - X),
+            "known": (F(p) / 100 * sample[0][0] - (X - sample[0][0] * sample[0][1] - sample[1][0] * sample[1][1]),
+                      100 / F(k) * (sample[0][0] * sample[0][1] + sample[1][0] * sample[1][1]) - X),
+        }
+        for mode, (s_p, s_nk) in cases.items():
+            pr = probs[mode]
+            want = max(s_p, s_nk)
+            if want > 0:
+                assert pr.status[i] == "U", (mode, name)
+                assert pr.upl[i] == pytest.approx(float(want), rel=1e-9, abs=1e-9), (mode, name)
+            else:
+                assert pr.status[i] == "S", (mode, name)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import build_cells, cells_of
 
 from tablesafe.errors import RuleError
 from tablesafe.rules import assess, expand_top, rule_measure
-from conftest import build_cells, cells_of
 
 
 def _one(contribs, rule, **kw):
@@ -175,5 +175,28 @@ def test_manual_statuses_section_7_2():
     prob = assess(cells, "freq(3)", manual=man)
     assert prob.status[a] == "A" and prob.upl[a] == pytest.approx(8.0)
     assert prob.status[b] == "P" and prob.upl[b] == 0
+    assert prob.rule[b] == "freq(3, range=10)"  # the rule the P status overrides
     with pytest.raises(RuleError, match="unknown cell"):
         assess(cells, "freq(3)", manual={"nope": "A"})
+
+
+def test_directional_levels_section_5_3():
+    """Seed 000 section 5.3: a few-unit cell needs an upper level above the largest total of
+    other few-unit cells of its row that it could combine with while staying below n units.
+
+    Row c1 (10, one unit), c2 (30, one unit), c3 (five units of 10), c4 (two units of 20).
+    Under freq(3): c1 may pair with c2 only (c4 has two units) -> U >= 30 + eps; c2 pairs with c1 -> 10 + eps.
+    Under freq(4): c1 has room for 2 more units: c4 (40) beats c2 (30); c4 has room for 1.
+    """
+    cells, (c1, c2, c3, c4) = cells_of([10], [30], [10] * 5, [20, 20])
+    prob = assess(cells, "freq(3, range=0)", freq_levels="directional")
+    assert prob.upl[c1] == pytest.approx(30, rel=1e-5) and prob.upl[c1] > 30
+    assert prob.upl[c2] == pytest.approx(10, rel=1e-5) and prob.upl[c2] > 10
+    assert prob.status[c3] == "S"
+    assert prob.status[c4] == "U" and prob.upl[c4] == 0  # two units: no room for a partner
+    plain = assess(cells, "freq(3, range=10)")
+    assert plain.upl[c1] == pytest.approx(1.0)
+    prob = assess(cells, "freq(4, range=10)", freq_levels="directional")
+    assert prob.upl[c1] == pytest.approx(40, rel=1e-5)
+    assert prob.upl[c2] == pytest.approx(40, rel=1e-5)
+    assert prob.upl[c4] == pytest.approx(30, rel=1e-5)

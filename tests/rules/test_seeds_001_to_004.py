@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import build_cells, cells_of
 
 from tablesafe.errors import RuleError
 from tablesafe.rules import assess, params, parse_rules, rule_measure
-from conftest import build_cells, cells_of
-
 
 # ---------------------------------------------------------------- seed 001
 
@@ -49,7 +48,7 @@ def test_pq_on_absolute_contributions_example_6():
 def test_negative_contributions_refused_by_p_percent_unless_abs():
     """Seed 001 section 5 / seed 002 "Negative contributions": p% and (n,k) assume
     non-negative data; they refuse (naming the cell) unless the absolute form is chosen."""
-    cells, (i, j) = cells_of([155, 4, 1, -80], [10, 10, 10])
+    cells, (i, _j) = cells_of([155, 4, 1, -80], [10, 10, 10])
     with pytest.raises(RuleError, match="c1"):
         assess(cells, "p(20)", bounds=50)
     prob = assess(cells, "p(20)", bounds=50, negative="abs")

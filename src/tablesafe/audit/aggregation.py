@@ -13,6 +13,13 @@ if the mixed-integer programme (6.6)-(6.20) has a negative optimum (Theorem 3):
     alpha_ir <= l_ir + M (1 - beta_ir),  alpha_ir <= -l_ir + M beta_ir,
     sum u = 1, sum v = 1, u_r + v_r <= 1, -1 <= mu_k <= 1, u, v, beta binary.
 
+The model as printed admits the trivial aggregation (``mu = 0``, or any ``mu`` whose
+``lambda = A^T mu`` vanishes because relations are dependent) with objective 0, so a
+negative optimum (Theorem 3) could never occur. We add ``T >= tau`` with ``tau`` the
+smallest ``T`` of a single explicit aggregation (``mu = e_k``); that excludes only the
+trivial aggregations (the objective is homogeneous in ``mu``), and the box
+``-1 <= mu <= 1`` still contains every solution of the original model with ``T >= tau``.
+
 Units may be holdings (a unit contributing to several cells) and contributions may be
 negative. The model can be reduced to chosen attackers and attacked units (the
 ``u``/``v`` variables and constraints (6.10)-(6.13) only for them).
@@ -240,6 +247,11 @@ def most_sensitive_aggregation(
         sv = sp.csr_matrix((np.ones(nb), (np.arange(nb), pv)), shape=(nb, len(att_idx)))
         rows.append(block({o_u: su, o_v: sv}, nb))
         rlo.append(np.full(nb, -np.inf)); rhi.append(np.ones(nb))
+    # T >= tau: excludes the trivial aggregations (see the module docstring).
+    per_row = np.asarray(abs(a) @ np.bincount(ic, weights=np.abs(xv), minlength=ns)).ravel()
+    per_row = per_row[per_row > 0]
+    tau = float(per_row.min()) if per_row.size else 1.0
+    lo[o_t] = tau
     # Optional A1 >= A2 (valid when anyone may be attacker and attacked).
     if attackers is None and attacked is None:
         rows.append(block({o_a1: sp.csr_matrix([[1.0]]), o_a2: sp.csr_matrix([[-1.0]])}, 1))

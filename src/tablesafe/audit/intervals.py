@@ -33,7 +33,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import splu
 
 from tablesafe.audit import lp as _lp
-from tablesafe.errors import InfeasibleError, InputError
+from tablesafe.errors import InfeasibleError, InputError, NonAdditiveError
 from tablesafe.problem import Pattern, Problem
 
 EXACT_TOL = 1e-7
@@ -299,6 +299,20 @@ def build_blocks(problem: Problem, withheld: np.ndarray, *, linear_algebra: bool
 
 
 def _check_bounds(problem: Problem) -> None:
+    """The true table must satisfy its bounds and relations (else the audit is void)."""
+    res = problem.residual()
+    scale = 1e-9 * (1.0 + abs(problem.relations) @ np.abs(problem.value))
+    badr = np.flatnonzero(np.abs(res) > scale)
+    if badr.size:
+        k = int(badr[0])
+        row = problem.relations.getrow(k)
+        cells = ", ".join(str(problem.names[j]) for j in row.indices[:6])
+        raise NonAdditiveError(
+            f"relation {k} does not hold for the true values (residual {res[k]:g}; "
+            f"cells {cells}); {badr.size} relations are off. Give the offsets as the "
+            "right-hand side (rhs) or repair the table before auditing",
+            code=str(problem.names[row.indices[0]]) if row.nnz else None,
+        )
     bad = np.flatnonzero((problem.value < problem.lower - 1e-9 * (1 + np.abs(problem.lower)))
                          | (problem.value > problem.upper + 1e-9 * (1 + np.abs(problem.upper))))
     if bad.size:

@@ -5,11 +5,12 @@ Public API:
     assess(cells, rules, ...) -> Problem         statuses, levels, bounds, cost, capacity
     analyst_frame(problem) -> DataFrame          codes, value, contributors, status, rule, levels
     cell_costs(cells, cost, cost_lambda)         cost per cell
+    required_top_k(rules) -> int                 top contributions the rules need (tabulate top_k)
     params                                       helpers relating p%, (p,q) and (n,k) parameters
 """
 
 from tablesafe.rules import params
-from tablesafe.rules.assess import analyst_frame, assess, cell_costs, rule_measure
+from tablesafe.rules.assess import analyst_frame, assess, cell_costs, required_top_k, rule_measure
 from tablesafe.rules.measures import expand_top
 from tablesafe.rules.model import (
     FreqRule,
@@ -44,7 +45,8 @@ __all__ = [
     "expand_top",
     "params",
     "parse_rules",
-    "rules_to_string",
+    "required_top_k",
     "rule_measure",
+    "rules_to_string",
     "rules_to_tauargus",
 ]

@@ -23,9 +23,7 @@ from tablesafe.rules.model import (
     FreqRule,
     LinearRule,
     ManualRule,
-    MissingOption,
     NKRule,
-    PQRule,
     PRule,
     Rule,
     WeightOption,
@@ -45,6 +43,15 @@ def _cell_list(names: np.ndarray, mask: np.ndarray) -> str:
     return shown + more
 
 
+def required_top_k(rules: str | Rule | Iterable[str | Rule]) -> int:
+    """How many of the largest unit contributions per cell the rules need (tabulate's top_k).
+
+    ``p(p, n)`` and ``pq(p, q, n)`` need ``n + 1``, ``nk(n, k)`` needs ``n``, ``linear`` one
+    less than its number of weights, the request rule 2; at least 1.
+    """
+    return max([r.needs_top for r in parse_rules(rules)] + [1])
+
+
 def _build_view(
     cells: CellTable,
     rules: Sequence[Rule],
@@ -54,10 +61,8 @@ def _build_view(
     names: np.ndarray,
 ) -> ContributionView:
     """The contributions the rules see, per the weight mode and the sign option."""
-    need = max([r.needs_top for r in rules] + [1])
+    need = required_top_k(rules)
     waived_any = bool(np.asarray(cells.top_waived).any())
-    if waived_any:
-        need = max(need, max([r.needs_top + (1 if isinstance(r, (PRule, PQRule)) else 0) for r in rules] + [1]))
     if cells.k < need:
         raise RuleError(
             f"the rules need the {need} largest contributions per cell, but the cell table keeps only "
@@ -108,20 +113,37 @@ def _build_view(
     return ContributionView(value, top, top, nonwaived, first_waived, request, cnt, nonempty, allzero)
 
 
+def _join_codes(frame: pd.DataFrame, cols: Sequence[str], strip: bool = False) -> np.ndarray:
+    """Codes joined with ``|`` per row, without a Python loop over rows."""
+    parts = []
+    for c in cols:
+        s = frame[c].astype(str)
+        if strip:
+            s = s.str.strip()
+        parts.append(s.to_numpy(dtype=object))
+    out = parts[0].copy()
+    for p in parts[1:]:
+        out = out + "|" + p
+    return out
+
+
+def cell_names(model: Any) -> np.ndarray:
+    """Cell names (codes joined with ``|`` in dimension order), vectorised."""
+    return _join_codes(model.codes, [d.name for d in model.dims])
+
+
 def _match_cells(cells: CellTable, frame: pd.DataFrame, what: str) -> np.ndarray:
     """Positions of the frame's rows among the cells, by ``name`` or by dimension codes."""
-    names = cells.model.cell_names()
     if "name" in frame.columns:
+        names = cell_names(cells.model)
         keys = frame["name"].astype(str).to_numpy()
     else:
         dims = [d.name for d in cells.model.dims]
         missing = [d for d in dims if d not in frame.columns]
         if missing:
             raise RuleError(f"{what}: give a 'name' column or one column per dimension (missing {missing})")
-        sub = frame[dims].astype(str).apply(lambda s: s.str.strip())
-        keys = sub.agg("|".join, axis=1).to_numpy() if len(dims) > 1 else sub[dims[0]].to_numpy()
-        names = cells.model.codes[dims].astype(str).apply(lambda s: s.str.strip())
-        names = names.agg("|".join, axis=1).to_numpy() if len(dims) > 1 else names[dims[0]].to_numpy()
+        keys = _join_codes(frame, dims, strip=True)
+        names = _join_codes(cells.model.codes, dims, strip=True)
     pos = pd.Index(names).get_indexer(keys)
     if (pos < 0).any():
         bad = [str(k) for k in np.asarray(keys)[pos < 0][:_MAX_NAMES]]
@@ -271,7 +293,7 @@ def assess(
     """
     rule_list = parse_rules(rules)
     model = cells.model
-    names = model.cell_names()
+    names = cell_names(model)
     n = cells.n
     value = np.asarray(cells.value, dtype=float)
 
@@ -307,7 +329,8 @@ def assess(
     lower_rule = np.zeros(n)
     slack = np.full(n, np.inf)
     any_linear = False
-    rule_col = np.full(n, "", dtype=object)
+    fired_bits = np.zeros(n, dtype=np.int64)  # bit j set: rule j fired
+    labels: list[str] = []
     fired: dict[str, int] = {}
     for r in rule_list:
         res: RuleResult | None = evaluate(r, view, value)
@@ -321,8 +344,10 @@ def assess(
         if res.slack is not None:
             any_linear = True
             slack = np.minimum(slack, res.slack)
-        label = r.to_string()
-        rule_col = np.where(s, np.where(rule_col == "", label, rule_col + "|" + label), rule_col)
+        if len(labels) >= 62:
+            raise RuleError("at most 62 rules can be combined")
+        fired_bits |= s.astype(np.int64) << len(labels)
+        labels.append(r.to_string())
 
     if freq_levels == "directional":
         from tablesafe.rules.directional import directional_levels
@@ -347,7 +372,7 @@ def assess(
         pos = _match_cells(cells, frame, "manual statuses")
         st = frame["status"].astype(str).str.strip().str.upper().to_numpy()
         st = np.where(st == PRIMARY, MANUAL, st)
-        bad = ~np.isin(st, [MANUAL, PROTECTED, SAFE])
+        bad = ~np.isin(st, [MANUAL, PROTECTED])
         if bad.any():
             raise RuleError(
                 f"manual status must be A (sensitive by hand) or P (protected), got {st[bad][0]!r} "
@@ -363,19 +388,29 @@ def assess(
         status[pa] = MANUAL
         upl[pa] = np.maximum(upl[pa], lvl)
         lpl_rule[pa] = np.maximum(lpl_rule[pa], lvl)
-        rule_col[pa] = np.where(rule_col[pa] == "", "manual", rule_col[pa] + "|manual")
+        manual_bit = 1 << len(labels)
+        labels.append("manual")
+        fired_bits[pa] |= manual_bit
         pp = pos[st == PROTECTED]
         status[pp] = PROTECTED
-        ps = pos[st == SAFE]
-        status[ps] = SAFE
 
     status[~nonempty] = EMPTY
     keep = np.isin(status, [PRIMARY, MANUAL])
     upl = np.where(keep, upl, 0.0)
     lpl_rule = np.where(keep, lpl_rule, 0.0)
-    rule_col = np.where(keep, rule_col, "")
+    # the rule column names what fired for sensitive cells, and for protected (P) cells
+    # the rules they override
+    fired_bits = np.where(keep | (status == PROTECTED), fired_bits, 0)
+    combos, inverse = np.unique(fired_bits, return_inverse=True)
+    combo_labels = np.array(
+        ["|".join(lab for j, lab in enumerate(labels) if (int(c) >> j) & 1) for c in combos], dtype=object
+    )
+    rule_col = combo_labels[inverse.reshape(-1)]
 
     lower, upper = _bounds(cells, bounds, value, names, has_neg)
+    # empty cells are published as known zeros (DESIGN.md): their interval is the value
+    lower = np.where(status == EMPTY, value, lower)
+    upper = np.where(status == EMPTY, value, upper)
     lpl = upl.copy() if symmetric else lpl_rule.copy()
     spl = (upl + lpl_rule) if sliding else np.zeros(n)
     spl = np.where(keep, spl, 0.0)
@@ -420,7 +455,7 @@ def assess(
         rhs=np.zeros(model.relations.shape[0]),
         codes=model.codes.copy(),
         contributors=np.asarray(cells.contributors).copy(),
-        rule=rule_col.astype(str).astype(object),
+        rule=rule_col,
         model=model,
         capacity=cap,
         meta=meta,
@@ -457,7 +492,7 @@ def rule_measure(
     ``rule.to_linear()``.
     """
     (r,) = parse_rules(rule) if isinstance(rule, str) else [rule]
-    names = cells.model.cell_names()
+    names = cell_names(cells.model)
     use_abs = negative == "abs" or bool((np.asarray(cells.neg_count) > 0).any())
     view = _build_view(cells, [r], weight_mode, count, use_abs, names)
     res = evaluate(r, view, np.asarray(cells.value, dtype=float))

@@ -43,7 +43,7 @@ class Rule:
         """The tau-ARGUS batch form of this rule, or None when tau-ARGUS has none."""
         return None
 
-    def to_linear(self) -> "LinearRule | None":
+    def to_linear(self) -> LinearRule | None:
         """The rule as a linear sensitivity measure (seed 003 B.1), if it is one."""
         return None
 
@@ -102,7 +102,7 @@ class PRule(Rule):
     def to_tauargus(self) -> str:
         return f"P({_num(self.p)},{self.n})"
 
-    def to_linear(self) -> "LinearRule":
+    def to_linear(self) -> LinearRule:
         # seed 003 B.1.a: S = x1 - 100/p sum_{i>=c+2} x_i (normalised with w1 = 1)
         return LinearRule(tuple([1.0] + [0.0] * self.n + [-100.0 / self.p]))
 
@@ -148,7 +148,7 @@ class PQRule(Rule):
             raise RuleError(f"(p,q) rule: prior must be 'strong' or 'weak', got {self.prior!r}")
 
     @classmethod
-    def symmetric(cls, p: float, q: float, n: int = 1, prior: str = "strong") -> "PQRule":
+    def symmetric(cls, p: float, q: float, n: int = 1, prior: str = "strong") -> PQRule:
         """The usual (p,q) rule with one p and one q."""
         return cls(p, q, p, q, n, prior)
 
@@ -196,7 +196,7 @@ class PQRule(Rule):
             f"q_lower={_num(self.q_lower)}, q_upper={_num(self.q_upper)}{extra})"
         )
 
-    def to_linear(self) -> "LinearRule | None":
+    def to_linear(self) -> LinearRule | None:
         if not self.is_symmetric:
             return None
         # seed 003 B.1.b: S = x1 - q/p sum_{i>=c+2} x_i
@@ -241,7 +241,7 @@ class NKRule(Rule):
     def to_tauargus(self) -> str:
         return f"NK({self.n},{_num(self.k)})"
 
-    def to_linear(self) -> "LinearRule":
+    def to_linear(self) -> LinearRule:
         # seed 003 B.1.c: S = sum_{i<=n} x_i - k/(100-k) sum_{i>n} x_i
         return LinearRule(tuple([1.0] * self.n + [-self.k / (100.0 - self.k)]))
 
@@ -432,7 +432,7 @@ class LinearRule(Rule):
     def to_string(self) -> str:
         return "linear(" + ", ".join(_num(x) for x in self.weights) + ")"
 
-    def to_linear(self) -> "LinearRule":
+    def to_linear(self) -> LinearRule:
         return self
 
 

@@ -27,7 +27,7 @@ from tablesafe.rules.model import (
     ZeroRule,
 )
 
-_TOKEN = re.compile(r"^\s*([A-Za-z_]+)\s*\((.*)\)\s*$", re.S)
+_TOKEN = re.compile(r"^\s*([A-Za-z_]+)\s*\((.*)\)\s*$", re.DOTALL)
 
 # name -> (positional parameter names, keyword aliases)
 _SIGNATURES: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
