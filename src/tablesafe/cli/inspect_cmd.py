@@ -54,8 +54,17 @@ def load_frame(data: Any, metadata: str | Path | None = None) -> pd.DataFrame:
             from tablesafe.io.tauargus import read_asc
         except ImportError:
             raise InputError("reading tau-ARGUS .asc files is not available in this installation") from None
-        frame = read_asc(path, metadata)
-        return frame.to_pandas() if hasattr(frame, "to_pandas") else pd.DataFrame(frame)
+        import duckdb
+
+        con = duckdb.connect()
+        try:
+            src = read_asc(path, metadata).open(con)
+            frame = con.execute(f"SELECT * FROM {src.from_sql}").df()
+        except duckdb.Error as exc:
+            raise InputError(f"cannot read the microdata: {exc}", file=str(path)) from None
+        finally:
+            con.close()
+        return frame.apply(lambda c: c.str.strip() if c.dtype == object else c)
     try:
         if suffix in (".parquet", ".pq"):
             return pd.read_parquet(path)
