@@ -387,6 +387,20 @@ def apply_apriori(
     return problem.copy(status=status, cost=cost, lower=lower, upper=upper, lpl=lpl, upl=upl, spl=spl, rule=rule)
 
 
+def _read_manual(path: str | Path) -> pd.DataFrame:
+    """Manual statuses from a CSV file: the dimension codes (or ``name``), ``status``
+    (A sensitive by hand, P protected) and optionally ``margin`` (percent)."""
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        if "margin" in frame.columns:
+            frame["margin"] = pd.to_numeric(frame["margin"], errors="raise")
+        return frame
+    except FileNotFoundError:
+        raise InputError("manual status file not found", file=str(path)) from None
+    except (ValueError, OSError) as exc:
+        raise InputError(f"cannot read manual statuses: {exc}", file=str(path)) from None
+
+
 def _load_data(data: Any, metadata: str | Path | None) -> Any:
     """Pass frames through (polars/pyarrow as they are); check paths; read JJ and .asc."""
     if isinstance(data, (str, Path)):
@@ -457,6 +471,8 @@ def prepare_problem(
     }
     with _stage(timings, "read"):
         data = _load_data(data, metadata)
+        if isinstance(manual, (str, Path)):
+            manual = _read_manual(manual)
     if isinstance(data, Problem):
         problem = data
         resp = response or str(problem.meta.get("response", "value"))
@@ -469,11 +485,15 @@ def prepare_problem(
             tabulate = _stage_function("tablesafe.tabulate", "tabulate", "tabulation")
             specs = dim_specs(dims, total)
             params["dims"] = [f"{s.name}={s.hierarchy}" if s.hierarchy is not None else s.name for s in specs]
+            extra = None
+            if isinstance(cost, str) and cost not in ("value", "unity", "freq", "contributors"):
+                extra = [cost]  # a cost variable is summed per cell like the response
             with _stage(timings, "tabulate"):
                 cells = tabulate(
                     data,
                     specs,
                     response,
+                    extra=extra,
                     tables=tables,
                     holding=holding,
                     weight=weight,

@@ -52,6 +52,7 @@ CostOpt = typer.Option("value", "--cost", help="Cost of withholding a cell: valu
 TotalOpt = typer.Option("Total", "--total", help="Total code of every dimension.")
 TableOpt = typer.Option(None, "--table", help="Linked table as comma-separated dimension names; repeat for several tables.")
 AprioriOpt = typer.Option(None, "--apriori", help="tau-ARGUS a priori file (.hst): statuses, costs, levels or bounds per cell.")
+ManualOpt = typer.Option(None, "--manual", help="CSV of statuses set by hand: dimension codes (or name), status A (sensitive) or P (protected), optional margin (%).")
 ManualRangeOpt = typer.Option(10.0, "--manual-range", help="Protection (percent of the value) of cells marked unsafe by hand.")
 QuietOpt = typer.Option(False, "--quiet", "-q", help="Print nothing but errors (for scripts).")
 
@@ -84,6 +85,7 @@ def protect(
     total: str = TotalOpt,
     table: Optional[list[str]] = TableOpt,
     apriori: Optional[Path] = AprioriOpt,
+    manual: Optional[Path] = ManualOpt,
     manual_range: float = ManualRangeOpt,
     jj: Optional[Path] = typer.Option(None, "--jj", help="Protect the problem in a JJ file (cells and relations) instead of microdata."),
     out_file: Optional[Path] = typer.Option(None, "--out", "-o", help="Publication file (.csv, .parquet, .xlsx)."),
@@ -132,6 +134,7 @@ def protect(
                 total=total,
                 tables=_tables(table),
                 apriori=str(apriori) if apriori else None,
+                manual=str(manual) if manual else None,
                 manual_range=manual_range,
             ),
         )
@@ -162,6 +165,7 @@ def audit(
     total: str = TotalOpt,
     table: Optional[list[str]] = TableOpt,
     apriori: Optional[Path] = AprioriOpt,
+    manual: Optional[Path] = ManualOpt,
     manual_range: float = ManualRangeOpt,
     marker: Optional[str] = typer.Option(None, "--marker", help="Marker of withheld cells in the publication, if not empty."),
     cells: Optional[Path] = typer.Option(None, "--cells", help="Write the analyst file with audit_lower, audit_upper and verdict."),
@@ -203,6 +207,7 @@ def audit(
                 total=total,
                 tables=_tables(table),
                 apriori=str(apriori) if apriori else None,
+                manual=str(manual) if manual else None,
                 manual_range=manual_range,
             ),
         )
