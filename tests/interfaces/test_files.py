@@ -181,3 +181,21 @@ def test_job_file_resolves_paths_and_rejects_unknown_keys(tmp_path):
                    '[[table]]\ndims=["b"]\nresponse="x"\nrules=["p(1)"]\nout="p.csv"\n')
     with pytest.raises(InputError, match="writes"):
         read_job(job)
+
+
+def test_jj_back_to_a_table_with_its_dimensions(tmp_path):
+    """Write a protected table to JJ, read it back and give it its codes again."""
+    from tablesafe.io.jj import with_structure
+
+    r = _result()
+    r.write(jj=tmp_path / "t.jj")
+    back = with_structure(read_jj(tmp_path / "t.jj"), r.problem.model)
+    assert back.codes.equals(r.problem.codes)
+    res = protect(back, method="none", response="turnover")
+    assert res.publication.equals(r.publication)
+    # a different table is refused
+    from tablesafe import Dimension, Hierarchy, TableStructure, compile_tables
+
+    other = compile_tables(TableStructure((Dimension("a", Hierarchy.flat([str(i) for i in range(27)])),)))
+    with pytest.raises(InputError, match="relations"):
+        with_structure(read_jj(tmp_path / "t.jj"), other)

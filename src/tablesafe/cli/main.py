@@ -111,8 +111,11 @@ def protect(
             raise fail("give either DATA or --jj, not both")
         if source.suffix.lower() != ".jj" and not dim:
             raise fail("name the dimensions of the table with --dim NAME[=HIERARCHY]")
+        data_arg: object = str(source)
+        if jj is not None and dim:
+            data_arg = _jj_as_table(jj, dim, total)
         result = run(
-            str(source),
+            data_arg,
             dim,
             response,
             rule,
@@ -145,6 +148,22 @@ def protect(
                 say(quiet, f"wrote {label}: {path}")
 
     guarded(body)
+
+
+def _jj_as_table(jj: Path, dims: list[str], total: str):
+    """Read a JJ file and attach the codes of the table named by ``--dim`` (hierarchies)."""
+    from tablesafe.cli.inspect_cmd import load_hierarchy
+    from tablesafe.errors import InputError
+    from tablesafe.io.jj import read_jj, with_structure
+    from tablesafe.structure import Dimension, TableStructure, compile_tables
+
+    dd = []
+    for d in dims:
+        name, _, hier = d.partition("=")
+        if not hier.strip() or hier.startswith(("lengths:", "digits:")):
+            raise InputError(f"with --jj each --dim needs a hierarchy file (NAME=FILE): {d!r}")
+        dd.append(Dimension(name.strip(), load_hierarchy(hier.strip(), [], total)))
+    return with_structure(read_jj(jj), compile_tables(TableStructure(tuple(dd))))
 
 
 # --------------------------------------------------------------------------- audit

@@ -128,3 +128,38 @@ def write_jj(problem: Problem, path: str | Path, *, secondary: str = "s") -> Non
     tmp = Path(str(path) + ".tmp")
     tmp.write_text("\n".join(out) + "\n")
     tmp.replace(path)
+
+
+def with_structure(problem: Problem, model) -> Problem:
+    """Give a problem read from JJ the codes and dimensions of the table it came from.
+
+    JJ files number cells without codes; tau-ARGUS writes them in table order (the C-order
+    product of the dimensions' codes, as :func:`tablesafe.compile_tables`). The relations
+    of the file must be those of ``model`` (same rows, up to order), otherwise the file is
+    not this table and an :class:`InputError` says so.
+    """
+    if problem.n != model.size:
+        raise InputError(
+            f"the JJ file has {problem.n} cells but the table over "
+            f"{' x '.join(d.name for d in model.dims)} has {model.size}",
+            file=problem.meta.get("source"),
+        )
+
+    def rows(a: sp.csr_matrix) -> set:
+        a = a.tocsr()
+        a.sort_indices()
+        out = set()
+        for r in range(a.shape[0]):
+            s, e = a.indptr[r], a.indptr[r + 1]
+            coef = a.data[s:e]
+            sign = -1.0 if coef[np.argmin(coef)] < 0 and (coef < 0).sum() == 1 else 1.0
+            out.add(tuple(zip(a.indices[s:e].tolist(), (sign * coef).round(9).tolist())))
+        return out
+
+    if rows(problem.relations) != rows(model.relations):
+        raise InputError(
+            "the relations of the JJ file differ from those of the table given by the dimensions "
+            "(cells in another order or another hierarchy)",
+            file=problem.meta.get("source"),
+        )
+    return problem.copy(codes=model.codes.copy(), names=model.cell_names(), model=model)
