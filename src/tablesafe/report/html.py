@@ -165,7 +165,8 @@ def interval_plot(result: Any) -> dict | None:
     y = np.arange(len(idx))
     ax.barh(y, req_hi - req_lo, left=req_lo, height=0.7, color="#d5dbe1", label="required range (value − LPL … value + UPL)")
     ok = verdict == "protected"
-    ax.hlines(y[ok], lo_c[ok], hi_c[ok], color="#1e8449", linewidth=2.5, label="audit interval (protected)")
+    if ok.any():
+        ax.hlines(y[ok], lo_c[ok], hi_c[ok], color="#1e8449", linewidth=2.5, label="audit interval (protected)")
     if (~ok).any():
         ax.hlines(y[~ok], lo_c[~ok], hi_c[~ok], color="#c0392b", linewidth=2.5, label="audit interval (NOT protected)")
     point = np.isclose(lo_c, hi_c, atol=1e-9 * cap)
