@@ -73,7 +73,7 @@ def tables(draw):
     return p, withheld
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables())
 def test_intervals_equal_naive_lp(case):
     p, withheld = case

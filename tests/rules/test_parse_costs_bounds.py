@@ -152,3 +152,36 @@ def test_empty_cells_are_known_zeros():
     assert prob.status[b] == "U"
     with pytest.raises(RuleError, match="A \\(sensitive by hand\\) or P"):
         assess(cells, "freq(3)", manual={"c2": "S"})
+
+
+def test_rule_conversions():
+    """Seed 002 (p* = 100 p/q; (2,k) -> p) and seed 003 Table 1 as methods of the rules."""
+    (pq,) = parse_rules("pq(10, 50)")
+    assert pq.equivalent_p() == PRule(20)
+    assert PRule(50).covered_by_nk(1).k == pytest.approx(66.67, abs=0.01)
+    assert PRule(50).covered_by_nk(2).k == pytest.approx(80)
+    assert NKRule(2, 85).covering_p().p == pytest.approx(35.29, abs=0.01)
+    assert NKRule(1, 75).covering_p().p == pytest.approx(33.33, abs=0.01)
+    assert NKRule(2, 80).replacing_p() == PRule(25)
+    # equivalence of (p,q) and p* on cells: same sensitive cells
+    cells, _ = cells_of([40, 15, 4, 2], [15, 4, 2], [100, 10, 5, 5], [9, 9, 9])
+    a = assess(cells, "pq(10, 50)").status
+    b = assess(cells, "p(20)").status
+    assert (a == b).all()
+
+
+def test_non_finite_values_named():
+    cells, (a, _) = cells_of([5, 5, 5], [1, 2, 3])
+    cells.value[a] = np.nan
+    with pytest.raises(RuleError, match="c1"):
+        assess(cells, "p(10)")
+
+
+def test_missing_codes_safe():
+    """tau-ARGUS MIS(1) ("Missing=safe"): cells of a missing code are never sensitive by rule."""
+    cells, (a, b) = cells_of([50], [60])
+    prob = assess(cells, "freq(3)|MIS(1)", missing_codes={"d": "c2"})
+    assert prob.status[a] == "U" and prob.status[b] == "S" and prob.upl[b] == 0
+    assert assess(cells, "freq(3)|MIS(0)", missing_codes={"d": "c2"}).status[b] == "U"
+    with pytest.raises(RuleError, match="missing_codes"):
+        assess(cells, "freq(3)", missing_safe=True)

@@ -227,3 +227,44 @@ def test_weight_modes_equal_reference(recs, p, k):
                 assert pr.upl[i] == pytest.approx(float(want), rel=1e-9, abs=1e-9), (mode, name)
             else:
                 assert pr.status[i] == "S", (mode, name)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    recs=st.lists(st.tuples(st.integers(0, 2), st.integers(-300, 300), st.booleans()), max_size=12),
+    p=st.integers(1, 40),
+    q=st.integers(41, 100),
+    r1=st.integers(10, 90),
+    r2=st.integers(10, 90),
+)
+def test_absolute_pq_and_request_equal_reference(recs, p, q, r1, r2):
+    """Seed 001 section 5 ((p,q) on absolute contributions, data with negatives) and the
+    request rule of seed 002 ("Foreign trade rules") against direct computations."""
+    records = [{"cell": c, "value": v, "request": rq} for c, v, rq in recs]
+    cells = build_cells(records, 3, k=4)
+    names = list(cells.model.cell_names())
+    prob = assess(cells, [f"pq({p}, {q})", f"request({r1}, {r2})"], bounds=(np.full(cells.n, -1e9), np.full(cells.n, 1e9)))
+    for name in names:
+        ids = {0, 1, 2} if name == "Total" else {int(name[1:]) - 1}
+        sub = [(F(v), rq) for c, v, rq in recs if c in ids]
+        i = names.index(name)
+        if not sub:
+            assert prob.status[i] == "Z"
+            continue
+        absv = sorted((abs(v) for v, _ in sub), reverse=True) + [F(0)] * 2
+        levels = []
+        s_pq = F(p) / F(q) * absv[0] - (sum(absv) - absv[0] - absv[1])
+        if s_pq > 0:
+            levels.append(s_pq)
+        # the request rule reads the signed ordering and the cell value
+        X = sum(v for v, _ in sub)
+        srt = sorted(sub, key=lambda t: t[0], reverse=True) + [(F(0), False)]
+        if srt[0][1] and srt[0][0] > F(r1) / 100 * X:
+            levels.append(100 / F(r1) * srt[0][0] - X)
+        if srt[1][1] and srt[1][0] > F(r2) / 100 * X:
+            levels.append(100 / F(r2) * srt[1][0] - X)
+        if levels:
+            assert prob.status[i] == "U", name
+            assert prob.upl[i] == pytest.approx(float(max(levels)), rel=1e-9, abs=1e-9)
+        else:
+            assert prob.status[i] == "S", name

@@ -105,57 +105,67 @@ def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame 
         base = solve_intervals(problem, mask, cells=sens, keep_points=True)
     base_verdict = verdicts(problem, base.lower, base.upper, rel_tol=rel_tol)
     records: list[dict] = []
+    cache: dict[int, tuple] = {}
+
+    def block_view(bi: int):
+        """Targets of a block and their stored optimal tables (local cells x targets)."""
+        if bi not in cache:
+            b = base.blocks[bi]
+            tg = b.cols[sens[b.cols] & (base_verdict[b.cols] == "protected")]
+            mats = []
+            for d in (1, -1):
+                mat = np.repeat(b.truth[:, None], len(tg), axis=1)
+                has = np.ones(len(tg), dtype=bool)
+                for j, t in enumerate(tg):
+                    pt = base.points.get((int(t), d))
+                    if pt is None:
+                        has[j] = False
+                        continue
+                    mat[np.searchsorted(b.cols, pt[0]), j] = pt[1]
+                mats.append((mat, has))
+            cache[bi] = (tg, mats)
+        return cache[bi]
+
     for label, kind, cells, lo, hi, own in _scenarios(problem, mask, base, contributions):
-        blocks = np.unique(base.block[cells])
-        for bi in blocks:
+        for bi in np.unique(base.block[cells]):
             b = base.blocks[int(bi)]
             inb = base.block[cells] == bi
             gcells, glo, ghi = cells[inb], lo[inb], hi[inb]
-            loc = np.searchsorted(b.cols, gcells) if np.all(np.diff(b.cols) > 0) else \
-                np.array([int(np.flatnonzero(b.cols == c)[0]) for c in gcells])
-            own_set = set(own.tolist())
-            targets = [t for t in b.cols[sens[b.cols]]
-                       if base_verdict[t] == "protected" and int(t) not in own_set]
-            if not targets:
+            loc = np.searchsorted(b.cols, gcells)
+            tg, mats = block_view(int(bi))
+            if tg.size == 0:
                 continue
-            changed = False
+            keep_t = ~np.isin(tg, own)
+            # Which stored optimal tables break the insider's bounds (need a new LP)?
+            redo = []
+            for mat, has in mats:
+                sub = mat[loc]
+                tol = 1e-9 * (1.0 + np.abs(sub))
+                ok = np.all((sub >= glo[:, None] - tol) & (sub <= ghi[:, None] + tol), axis=0)
+                redo.append(keep_t & ~(ok & has))
+            if not (redo[0].any() or redo[1].any()):
+                continue
+            b.set_bounds(loc, glo, ghi)
             try:
-                for t in targets:
-                    k = int(np.flatnonzero(b.cols == t)[0])
+                for j in np.flatnonzero(redo[0] | redo[1]):
+                    t = int(tg[j])
+                    k = int(np.searchsorted(b.cols, t))
                     new = {1: base.upper[t], -1: base.lower[t]}
-                    for d in (1, -1):
-                        pt = base.points.get((int(t), d))
-                        if pt is not None and _point_respects(pt, b.truth, b.cols, gcells, glo, ghi):
+                    for d, need in ((1, redo[0][j]), (-1, redo[1][j])):
+                        if not need:
                             continue
-                        if not changed:
-                            b.set_bounds(loc, glo, ghi)
-                            changed = True
                         val, _ = b.optimise(k, d)
                         new[d] = max(val, problem.value[t]) if d == 1 else min(val, problem.value[t])
-                    v = verdict_of(problem, int(t), new[-1], new[1], rel_tol=rel_tol)
+                    v = verdict_of(problem, t, new[-1], new[1], rel_tol=rel_tol)
                     if v != "protected":
                         records.append({"target": str(problem.names[t]), "attacker": label,
                                         "kind": kind, "verdict": v, "audit_lower": new[-1],
                                         "audit_upper": new[1]})
             finally:
-                if changed:
-                    b.set_bounds(loc, b.lower[loc], b.upper[loc])
+                b.set_bounds(loc, b.lower[loc], b.upper[loc])
     if not records:
         return _empty_insider()
     return pd.DataFrame.from_records(records)
-
-
-def _point_respects(pt, truth: np.ndarray, bcols: np.ndarray, gcells: np.ndarray,
-                    glo: np.ndarray, ghi: np.ndarray) -> bool:
-    """Whether a stored optimal table satisfies the insider's tighter bounds."""
-    cols, vals = pt
-    pos = pd.Index(cols).get_indexer(gcells)
-    x = np.where(pos >= 0, vals[np.maximum(pos, 0)], np.nan)
-    # Cells not listed keep their true value.
-    base_pos = pd.Index(bcols).get_indexer(gcells)
-    x = np.where(pos >= 0, x, truth[base_pos])
-    tol = 1e-9 * (1 + np.abs(x))
-    return bool(np.all((x >= glo - tol) & (x <= ghi + tol)))
 
 
 def _rule_pq(rule) -> tuple[float, float]:

@@ -173,6 +173,13 @@ class Block:
         h.run()
         self.solves += 1
         st = _lp.status(h)
+        if st not in ("optimal", "unbounded", "unbounded_or_infeasible", "infeasible"):
+            # Rare simplex stalls on degenerate warm starts: solve again from scratch.
+            h.clearSolver()
+            h.setOptionValue("presolve", "on")
+            h.run()
+            h.setOptionValue("presolve", "off")
+            st = _lp.status(h)
         if st == "optimal":
             x = _lp.col_values(h)
             return float(x[k]), x

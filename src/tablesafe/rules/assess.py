@@ -23,6 +23,7 @@ from tablesafe.rules.model import (
     FreqRule,
     LinearRule,
     ManualRule,
+    MissingOption,
     NKRule,
     PRule,
     Rule,
@@ -89,7 +90,8 @@ def _build_view(
             raise RuleError(f"weight mode {weight_mode!r} cannot be combined with negative contributions")
         X = value - 2.0 * np.asarray(cells.neg_sum, dtype=float)  # sum of |x|
         a = np.asarray(cells.abs_top, dtype=float)
-        return ContributionView(X, a, a, None, first_waived, request, cnt, nonempty, allzero)
+        # the request flags follow the signed ordering of ``top``
+        return ContributionView(X, a, a, None, first_waived, request, cnt, nonempty, allzero, top, value)
 
     if weight_mode == "expand":
         if cells.holding is not None:
@@ -253,6 +255,8 @@ def assess(
     negative: str = "refuse",
     freq_levels: str = "range",
     manual_margin: float | None = None,
+    missing_codes: Mapping[str, str | Sequence[str]] | None = None,
+    missing_safe: bool | None = None,
 ) -> Problem:
     """Find the sensitive cells and build the protection Problem.
 
@@ -287,6 +291,9 @@ def assess(
         freq_levels: ``"range"`` (range % of the value) or ``"directional"`` (also the
             direction-wise levels of seed 000 section 5.3).
         manual_margin: margin % for A cells without their own (default: MAN rule or 10).
+        missing_codes: per dimension, the code(s) that stand for a missing value.
+        missing_safe: cells with a missing code in any dimension are never sensitive by
+            rule (tau-ARGUS ``MIS(1)``, "Missing=safe"); default: as the rules say (MIS).
 
     Returns:
         A :class:`Problem` with status, levels, bounds, cost, rule, capacity and model.
@@ -309,6 +316,9 @@ def assess(
     if freq_levels not in ("range", "directional"):
         raise RuleError(f"freq_levels must be 'range' or 'directional', got {freq_levels!r}")
 
+    bad = ~np.isfinite(value) | ~np.isfinite(np.asarray(cells.top, dtype=float)).all(axis=1)
+    if bad.any():
+        raise RuleError(f"cell value or contributions are missing or not finite for cell(s) {_cell_list(names, bad)}")
     neg = np.asarray(cells.neg_count) > 0
     has_neg = bool(neg.any())
     nonneg_rules = [r for r in rule_list if isinstance(r, (PRule, NKRule, LinearRule))]
@@ -357,6 +367,22 @@ def assess(
             fmask = nonempty & (view.count < r.n - 1e-9)
             extra = directional_levels(model.relations, value, view.count, fmask, r.n)
             upl = np.where(fmask, np.maximum(upl, extra), upl)
+
+    if missing_safe is None:
+        mis = [r for r in rule_list if isinstance(r, MissingOption)]
+        missing_safe = bool(mis and mis[-1].safe)
+    if missing_safe:
+        if not missing_codes:
+            raise RuleError("missing codes are to be safe (MIS(1)), but no missing_codes were given")
+        miss = np.zeros(n, dtype=bool)
+        for dim, codes in missing_codes.items():
+            if dim not in model.codes.columns:
+                raise RuleError(f"missing_codes names an unknown dimension {dim!r}")
+            codes = [codes] if isinstance(codes, str) else list(codes)
+            col = model.codes[dim].astype(str).str.strip().to_numpy()
+            miss |= np.isin(col, [str(c).strip() for c in codes])
+        sensitive &= ~miss
+        fired_bits = np.where(miss, 0, fired_bits)
 
     status = np.full(n, SAFE, dtype="<U1")
     status[sensitive] = PRIMARY

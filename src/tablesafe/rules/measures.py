@@ -51,6 +51,8 @@ class ContributionView:
         count: (n,) number of units the frequency rule counts.
         nonempty: (n,) True for cells with at least one contributor.
         allzero: (n,) True for cells with contributors whose contributions are all 0.
+        req_top: (n, M) signed contributions aligned with ``request`` (default: target).
+        req_X: (n,) the total the request rule compares with (default: X).
     """
 
     X: np.ndarray
@@ -62,6 +64,8 @@ class ContributionView:
     count: np.ndarray
     nonempty: np.ndarray
     allzero: np.ndarray
+    req_top: np.ndarray | None = None
+    req_X: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -231,9 +235,9 @@ def eval_zero(rule: ZeroRule, view: ContributionView) -> RuleResult:
 
 def eval_request(rule: RequestRule, view: ContributionView, value: np.ndarray) -> RuleResult:
     """Request rule (seed 002 "Foreign trade rules"): a protected-by-request unit dominates."""
-    t = view.target
-    X = view.X
-    tol = view.tol()
+    t = view.target if view.req_top is None else view.req_top
+    X = view.X if view.req_X is None else view.req_X
+    tol = REL_TOL * np.maximum(np.maximum(np.abs(X), np.abs(t[:, 0])), 1.0)
     s1 = view.request[:, 0] & (t[:, 0] - rule.p1 / 100.0 * X > tol)
     s2 = view.request[:, 1] & (t[:, 1] - rule.second / 100.0 * X > tol) if t.shape[1] > 1 else np.zeros(view.n, bool)
     sens = s1 | s2

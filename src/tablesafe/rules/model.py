@@ -106,6 +106,16 @@ class PRule(Rule):
         # seed 003 B.1.a: S = x1 - 100/p sum_{i>=c+2} x_i (normalised with w1 = 1)
         return LinearRule(tuple([1.0] + [0.0] * self.n + [-100.0 / self.p]))
 
+    def covered_by_nk(self, n: int) -> NKRule:
+        """The (1,k) or (2,k) rule whose sensitive cells this p% rule all flags (seed 003 Table 1)."""
+        from tablesafe.rules import params
+
+        if n == 1:
+            return NKRule(1, params.k1_covering_p(self.p))
+        if n == 2:
+            return NKRule(2, params.k2_covering_p(self.p))
+        raise RuleError("seed 003 relates p% rules to (1,k) and (2,k) rules only")
+
 
 @dataclass(frozen=True)
 class PQRule(Rule):
@@ -196,6 +206,12 @@ class PQRule(Rule):
             f"q_lower={_num(self.q_lower)}, q_upper={_num(self.q_upper)}{extra})"
         )
 
+    def equivalent_p(self) -> PRule:
+        """The p% rule flagging exactly the same cells: p* = 100 p/q (seed 002 eq. p-star)."""
+        if not self.is_symmetric:
+            raise RuleError("only a symmetric (p,q) rule has an equivalent p% rule")
+        return PRule(100.0 * self.p / self.q, self.n)
+
     def to_linear(self) -> LinearRule | None:
         if not self.is_symmetric:
             return None
@@ -244,6 +260,24 @@ class NKRule(Rule):
     def to_linear(self) -> LinearRule:
         # seed 003 B.1.c: S = sum_{i<=n} x_i - k/(100-k) sum_{i>n} x_i
         return LinearRule(tuple([1.0] * self.n + [-self.k / (100.0 - self.k)]))
+
+    def covering_p(self) -> PRule:
+        """The most lenient p% rule flagging every cell this (1,k)/(2,k) rule flags (seed 003)."""
+        from tablesafe.rules import params
+
+        if self.n == 1:
+            return PRule(params.p_covering_k1(self.k))
+        if self.n == 2:
+            return PRule(params.p_covering_k2(self.k))
+        raise RuleError("seed 003 relates p% rules to (1,k) and (2,k) rules only")
+
+    def replacing_p(self) -> PRule:
+        """Seed 002's replacement of a (2,k) rule by a p% rule: p = 100 (100 - k)/k ((2,80) -> p(25))."""
+        from tablesafe.rules import params
+
+        if self.n != 2:
+            raise RuleError("seed 002 replaces (2,k) rules only")
+        return PRule(params.p_from_k2_seed002(self.k))
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 
 from tablesafe.celltable import CellTable
-from tablesafe.structure import NAME_SEP
 from tablesafe.tabulate.dims import DimSpec
 from tablesafe.tabulate.plan import Plan, connect, prepare
+from tablesafe.tabulate.rollup import TopLists, merge_tops, rollup
 
 
 @contextmanager
@@ -104,98 +104,150 @@ def tabulate(
     if int(top_k) < 1:
         raise ValueError("top_k must be at least 1")
     k = int(top_k)
-    with _steps(progress, 3) as bar:
+    with _steps(progress, 4) as bar:
         bar.step("reading and checking data")
         plan = prepare(data, dims, response, tables=tables, holding=holding, weight=weight,
                        waiver=waiver, request=request, missing_code=missing_code, extra=extra)
-        bar.step(f"aggregating {plan.n_records:,} records into {plan.model.size:,} cells")
-        frame = plan.con.execute(_cells_sql(plan, k)).df()
-        bar.step("assembling the cell table")
-        cells = _assemble(plan, frame, response, k, weight)
+        bar.step(f"aggregating {plan.n_records:,} records")
+        cells = _compute(plan, k, weight, response, bar)
     plan.con.close()
     return cells
 
 
-def _cells_sql(plan: Plan, k: int) -> str:
-    extra_sums = [f"fsum(e{i} * w) AS e{i}" for i in range(len(plan.extra))]
-    top = f"max(struct_pack(c := c, w := uw, r := req, v := wv), {k}) AS t"
-    stats = [
-        f"{top}",
-        f"max(c, {k}) FILTER (WHERE NOT wv) AS nw",
-        f"max(abs(c), {k}) AS ab",
-        "count(*) FILTER (WHERE c < 0) AS nc",
-        "COALESCE(fsum(c) FILTER (WHERE c < 0), 0) AS ns",
+_SUMS = ("records", "value", "unweighted", "ws")
+_UNIT = ("contributors", "nc", "ns")
+
+
+
+
+def _unit_stats(k: int, weight_col: str, where: str = "true") -> list[str]:
+    """Aggregates over unit rows (columns c, req, wv) restricted by ``where``."""
+    f = f"FILTER (WHERE {where})"
+    g = f"FILTER (WHERE {where} AND NOT wv)"
+    return [
+        f"count(*) {f} AS contributors",
+        f"count(*) FILTER (WHERE {where} AND c < 0) AS nc",
+        f"COALESCE(fsum(c) FILTER (WHERE {where} AND c < 0), 0) AS ns",
+        f"max(struct_pack(c := c, w := {weight_col}, r := req, v := wv), {k}) {f} AS t",
+        f"max(c, {k}) {g} AS nw",
+        f"max(abs(c), {k}) {f} AS ab",
     ]
-    cols = plan.all_level_cols
-    if plan.holding is None:
-        inner = (
-            f"SELECT {', '.join([*cols, 'count(*) AS contributors', 'count(*) AS records', 'fsum(x * w) AS value', 'fsum(x) AS unweighted', 'fsum(w) AS ws', *stats, *extra_sums])} "
-            f"FROM (SELECT *, x AS c, w AS uw FROM ({plan.base_sql})) "
-            f"GROUP BY {plan.grouping_sql()} HAVING {plan.having_sql()}"
-        )
-    else:
-        pair_extra = [f"fsum(e{i} * w) AS e{i}" for i in range(len(plan.extra))]
-        pairs = (
-            f"SELECT {', '.join([*cols, 'h', 'fsum(x) AS c', 'fsum(x * w) AS v', 'count(*) AS n', 'fsum(w) AS ws', 'bool_or(req) AS req', 'bool_and(wv) AS wv', *pair_extra])} "
-            f"FROM ({plan.base_sql}) GROUP BY {', '.join([*cols, 'h'])}"
-        )
-        unit_extra = [f"fsum(e{i}) AS e{i}" for i in range(len(plan.extra))]
-        units = (
-            f"SELECT {', '.join([*cols, 'h', 'fsum(c) AS c', 'fsum(v) AS v', 'sum(n) AS n', 'fsum(ws) AS ws', 'bool_or(req) AS req', 'bool_and(wv) AS wv', *unit_extra])} "
-            f"FROM ({pairs}) GROUP BY {plan.grouping_sql(['h'])} HAVING {plan.having_sql()}"
-        )
-        cell_extra = [f"fsum(e{i}) AS e{i}" for i in range(len(plan.extra))]
-        inner = (
-            f"SELECT {', '.join([*cols, 'count(*) AS contributors', 'sum(n) AS records', 'fsum(v) AS value', 'fsum(c) AS unweighted', 'fsum(ws) AS ws', *stats, *cell_extra])} "
-            f"FROM (SELECT *, 1.0::DOUBLE AS uw FROM ({units})) GROUP BY {', '.join(cols) if cols else '()'}"
-        )
-    outer = [*plan.cell_index_sql(), "contributors", "records", "value", "unweighted", "ws", "nc", "ns"]
+
+
+def _unpack_sql(k: int) -> list[str]:
+    out = []
     for j in range(1, k + 1):
-        outer += [f"t[{j}].c AS tc{j}", f"t[{j}].w AS tw{j}", f"t[{j}].r AS tr{j}", f"t[{j}].v AS tv{j}",
-                  f"nw[{j}] AS nw{j}", f"ab[{j}] AS ab{j}"]
-    outer += [f"e{i}" for i in range(len(plan.extra))]
-    return f"SELECT {', '.join(outer)} FROM ({inner})"
+        out += [f"t[{j}].c AS tc{j}", f"t[{j}].w AS tw{j}", f"t[{j}].r AS tr{j}", f"t[{j}].v AS tv{j}",
+                f"nw[{j}] AS nw{j}", f"ab[{j}] AS ab{j}"]
+    return out
 
 
-def _assemble(plan: Plan, frame: pd.DataFrame, response: str, k: int, weight: str | None) -> CellTable:
+def _tops_from(frame: pd.DataFrame, k: int) -> TopLists:
+    def m(prefix: str, dtype: Any, fill: Any) -> np.ndarray:
+        return np.column_stack([frame[f"{prefix}{j}"].astype(object).where(frame[f"{prefix}{j}"].notna(), fill)
+                                .to_numpy(dtype=dtype) for j in range(1, k + 1)])
+
+    return TopLists(m("tc", float, np.nan), m("tw", float, 1.0), m("tr", bool, False), m("tv", bool, False),
+                    m("nw", float, np.nan), m("ab", float, np.nan))
+
+
+def _compute(plan: Plan, k: int, weight: str | None, response: str, bar: Any) -> CellTable:
+    con = plan.con
+    nd = len(plan.specs)
+    leaves = [f"l{j}" for j in range(nd)]
+    extra = [f"e{i}" for i in range(len(plan.extra))]
+    if plan.holding is None:
+        # every record is a unit of its bottom-level cell
+        q = (f"SELECT {', '.join(leaves)}, count(*) AS records, fsum(x * w) AS value, fsum(x) AS unweighted, "
+             f"fsum(w) AS ws, {', '.join([*(f'fsum({e} * w) AS {e}' for e in extra), *_unit_stats(k, 'uw')])} "
+             f"FROM (SELECT *, x AS c, w AS uw FROM ({plan.base_sql})) GROUP BY {', '.join(leaves)}")
+        leaf = con.execute(f"SELECT {', '.join([*leaves, *_SUMS, *_UNIT, *extra, *_unpack_sql(k)])} FROM ({q})").df()
+        complex_cells = None
+    else:
+        cols = plan.all_level_cols
+        con.execute(
+            f"CREATE TEMP TABLE tablesafe_pairs AS SELECT {', '.join(leaves)}, "
+            f"{', '.join(f'any_value({c}) AS {c}' for c in cols)}, h, fsum(x) AS c, fsum(x * w) AS v, "
+            f"count(*) AS n, fsum(w) AS ws, bool_or(req) AS req, bool_and(wv) AS wv"
+            f"{''.join(f', fsum({e} * w) AS {e}' for e in extra)} "
+            f"FROM ({plan.base_sql}) GROUP BY {', '.join(leaves)}, h")
+        con.execute("CREATE TEMP TABLE tablesafe_multi AS SELECT h FROM tablesafe_pairs GROUP BY h "
+                    "HAVING count(*) > 1")
+        bar.step("summing holdings per cell")
+        simple = "m.h IS NULL"
+        q = (f"SELECT {', '.join(f'p.{x}' for x in leaves)}, sum(n) AS records, fsum(v) AS value, "
+             f"fsum(c) AS unweighted, fsum(ws) AS ws"
+             f"{''.join(f', fsum({e}) AS {e}' for e in extra)}, {', '.join(_unit_stats(k, '1.0', simple))} "
+             f"FROM tablesafe_pairs p LEFT JOIN tablesafe_multi m ON p.h = m.h "
+             f"GROUP BY {', '.join(f'p.{x}' for x in leaves)}")
+        leaf = con.execute(f"SELECT {', '.join([*leaves, *_SUMS, *_UNIT, *extra, *_unpack_sql(k)])} FROM ({q})").df()
+        # holdings present in several bottom-level cells: sum them per cell at every level
+        units = (f"SELECT {', '.join(cols)}, h, fsum(c) AS c, bool_or(req) AS req, bool_and(wv) AS wv "
+                 f"FROM (SELECT * FROM tablesafe_pairs WHERE h IN (SELECT h FROM tablesafe_multi)) "
+                 f"GROUP BY {plan.grouping_sql(['h'])} HAVING {plan.having_sql()}")
+        q = (f"SELECT {', '.join(cols)}, {', '.join(_unit_stats(k, '1.0'))} FROM ({units}) "
+             f"GROUP BY {', '.join(cols)}")
+        complex_cells = con.execute(
+            f"SELECT {', '.join([*plan.cell_index_sql(), *_UNIT, *_unpack_sql(k)])} FROM ({q})").df()
+
+    bar.step(f"rolling up {plan.model.size:,} cells")
     n = plan.model.size
-    pos = plan.positions(frame)
-
-    def col(name: str, dtype: Any, fill: Any = 0) -> np.ndarray:
-        return frame[name].fillna(fill).to_numpy(dtype=dtype)
-
-    def arr(name: str, dtype: Any) -> np.ndarray:
-        out = np.zeros(n, dtype=dtype)
-        out[pos] = col(name, dtype)
-        return out
-
-    def mat(prefix: str, dtype: Any, fill: Any) -> np.ndarray:
-        out = np.full((n, k), fill, dtype=dtype)
-        for j in range(k):
-            out[pos, j] = col(f"{prefix}{j + 1}", dtype, fill)
-        return out
-
-    contributors = arr("contributors", np.int64)
-    records = arr("records", np.int64)
-    extra = {name: arr(f"e{i}", float) for i, name in enumerate(plan.extra)}
+    out_sums = {name: np.zeros(n) for name in (*_SUMS, *_UNIT, *extra)}
+    out_tops = TopLists.empty(n, k)
+    leaf_tops = _tops_from(leaf, k)
+    names = [s.name for s in plan.specs]
+    for t, tdims in enumerate(plan.table_dims):
+        hs = [plan.hierarchies[d] for d in tdims]
+        shape = tuple(len(h) for h in hs)
+        size = int(np.prod(shape, dtype=np.int64))
+        gidx = np.ravel_multi_index(tuple(leaf[f"l{names.index(d)}"].to_numpy(np.int64) for d in tdims), shape)
+        sums = {}
+        for name in out_sums:
+            arr = np.zeros(size)
+            np.add.at(arr, gidx, leaf[name].to_numpy(float))
+            sums[name] = arr
+        if len(tdims) == nd and len(np.unique(gidx)) == len(gidx):
+            tops = TopLists.empty(size, k)
+            for name in ("c", "w", "r", "v", "nw", "ab"):
+                getattr(tops, name)[gidx] = getattr(leaf_tops, name)
+        else:  # a linked table over fewer dimensions: merge the lists that project together
+            tops = merge_tops(gidx, size, leaf_tops)
+        rollup(hs, sums, tops)
+        pos = plan.model.table_cells[t]
+        for name, arr in sums.items():
+            out_sums[name][pos] = arr
+        for name in ("c", "w", "r", "v", "nw", "ab"):
+            getattr(out_tops, name)[pos] = getattr(tops, name)
+    if complex_cells is not None and len(complex_cells):
+        cpos = plan.positions(complex_cells)
+        for name in _UNIT:
+            np.add.at(out_sums[name], cpos, complex_cells[name].to_numpy(float))
+        ctops = _tops_from(complex_cells, k)
+        touched, slot = np.unique(cpos, return_inverse=True)
+        both = TopLists(*(np.concatenate([getattr(out_tops, f)[touched], getattr(ctops, f)])
+                          for f in ("c", "w", "r", "v", "nw", "ab")))
+        merged = merge_tops(np.concatenate([np.arange(len(touched)), slot]), len(touched), both)
+        for f in ("c", "w", "r", "v", "nw", "ab"):
+            getattr(out_tops, f)[touched] = getattr(merged, f)
+    contributors = out_sums["contributors"].astype(np.int64)
     return CellTable(
         model=plan.model,
         response=response,
-        value=arr("value", float),
-        records=records,
+        value=out_sums["value"],
+        records=out_sums["records"].astype(np.int64),
         contributors=contributors,
-        top=mat("tc", float, 0.0),
+        top=np.nan_to_num(out_tops.c),
         top_n=np.minimum(contributors, k),
-        top_weight=mat("tw", float, 1.0),
-        top_request=mat("tr", bool, False),
-        top_waived=mat("tv", bool, False),
-        nonwaived_top=mat("nw", float, 0.0),
-        abs_top=mat("ab", float, 0.0),
-        neg_count=arr("nc", np.int64),
-        neg_sum=arr("ns", float),
-        weight_sum=arr("ws", float),
-        unweighted_value=arr("unweighted", float),
-        extra=extra,
+        top_weight=out_tops.w,
+        top_request=out_tops.r,
+        top_waived=out_tops.v,
+        nonwaived_top=np.nan_to_num(out_tops.nw),
+        abs_top=np.nan_to_num(out_tops.ab),
+        neg_count=out_sums["nc"].astype(np.int64),
+        neg_sum=out_sums["ns"],
+        weight_sum=out_sums["ws"],
+        unweighted_value=out_sums["unweighted"],
+        extra={name: out_sums[f"e{i}"] for i, name in enumerate(plan.extra)},
         holding=plan.holding,
         weight=weight,
     )

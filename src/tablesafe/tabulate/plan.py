@@ -84,6 +84,7 @@ class Plan:
     base_sql: str
     level_cols: dict[str, list[str]]
     grouping_sets: list[tuple[str, ...]]
+    table_dims: list[list[str]]
     holding: str | None
     extra: list[str]
     n_records: int
@@ -253,9 +254,9 @@ def prepare(
                 chain.append(p)
                 p = h.parent[p]
             chain = chain[::-1]  # depth 1 .. depth(leaf)
-            rows.append([c] + chain + [-1] * (dmax - len(chain)))
-        frame = pd.DataFrame(rows, columns=["k", *level_cols[s.name]])
-        for col in level_cols[s.name]:
+            rows.append([c, i] + chain + [-1] * (dmax - len(chain)))
+        frame = pd.DataFrame(rows, columns=["k", "leaf", *level_cols[s.name]])
+        for col in ["leaf", *level_cols[s.name]]:
             frame[col] = frame[col].astype("int32")
         maps[s.name] = frame
         con.register(f"tablesafe_map{j}", frame)
@@ -273,6 +274,7 @@ def prepare(
 
     # base view: one row per record with its ancestor positions and numbers
     sel = [f"m{j}.{c}" for j, s in enumerate(specs) for c in level_cols[s.name]]
+    sel += [f"m{j}.leaf AS l{j}" for j in range(len(specs))]
     sel.append(f"{resp} AS x")
     sel.append(f"{num_sql(src, weight)} AS w" if weight else "1.0::DOUBLE AS w")
     sel.append(f"{flag_sql(src, request)} AS req" if request else "false AS req")
@@ -285,5 +287,5 @@ def prepare(
         f"JOIN tablesafe_map{j} m{j} ON m{j}.k = {code_sql(s.name)}" for j, s in enumerate(specs)
     )
     base_sql = f"SELECT {', '.join(sel)} FROM {src.from_sql} AS src {joins}"
-    return Plan(con, src, specs, hierarchies, model, base_sql, level_cols, list(sets), holding, extra,
+    return Plan(con, src, specs, hierarchies, model, base_sql, level_cols, list(sets), table_dims, holding, extra,
                 n_records, keep=list(maps.values()))
