@@ -282,8 +282,8 @@ def _read_table(t: ArbTable, data: Path, metadata: Path, tabular: bool, *, recom
         st = np.asarray(status, dtype=object).astype(str)
         given = np.isin(st, ["U", "A", "P"])
         if given.any():
-            names = cells.model.cell_names()
-            manual = pd.DataFrame({"name": names[given], "status": np.where(st[given] == "P", "P", "A")})
+            codes = cells.model.codes.loc[given].reset_index(drop=True).astype(str)
+            manual = codes.assign(status=np.where(st[given] == "P", "P", "A"))
     if not rules and manual is None:
         raise InputError("no SAFETYRULE for the table and no unsafe cells in the input")
     t.cells = cells

@@ -162,4 +162,7 @@ def with_structure(problem: Problem, model) -> Problem:
             "(cells in another order or another hierarchy)",
             file=problem.meta.get("source"),
         )
-    return problem.copy(codes=model.codes.copy(), names=model.cell_names(), model=model)
+    codes = model.codes.astype(str)
+    cols = [codes[c] for c in codes.columns]
+    names = cols[0].str.cat(cols[1:], sep="|") if len(cols) > 1 else cols[0]
+    return problem.copy(codes=model.codes.copy(), names=names.to_numpy(dtype=object), model=model)
