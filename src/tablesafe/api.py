@@ -260,10 +260,10 @@ def information_loss(problem: Problem, withheld: np.ndarray) -> pd.DataFrame:
     if model is not None and problem.codes is not None:
         for dim in model.dims:
             h = dim.hierarchy
-            depth_of = dict(zip(h.codes, h.depths))
-            col = problem.codes[dim.name].astype(str).map(depth_of).to_numpy()
-            for level in sorted(set(int(x) for x in col if x == x)):
-                row(dim.name, level, col == level)
+            pos = pd.Categorical(problem.codes[dim.name].astype(str), categories=list(h.codes)).codes
+            col = np.where(pos >= 0, np.asarray(h.depths)[pos], -1)
+            for level in np.unique(col[col >= 0]):
+                row(dim.name, int(level), col == level)
     return pd.DataFrame(rows)
 
 
