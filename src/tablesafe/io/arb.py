@@ -287,7 +287,19 @@ def _read_table(t: ArbTable, data: Path, metadata: Path, tabular: bool, *, recom
     if not rules and manual is None:
         raise InputError("no SAFETYRULE for the table and no unsafe cells in the input")
     t.cells = cells
-    t.problem = assess(cells, rules or "MAN(10)", manual=manual, cost=cost)
+    problem = assess(cells, rules or "MAN(10)", manual=manual, cost=cost)
+    # protection levels given with the table (<LOWERPL>/<UPPERPL>) hold for the cells
+    # the table marks unsafe, as in tau-ARGUS; other unsafe cells keep the rule's levels
+    if manual is not None and ("upl" in cells.extra or "lpl" in cells.extra):
+        given = np.isin(np.asarray(status, dtype=object).astype(str), ["U", "A"])
+        upl, lpl = problem.upl.copy(), problem.lpl.copy()
+        for arr, key in ((upl, "upl"), (lpl, "lpl")):
+            if key in cells.extra:
+                g = np.asarray(cells.extra[key], dtype=float)
+                use = given & np.isfinite(g) & (g > 0)
+                arr[use] = g[use]
+        problem = problem.copy(upl=upl, lpl=lpl)
+    t.problem = problem
 
 
 def _holding_rules(rules: str) -> bool:
