@@ -122,6 +122,9 @@ def test_tau_argus_microdata_from_the_command_line(tmp_path, benchmarks_dir):
     assert res.exit_code == 0, res.output
     cells = pd.read_csv(tmp_path / "cells.csv", dtype={"Size": str, "Region": str})
     assert len(cells) == 162 and (cells["status"] == "U").sum() == 9
+    # issue 3: Size 9 x Region 4 has upper protection level 0.15 x1 - (X - x1 - x2) = 1288.15
+    row = cells[(cells["Size"].str.strip() == "9") & (cells["Region"].str.strip() == "4")].iloc[0]
+    assert row["upl"] == 1288.15 and row["status"] == "U"
     pub = pd.read_excel(tmp_path / "pub.xlsx", dtype={"Size": str, "Region": str})
     assert pub["Var2"].isna().sum() == 9
     res = CliRunner().invoke(app, ["inspect", str(b / "tau_testW.asc"), "--metadata", str(b / "Tau_TestW.rda"),

@@ -62,12 +62,12 @@ def analyst_frame(problem: Problem, status: np.ndarray | None = None, audit: Any
     frame["status"] = np.asarray(status if status is not None else problem.status).astype(str)
     rule = problem.rule if problem.rule is not None else np.full(n, "", dtype=object)
     frame["rule"] = pd.Series(np.asarray(rule, dtype=object)).fillna("").astype(str).to_numpy()
-    frame["upl"] = np.asarray(problem.upl, dtype=float)
-    frame["lpl"] = np.asarray(problem.lpl, dtype=float)
-    frame["spl"] = np.asarray(problem.spl, dtype=float)
+    frame["upl"] = stable_values(problem.upl)
+    frame["lpl"] = stable_values(problem.lpl)
+    frame["spl"] = stable_values(problem.spl)
     if audit is not None:
-        frame["audit_lower"] = np.asarray(audit.lower, dtype=float)
-        frame["audit_upper"] = np.asarray(audit.upper, dtype=float)
+        frame["audit_lower"] = stable_values(audit.lower)
+        frame["audit_upper"] = stable_values(audit.upper)
         frame["verdict"] = np.asarray(audit.verdict, dtype=object).astype(str)
     else:
         frame["audit_lower"] = np.full(n, np.nan)
