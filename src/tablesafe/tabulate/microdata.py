@@ -154,41 +154,62 @@ def _tops_from(frame: pd.DataFrame, k: int) -> TopLists:
 def _compute(plan: Plan, k: int, weight: str | None, response: str, bar: Any) -> CellTable:
     con = plan.con
     nd = len(plan.specs)
-    leaves = [f"l{j}" for j in range(nd)]
+    full_shape = tuple(len(plan.hierarchies[s.name]) for s in plan.specs)
+    strides = [int(np.prod(full_shape[j + 1:], dtype=np.int64)) for j in range(nd)]
+    cell_sql = " + ".join(f"l{j}::BIGINT * {strides[j]}" for j in range(nd))
     extra = [f"e{i}" for i in range(len(plan.extra))]
+    xsum = "".join(f", fsum({e} * w) AS {e}" for e in extra)
+    base = f"SELECT *, {cell_sql} AS cell FROM ({plan.base_sql})"
+    leaf_cols = ["cell", *_SUMS, *_UNIT, *extra, *_unpack_sql(k)]
     if plan.holding is None:
         # every record is a unit of its bottom-level cell
-        q = (f"SELECT {', '.join(leaves)}, count(*) AS records, fsum(x * w) AS value, fsum(x) AS unweighted, "
-             f"fsum(w) AS ws, {', '.join([*(f'fsum({e} * w) AS {e}' for e in extra), *_unit_stats(k, 'uw')])} "
-             f"FROM (SELECT *, x AS c, w AS uw FROM ({plan.base_sql})) GROUP BY {', '.join(leaves)}")
-        leaf = con.execute(f"SELECT {', '.join([*leaves, *_SUMS, *_UNIT, *extra, *_unpack_sql(k)])} FROM ({q})").df()
+        q = (f"SELECT cell, count(*) AS records, fsum(x * w) AS value, fsum(x) AS unweighted, "
+             f"fsum(w) AS ws{xsum}, {', '.join(_unit_stats(k, 'uw'))} "
+             f"FROM (SELECT *, x AS c, w AS uw FROM ({base})) GROUP BY cell")
+        leaf = con.execute(f"SELECT {', '.join(leaf_cols)} FROM ({q})").df()
         complex_cells = None
     else:
         cols = plan.all_level_cols
+        # one row per holding; a holding whose records all sit in one bottom-level cell is
+        # a unit of that cell only and rolls up like a record
         con.execute(
-            f"CREATE TEMP TABLE tablesafe_pairs AS SELECT {', '.join(leaves)}, "
-            f"{', '.join(f'any_value({c}) AS {c}' for c in cols)}, h, fsum(x) AS c, fsum(x * w) AS v, "
-            f"count(*) AS n, fsum(w) AS ws, bool_or(req) AS req, bool_and(wv) AS wv"
-            f"{''.join(f', fsum({e} * w) AS {e}' for e in extra)} "
-            f"FROM ({plan.base_sql}) GROUP BY {', '.join(leaves)}, h")
-        con.execute("CREATE TEMP TABLE tablesafe_multi AS SELECT h FROM tablesafe_pairs GROUP BY h "
-                    "HAVING count(*) > 1")
+            f"CREATE TEMP TABLE tablesafe_hold AS SELECT h, min(cell) AS cmin, max(cell) AS cmax, "
+            f"count(*) AS n, fsum(x) AS c, fsum(x * w) AS v, fsum(w) AS ws, bool_or(req) AS req, "
+            f"bool_and(wv) AS wv{xsum} FROM ({base}) GROUP BY h")
         bar.step("summing holdings per cell")
-        simple = "m.h IS NULL"
-        q = (f"SELECT {', '.join(f'p.{x}' for x in leaves)}, sum(n) AS records, fsum(v) AS value, "
-             f"fsum(c) AS unweighted, fsum(ws) AS ws"
-             f"{''.join(f', fsum({e}) AS {e}' for e in extra)}, {', '.join(_unit_stats(k, '1.0', simple))} "
-             f"FROM tablesafe_pairs p LEFT JOIN tablesafe_multi m ON p.h = m.h "
-             f"GROUP BY {', '.join(f'p.{x}' for x in leaves)}")
-        leaf = con.execute(f"SELECT {', '.join([*leaves, *_SUMS, *_UNIT, *extra, *_unpack_sql(k)])} FROM ({q})").df()
-        # holdings present in several bottom-level cells: sum them per cell at every level
+        hsum = "".join(f", fsum({e}) AS {e}" for e in extra)
+        q = (f"SELECT cmin AS cell, sum(n) AS records, fsum(v) AS value, fsum(c) AS unweighted, "
+             f"fsum(ws) AS ws{hsum}, {', '.join(_unit_stats(k, '1.0'))} "
+             f"FROM tablesafe_hold WHERE cmin = cmax GROUP BY cmin")
+        simple = con.execute(f"SELECT {', '.join(leaf_cols)} FROM ({q})").df()
+        # holdings spread over several bottom-level cells: (cell, holding) pairs, summed
+        # per cell and holding at every level of every table
+        con.execute(
+            f"CREATE TEMP TABLE tablesafe_pairs AS SELECT cell, {', '.join(f'any_value({c}) AS {c}' for c in cols)}, "
+            f"h, fsum(x) AS c, fsum(x * w) AS v, count(*) AS n, fsum(w) AS ws, bool_or(req) AS req, "
+            f"bool_and(wv) AS wv{xsum} FROM ({base}) "
+            f"WHERE h IN (SELECT h FROM tablesafe_hold WHERE cmin <> cmax) GROUP BY cell, h")
+        multi_leaf = con.execute(
+            f"SELECT cell, sum(n) AS records, fsum(v) AS value, fsum(c) AS unweighted, fsum(ws) AS ws{hsum} "
+            f"FROM tablesafe_pairs GROUP BY cell").df()
+        for name in _UNIT:
+            multi_leaf[name] = 0
+        leaf = pd.concat([simple, multi_leaf], ignore_index=True)
+        for name in (*_SUMS, *_UNIT, *extra):
+            leaf[name] = leaf[name].fillna(0)
+        for j in range(1, k + 1):
+            for name in ("tc", "tw", "tr", "tv", "nw", "ab"):
+                if f"{name}{j}" not in leaf:
+                    leaf[f"{name}{j}"] = None
         units = (f"SELECT {', '.join(cols)}, h, fsum(c) AS c, bool_or(req) AS req, bool_and(wv) AS wv "
-                 f"FROM (SELECT * FROM tablesafe_pairs WHERE h IN (SELECT h FROM tablesafe_multi)) "
-                 f"GROUP BY {plan.grouping_sql(['h'])} HAVING {plan.having_sql()}")
+                 f"FROM tablesafe_pairs GROUP BY {plan.grouping_sql(['h'])} HAVING {plan.having_sql()}")
         q = (f"SELECT {', '.join(cols)}, {', '.join(_unit_stats(k, '1.0'))} FROM ({units}) "
              f"GROUP BY {', '.join(cols)}")
         complex_cells = con.execute(
             f"SELECT {', '.join([*plan.cell_index_sql(), *_UNIT, *_unpack_sql(k)])} FROM ({q})").df()
+    leaf_idx = np.unravel_index(leaf["cell"].to_numpy(np.int64), full_shape)
+    for j in range(nd):
+        leaf[f"l{j}"] = leaf_idx[j]
 
     bar.step(f"rolling up {plan.model.size:,} cells")
     n = plan.model.size

@@ -109,9 +109,11 @@ def rollup(hierarchies: list[Hierarchy], sums: dict[str, np.ndarray], tops: TopL
                 continue
             pc = code_of[child_cells]
             parent_cells = child_cells + (parent[pc] - pc) * stride
-            for key, arr in sums.items():
-                np.add.at(arr, parent_cells, arr[child_cells])
-            targets = np.unique(parent_cells)
-            merged = merge_tops(parent_cells, n, tops.take(child_cells))
+            targets, slot = np.unique(parent_cells, return_inverse=True)
+            for arr in sums.values():
+                arr[targets] += np.bincount(slot, weights=arr[child_cells], minlength=len(targets))
+            sub = tops.take(child_cells)
+            live = ~(np.isnan(sub.c).all(axis=1) & np.isnan(sub.nw).all(axis=1))
+            merged = merge_tops(slot[live], len(targets), sub.take(np.flatnonzero(live)))
             for name in ("c", "w", "r", "v", "nw", "ab"):
-                getattr(tops, name)[targets] = getattr(merged, name)[targets]
+                getattr(tops, name)[targets] = getattr(merged, name)
