@@ -539,7 +539,26 @@ def protect(
     response: str | None = None,
     rules: str | Sequence[str] | None = None,
     *,
+    holding: str | None = None,
+    weight: str | None = None,
+    weight_mode: str | None = None,
+    waiver: str | None = None,
+    request: str | None = None,
     method: str = "modular",
+    cost: str = "value",
+    cost_lambda: float = 1.0,
+    total: str = "Total",
+    tables: Sequence[Sequence[str]] | None = None,
+    metadata: str | Path | None = None,
+    apriori: str | Path | pd.DataFrame | None = None,
+    manual: Any = None,
+    manual_range: float = 10.0,
+    bounds: Any = None,
+    count: str = "holdings",
+    zero_unsafe: float | None = None,
+    symmetric: bool = True,
+    top_k: int = 4,
+    missing_code: str | None = None,
     time_limit: float | None = None,
     certificates: bool = False,
     progress: bool = False,
@@ -547,7 +566,6 @@ def protect(
     marker: str | None = None,
     empty_marker: str | None = None,
     run_audit: bool = True,
-    **options: Any,
 ) -> ProtectResult:
     """Protect a table: tabulate, find sensitive cells, suppress, audit.
 
@@ -561,21 +579,35 @@ def protect(
         response: the variable summed in the cells.
         rules: rule strings such as ``"p(15)"``, ``"freq(3)"``, ``"nk(2, 80)"``, or
             tau-ARGUS strings such as ``"P(15,1)|FREQ(3,10)"``.
+        holding: unit variable (enterprise group) whose contributions are summed before
+            any rule; the frequency rule then counts holdings (``count="records"`` counts
+            records).
+        weight, weight_mode: sampling weight variable and how the rules use it
+            (``expand``, ``sample``, ``known``).
+        waiver, request: per-record flags: waived protection / asked for protection.
         method: ``optimal``, ``modular``, ``fast`` or ``none`` (primary suppression only;
             no safety claim).
+        cost: cost of withholding a cell: ``value``, ``unity``, ``freq`` or a variable
+            (summed per cell); ``cost_lambda`` transforms it (cost ** lambda, log for 0).
+        total: total code of every dimension.
+        tables: linked tables, each a list of dimension names (default: one table).
+        metadata: the ``.rda`` file of a tau-ARGUS ``.asc`` data file.
+        apriori: a tau-ARGUS ``.hst`` file (or the frame
+            :func:`tablesafe.io.hst.read_hst` returns): statuses, costs, protection levels
+            or bounds per cell; cells it marks unsafe get ``manual_range`` percent.
+        manual: statuses set by hand (frame or CSV path: codes or ``name``, ``status`` A
+            or P, optional ``margin``).
+        bounds, zero_unsafe, symmetric: a priori bounds, zero-cell rule and symmetric
+            levels, passed to the rules stage (``tablesafe.rules.assess``).
+        top_k: number of largest contributions kept per cell.
+        missing_code: map codes unknown to a hierarchy to this code instead of failing.
         time_limit: seconds for the suppression method.
         certificates: ask the method for protection certificates (checked here).
         progress: show progress bars.
+        seed: seed for randomised steps (same seed, same result).
         marker, empty_marker: publication text for withheld and empty cells.
         run_audit: with ``method="none"``, still audit (shows how exposed the primaries
             are); a suppression method is always audited.
-        **options: the table and rule options of :func:`prepare_problem`:
-            ``holding``, ``weight``, ``weight_mode`` (expand, sample, known), ``waiver``,
-            ``request``, ``cost`` (value, unity, freq or a column) and ``cost_lambda``,
-            ``total`` (total code), ``tables`` (linked tables: lists of dimension names),
-            ``metadata`` (.rda of an .asc file), ``apriori`` (a tau-ARGUS .hst file or
-            frame) with ``manual_range``, ``manual``, ``bounds``, ``count``,
-            ``zero_unsafe``, ``symmetric``, ``top_k``, ``missing_code``.
 
     Returns:
         A :class:`ProtectResult`.
@@ -586,7 +618,14 @@ def protect(
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     timings: dict[str, float] = {}
-    problem, resp, params = prepare_problem(data, dims, response, rules, progress=progress, timings=timings, **options)
+    problem, resp, params = prepare_problem(
+        data, dims, response, rules,
+        holding=holding, weight=weight, weight_mode=weight_mode, waiver=waiver, request=request,
+        cost=cost, cost_lambda=cost_lambda, total=total, tables=tables, metadata=metadata,
+        apriori=apriori, manual=manual, manual_range=manual_range, bounds=bounds, count=count,
+        zero_unsafe=zero_unsafe, symmetric=symmetric, top_k=top_k, missing_code=missing_code,
+        progress=progress, timings=timings,
+    )
     params["method"] = method
     params["time_limit"] = time_limit
     return protect_problem(
