@@ -212,11 +212,28 @@ def _audit_line(audit: Any) -> str:
     sens = verdict != ""
     bad = sens & (verdict != "protected")
     if not bad.any():
+        extra = _findings(audit)
+        if extra:
+            return f"every sensitive cell protected against outsiders ({int(sens.sum())} checked), but" + extra[1:]
         return f"every sensitive cell protected ({int(sens.sum())} checked)"
     kinds, n = np.unique(verdict[bad], return_counts=True)
     return f"{int(bad.sum())} of {int(sens.sum())} sensitive cells NOT protected (" + ", ".join(
         f"{b} {a}" for a, b in zip(kinds, n)
-    ) + ")"
+    ) + ")" + _findings(audit)
+
+
+def _findings(audit: Any) -> str:
+    """Insider and union findings of an audit, in words (empty when none)."""
+    out = []
+    ins = getattr(audit, "insider_findings", None)
+    if ins is not None and len(ins):
+        cells = ins["target"].nunique() if hasattr(ins, "columns") and "target" in ins.columns else len(ins)
+        out.append(f"{len(ins)} insider finding(s) on {cells} cell(s): a single contributor of a withheld "
+                   "cell could narrow down a sensitive cell")
+    uni = getattr(audit, "union_findings", None)
+    if uni is not None and len(uni):
+        out.append(f"{len(uni)} sensitive union(s) of withheld cells are implicitly published")
+    return ("; " + "; ".join(out)) if out else ""
 
 
 def cell_keys(frame: pd.DataFrame, dims: Sequence[str]) -> np.ndarray:

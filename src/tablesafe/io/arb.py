@@ -299,6 +299,10 @@ def _read_table(t: ArbTable, data: Path, metadata: Path, tabular: bool, *, recom
                 use = given & np.isfinite(g) & (g > 0)
                 arr[use] = g[use]
         problem = problem.copy(upl=upl, lpl=lpl)
+    if tabular and "frequency" not in cells.extra:
+        # without a frequency variable the number of contributors is unknown: no cell
+        # may be taken for a single contributor (insider checks need real counts)
+        problem = problem.copy(contributors=None)
     t.problem = problem
 
 
