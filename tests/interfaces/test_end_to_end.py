@@ -130,3 +130,63 @@ def test_tau_argus_microdata_from_the_command_line(tmp_path, benchmarks_dir):
     res = CliRunner().invoke(app, ["inspect", str(b / "tau_testW.asc"), "--metadata", str(b / "Tau_TestW.rda"),
                                    "--dim", f"Region={b / 'region2.hrc'}"])
     assert res.exit_code == 0 and "42,723 records" in res.output
+
+
+COMMON = [
+    "--dim", f"industry={EX / 'industry.csv'}", "--dim", f"region={EX / 'region.hrc'}",
+    "--response", "turnover", "--holding", "group", "--rule", "p(15)", "--rule", "freq(3)",
+]
+
+
+def test_certificates_written_and_checked_by_the_audit_command(tmp_path):
+    require_stages("tabulate", "rules", "audit", "suppress")
+    runner = CliRunner()
+    res = runner.invoke(app, ["protect", str(EX / "enterprises.csv"), *COMMON, "--method", "modular",
+                              "--out", str(tmp_path / "pub.csv"), "--certificates", str(tmp_path / "c.parquet"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    certs = pd.read_parquet(tmp_path / "c.parquet")
+    assert list(certs.columns)[:4] == ["target", "direction", "cell", "value"]
+    assert set(certs["direction"]) <= {"up", "down"}
+    assert certs["target"].str.contains("|", regex=False).all()  # codes joined with |
+    res = runner.invoke(app, ["audit", str(EX / "enterprises.csv"), *COMMON, "--pattern", str(tmp_path / "pub.csv"),
+                              "--certificates", str(tmp_path / "c.parquet"), "--cells", str(tmp_path / "a.csv")])
+    assert res.exit_code == 0, res.output
+    assert "every sensitive cell protected" in res.output
+
+
+def test_job_file_with_two_tables_and_all_or_nothing(tmp_path):
+    require_stages("tabulate", "rules", "audit", "suppress")
+    job = tmp_path / "job.toml"
+    job.write_text(
+        f'data = "{EX / "enterprises.csv"}"\nholding = "group"\nrules = ["p(15)", "freq(3)"]\nmethod = "modular"\n'
+        '[[table]]\nname = "turnover"\n'
+        f'dims = ["industry={EX / "industry.csv"}", "region={EX / "region.hrc"}"]\nresponse = "turnover"\n'
+        'out = "out/turnover.csv"\n'
+        '[[table]]\nname = "employees"\n'
+        f'dims = ["region={EX / "region.hrc"}"]\nresponse = "employees"\nout = "out/employees.parquet"\n'
+        'report = "out/employees.html"\n'
+    )
+    res = CliRunner().invoke(app, ["run", str(job)])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "out/turnover.csv").exists() and (tmp_path / "out/employees.html").exists()
+    emp = pd.read_parquet(tmp_path / "out/employees.parquet")
+    assert list(emp.columns) == ["region", "employees"] and len(emp) == 15
+    # a failing second table: nothing of the job is written
+    job.write_text(job.read_text().replace('response = "employees"', 'response = "nosuch"').replace("out/", "out2/"))
+    res = CliRunner().invoke(app, ["run", str(job)])
+    assert res.exit_code == 2 and "nosuch" in res.output
+    assert not (tmp_path / "out2").exists() or not any((tmp_path / "out2").iterdir())
+
+
+def test_apriori_file_from_the_command_line(tmp_path):
+    require_stages("tabulate", "rules", "audit", "suppress")
+    hst = tmp_path / "a.hst"
+    hst.write_text('"A01";"N1";u\n"C10";"";p\n')
+    res = CliRunner().invoke(app, ["protect", str(EX / "enterprises.csv"), *COMMON, "--apriori", str(hst),
+                                   "--manual-range", "20", "--cells", str(tmp_path / "c.csv"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    cells = pd.read_csv(tmp_path / "c.csv", dtype={"industry": str, "region": str})
+    a = cells[(cells["industry"] == "A01") & (cells["region"] == "N1")].iloc[0]
+    assert a["status"] == "A" and a["verdict"] == "protected"
+    p = cells[(cells["industry"] == "C10") & (cells["region"] == "Total")].iloc[0]
+    assert p["status"] == "P"
