@@ -213,13 +213,15 @@ class AscSource:
         if self.path.stat().st_size == 0:
             raise InputError("empty input: the microdata file has no records", file=fname)
         cols = [v.name for v in md.variables]
+        reader = (f"read_csv({sql_string(fname)}, columns={{'line': 'VARCHAR'}}, header=false, "
+                  "delim='\\x01', quote='', escape='', auto_detect=false, strict_mode=false)")
+        # odd line ends (\r\r\n) leave CR/LF at the start or end of lines: drop them
+        reader = f"(SELECT trim(line, chr(10) || chr(13)) AS line FROM {reader})"
         if md.separator is None:
             for v in md.variables:
                 if v.start is None or v.length is None:
                     raise InputError("fixed-width metadata needs a start and length",
                                      file=str(md.path), column=v.name)
-            reader = (f"read_csv({sql_string(fname)}, columns={{'line': 'VARCHAR'}}, header=false, "
-                      "delim='\\x01', quote='', escape='', auto_detect=false)")
             sel = ", ".join(
                 f"substr(line, {v.start}, {v.length}) AS {sql_ident(v.name)}" for v in md.variables
             )
@@ -228,12 +230,16 @@ class AscSource:
             def cut(line: str) -> dict[str, str]:
                 return {v.name: line[v.start - 1: v.start - 1 + v.length] for v in md.variables}
         else:
-            colspec = "{" + ", ".join(f"{sql_string(c)}: 'VARCHAR'" for c in cols) + "}"
-            from_sql = (f"read_csv({sql_string(fname)}, columns={colspec}, header=false, "
-                        f"delim={sql_string(md.separator)}, auto_detect=false, quote='\"')")
+            # free format: split each line at the separator (quotes around fields removed)
+            sel = ", ".join(
+                f"trim(trim(parts[{i + 1}]), '\"') AS {sql_ident(c)}" for i, c in enumerate(cols)
+            )
+            from_sql = (f"(SELECT {sel} FROM (SELECT string_split(line, "
+                        f"{sql_string(md.separator)}) AS parts FROM {reader} "
+                        f"WHERE trim(line) <> ''))")
 
             def cut(line: str) -> dict[str, str]:
-                return dict(zip(cols, line.split(md.separator)))
+                return dict(zip(cols, (p.strip().strip('"') for p in line.rstrip("\r").split(md.separator))))
 
         def locate(column: str, pred: Callable[[str | None], bool]) -> tuple[int, str | None] | None:
             with open(self.path, encoding="latin-1") as fh:

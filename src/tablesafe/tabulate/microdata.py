@@ -120,18 +120,20 @@ _UNIT = ("contributors", "nc", "ns")
 
 
 
-def _unit_stats(k: int, weight_col: str, where: str = "true") -> list[str]:
-    """Aggregates over unit rows (columns c, req, wv) restricted by ``where``."""
-    f = f"FILTER (WHERE {where})"
-    g = f"FILTER (WHERE {where} AND NOT wv)"
-    return [
-        f"count(*) {f} AS contributors",
-        f"count(*) FILTER (WHERE {where} AND c < 0) AS nc",
-        f"COALESCE(fsum(c) FILTER (WHERE {where} AND c < 0), 0) AS ns",
-        f"max(struct_pack(c := c, w := {weight_col}, r := req, v := wv), {k}) {f} AS t",
-        f"max(c, {k}) {g} AS nw",
-        f"max(abs(c), {k}) {f} AS ab",
+def _struct_top(k: int, weight_col: str) -> str:
+    return f"max(struct_pack(c := c, w := {weight_col}, r := req, v := wv), {k}) AS t"
+
+
+def _unit_stats(k: int, weight_col: str, top: bool = True) -> list[str]:
+    """Aggregates over unit rows (columns c, req, wv)."""
+    out = [
+        "count(*) AS contributors",
+        "count(*) FILTER (WHERE c < 0) AS nc",
+        "COALESCE(fsum(c) FILTER (WHERE c < 0), 0) AS ns",
+        f"max(c, {k}) FILTER (WHERE NOT wv) AS nw",
+        f"max(abs(c), {k}) AS ab",
     ]
+    return [*out, _struct_top(k, weight_col)] if top else [*out, f"max(c, {k}) AS mk"]
 
 
 def _unpack_sql(k: int) -> list[str]:
@@ -178,9 +180,15 @@ def _compute(plan: Plan, k: int, weight: str | None, response: str, bar: Any) ->
             f"bool_and(wv) AS wv{xsum} FROM ({base}) GROUP BY h")
         bar.step("summing holdings per cell")
         hsum = "".join(f", fsum({e}) AS {e}" for e in extra)
-        q = (f"SELECT cmin AS cell, sum(n) AS records, fsum(v) AS value, fsum(c) AS unweighted, "
-             f"fsum(ws) AS ws{hsum}, {', '.join(_unit_stats(k, '1.0'))} "
-             f"FROM tablesafe_hold WHERE cmin = cmax GROUP BY cmin")
+        # top-K with weights and flags only over the units that can make it: value at
+        # least the K-th largest of the cell (cheap plain top-K first)
+        q = (f"WITH s AS (SELECT cmin AS cell, sum(n) AS records, fsum(v) AS value, fsum(c) AS unweighted, "
+             f"fsum(ws) AS ws{hsum}, {', '.join(_unit_stats(k, '1.0::DOUBLE', top=False))} "
+             f"FROM tablesafe_hold WHERE cmin = cmax GROUP BY cmin), "
+             f"tt AS (SELECT hd.cmin AS cell, {_struct_top(k, '1.0::DOUBLE')} FROM tablesafe_hold hd "
+             f"JOIN s ON hd.cmin = s.cell WHERE hd.cmin = hd.cmax AND hd.c >= "
+             f"CASE WHEN len(s.mk) < {k} THEN '-inf'::DOUBLE ELSE list_min(s.mk) END GROUP BY hd.cmin) "
+             f"SELECT s.*, tt.t FROM s JOIN tt USING (cell)")
         simple = con.execute(f"SELECT {', '.join(leaf_cols)} FROM ({q})").df()
         # holdings spread over several bottom-level cells: (cell, holding) pairs, summed
         # per cell and holding at every level of every table
@@ -203,7 +211,7 @@ def _compute(plan: Plan, k: int, weight: str | None, response: str, bar: Any) ->
                     leaf[f"{name}{j}"] = None
         units = (f"SELECT {', '.join(cols)}, h, fsum(c) AS c, bool_or(req) AS req, bool_and(wv) AS wv "
                  f"FROM tablesafe_pairs GROUP BY {plan.grouping_sql(['h'])} HAVING {plan.having_sql()}")
-        q = (f"SELECT {', '.join(cols)}, {', '.join(_unit_stats(k, '1.0'))} FROM ({units}) "
+        q = (f"SELECT {', '.join(cols)}, {', '.join(_unit_stats(k, '1.0::DOUBLE'))} FROM ({units}) "
              f"GROUP BY {', '.join(cols)}")
         complex_cells = con.execute(
             f"SELECT {', '.join([*plan.cell_index_sql(), *_UNIT, *_unpack_sql(k)])} FROM ({q})").df()

@@ -36,6 +36,7 @@ def connect(threads: int | None = None) -> duckdb.DuckDBPyConnection:
     tmp = Path(tempfile.gettempdir()) / "tablesafe-duckdb"
     con.execute(f"SET temp_directory={sql_string(str(tmp))}")
     con.execute("SET memory_limit='3GB'")
+    con.execute("SET enable_progress_bar=false")
     if threads:
         con.execute(f"SET threads={int(threads)}")
     return con
