@@ -413,6 +413,18 @@ def apply_apriori(
     return problem.copy(status=status, cost=cost, lower=lower, upper=upper, lpl=lpl, upl=upl, spl=spl, rule=rule)
 
 
+def rules_need_top(rules: Sequence[str] | str | None) -> int:
+    """How many of the largest contributions per cell the rules need (0 if unknown)."""
+    if not rules:
+        return 0
+    try:
+        from tablesafe.rules import parse_rules
+
+        return max((int(getattr(r, "needs_top", 0) or 0) for r in parse_rules(list(rules) if not isinstance(rules, str) else rules)), default=0)
+    except ImportError:
+        return 0
+
+
 def _read_manual(path: str | Path) -> pd.DataFrame:
     """Manual statuses from a CSV file: the dimension codes (or ``name``), ``status``
     (A sensitive by hand, P protected) and optionally ``margin`` (percent)."""
@@ -511,6 +523,7 @@ def prepare_problem(
             tabulate = _stage_function("tablesafe.tabulate", "tabulate", "tabulation")
             specs = dim_specs(dims, total)
             params["dims"] = [f"{s.name}={s.hierarchy}" if s.hierarchy is not None else s.name for s in specs]
+            top_k = max(top_k, rules_need_top(params["rules"]))
             extra = None
             if isinstance(cost, str) and cost not in ("value", "unity", "freq", "contributors"):
                 extra = [cost]  # a cost variable is summed per cell like the response

@@ -262,10 +262,13 @@ def _read_table(t: ArbTable, data: Path, metadata: Path, tabular: bool, *, recom
     from tablesafe.rules import assess, parse_rules
     from tablesafe.tabulate import from_tabular, tabulate
 
+    from tablesafe.api import rules_need_top
+
     md = read_rda(metadata)
     cost = _cost(t)
+    top_k = max(4, rules_need_top(t.rules))
     if tabular:
-        cells = from_tabular(read_tab(data, md), t.dims, t.response, recompute_totals=recompute)
+        cells = from_tabular(read_tab(data, md), t.dims, t.response, recompute_totals=recompute, top_k=top_k)
     else:
         extra = [cost] if cost not in ("value", "freq", "unity") else None
         holding = (md.with_role("HOLDING") or [None])[0]
@@ -273,7 +276,7 @@ def _read_table(t: ArbTable, data: Path, metadata: Path, tabular: bool, *, recom
         use_weight = "WGT" in t.rules.upper()
         cells = tabulate(
             read_asc(data, md), t.dims, t.response, holding=holding if _holding_rules(t.rules) else None,
-            weight=weight if use_weight else None, extra=extra, progress=progress,
+            weight=weight if use_weight else None, extra=extra, progress=progress, top_k=top_k,
         )
     rules = parse_rules(t.rules) if t.rules else []
     manual = None
