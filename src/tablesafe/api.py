@@ -413,6 +413,20 @@ def apply_apriori(
     return problem.copy(status=status, cost=cost, lower=lower, upper=upper, lpl=lpl, upl=upl, spl=spl, rule=rule)
 
 
+def given_statuses(cells: CellTable) -> pd.DataFrame | None:
+    """Manual statuses from a tabular input's status column: unsafe (U, A) -> A, protected
+    (P) -> P; None when the input gave no such cells."""
+    status = cells.extra.get("status") if cells.extra else None
+    if status is None:
+        return None
+    st = np.asarray(status, dtype=object).astype(str)
+    given = np.isin(st, ["U", "A", "P"])
+    if not given.any():
+        return None
+    codes = cells.model.codes.loc[given].reset_index(drop=True).astype(str)
+    return codes.assign(status=np.where(st[given] == "P", "P", "A"))
+
+
 def rules_need_top(rules: Sequence[str] | str | None) -> int:
     """How many of the largest contributions per cell the rules need (0 if unknown)."""
     if not rules:
@@ -485,13 +499,24 @@ def prepare_problem(
     symmetric: bool = True,
     top_k: int = 4,
     missing_code: str | None = None,
+    tabular: bool = False,
+    frequency: str | None = None,
+    top: Sequence[str] | None = None,
+    given_status: str | None = None,
+    recompute_totals: bool = False,
     progress: bool = False,
     timings: dict[str, float] | None = None,
 ) -> tuple[Problem, str, dict[str, Any]]:
     """Tabulate and assess (the first half of :func:`protect`).
 
     Returns the assessed problem (a priori file applied), the response name and the run
-    parameters. Arguments as for :func:`protect`.
+    parameters. Arguments as for :func:`protect`, plus tabular input: with
+    ``tabular=True`` the data holds cells, not records (a CSV or frame with the codes and
+    the value, or a tau-ARGUS ``.tab`` with its ``metadata``), read by
+    ``tablesafe.tabulate.from_tabular`` with the optional ``frequency`` (contributors),
+    ``top`` (largest contributions) and ``given_status`` columns; ``recompute_totals``
+    replaces given totals by the sums of their parts instead of refusing non-additive
+    input. Cells the input marks unsafe (U) or protected (P) become manual statuses.
     """
     timings = {} if timings is None else timings
     params: dict[str, Any] = {
@@ -508,7 +533,10 @@ def prepare_problem(
         "manual_range": manual_range if apriori is not None else None,
     }
     with _stage(timings, "read"):
-        data = _load_data(data, metadata)
+        if not tabular:
+            data = _load_data(data, metadata)
+        elif isinstance(data, (str, Path)) and not Path(data).exists():
+            raise InputError("data file not found", file=str(data))
         if isinstance(manual, (str, Path)):
             manual = _read_manual(manual)
     if isinstance(data, Problem):
@@ -517,6 +545,25 @@ def prepare_problem(
     else:
         if isinstance(data, CellTable):
             cells = data
+        elif tabular:
+            from_tabular = _stage_function("tablesafe.tabulate", "from_tabular", "tabular input")
+            src = data
+            if metadata is not None:
+                read_tab = _stage_function("tablesafe.io.tauargus", "read_tab", "tau-ARGUS table reader")
+                src = read_tab(data, metadata)
+                dims = dims or None
+            specs = dim_specs(dims, total) if dims else None
+            with _stage(timings, "tabulate"):
+                cells = from_tabular(
+                    src, specs, response, frequency=frequency, top=list(top) if top else None,
+                    status=given_status, recompute_totals=recompute_totals, missing_code=missing_code,
+                    top_k=max(top_k, rules_need_top(params["rules"])),
+                )
+            given = given_statuses(cells)
+            if given is not None:
+                manual = given if manual is None else pd.concat([manual, given], ignore_index=True)
+                if not params["rules"]:
+                    params["rules"] = [f"man({manual_range:g})"]
         else:
             if response is None:
                 raise InputError("no response variable given (--response)")
@@ -589,6 +636,11 @@ def protect(
     symmetric: bool = True,
     top_k: int = 4,
     missing_code: str | None = None,
+    tabular: bool = False,
+    frequency: str | None = None,
+    top: Sequence[str] | None = None,
+    given_status: str | None = None,
+    recompute_totals: bool = False,
     time_limit: float | None = None,
     certificates: bool = False,
     progress: bool = False,
@@ -631,6 +683,8 @@ def protect(
             levels, passed to the rules stage (``tablesafe.rules.assess``).
         top_k: number of largest contributions kept per cell.
         missing_code: map codes unknown to a hierarchy to this code instead of failing.
+        tabular, frequency, top, given_status, recompute_totals: the data holds cells, not
+            records (see :func:`prepare_problem`).
         time_limit: seconds for the suppression method.
         certificates: ask the method for protection certificates (checked here).
         progress: show progress bars.
@@ -654,7 +708,8 @@ def protect(
         cost=cost, cost_lambda=cost_lambda, total=total, tables=tables, metadata=metadata,
         apriori=apriori, manual=manual, manual_range=manual_range, bounds=bounds, count=count,
         zero_unsafe=zero_unsafe, symmetric=symmetric, top_k=top_k, missing_code=missing_code,
-        progress=progress, timings=timings,
+        tabular=tabular, frequency=frequency, top=top, given_status=given_status,
+        recompute_totals=recompute_totals, progress=progress, timings=timings,
     )
     params["method"] = method
     params["time_limit"] = time_limit

@@ -190,3 +190,27 @@ def test_apriori_file_from_the_command_line(tmp_path):
     assert a["status"] == "A" and a["verdict"] == "protected"
     p = cells[(cells["industry"] == "C10") & (cells["region"] == "Total")].iloc[0]
     assert p["status"] == "P"
+
+
+def test_tabular_input_from_the_command_line(tmp_path):
+    """Cells given directly (codes, value, contributors): totals are summed from the
+    leaves, and the frequency rule flags the same cells as on the microdata."""
+    require_stages("tabulate", "rules")
+    runner = CliRunner()
+    dims = ["--dim", f"industry={EX / 'industry.csv'}", "--dim", f"region={EX / 'region.hrc'}"]
+    res = runner.invoke(app, ["protect", str(EX / "enterprises.csv"), *dims, "--response", "turnover",
+                              "--rule", "freq(3)", "--method", "none", "--cells", str(tmp_path / "micro.csv"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    micro = pd.read_csv(tmp_path / "micro.csv", dtype={"industry": str, "region": str})
+    leaves = micro[(micro["industry"].str.len() == 3) & (micro["region"].str.len() == 2)]
+    leaves[["industry", "region", "value", "contributors"]].rename(columns={"value": "turnover"}).to_csv(
+        tmp_path / "cells_in.csv", index=False)
+    res = runner.invoke(app, ["protect", str(tmp_path / "cells_in.csv"), "--tabular", *dims, "--response", "turnover",
+                              "--frequency", "contributors", "--rule", "freq(3)", "--method", "none",
+                              "--cells", str(tmp_path / "tab.csv"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    tab = pd.read_csv(tmp_path / "tab.csv", dtype={"industry": str, "region": str})
+    merged = micro.merge(tab, on=["industry", "region"], suffixes=("_m", "_t"))
+    assert len(merged) == len(micro)
+    assert (merged["value_m"] - merged["value_t"]).abs().max() < 1e-6
+    assert (merged["status_m"] == merged["status_t"]).all()

@@ -87,6 +87,11 @@ def protect(
     apriori: Optional[Path] = AprioriOpt,
     manual: Optional[Path] = ManualOpt,
     manual_range: float = ManualRangeOpt,
+    tabular: bool = typer.Option(False, "--tabular", help="DATA holds cells (codes and value), not records: a CSV, or a tau-ARGUS .tab with --metadata."),
+    frequency: Optional[str] = typer.Option(None, "--frequency", help="Tabular input: column with the number of contributors."),
+    top: Optional[list[str]] = typer.Option(None, "--top", help="Tabular input: column with a largest contribution (repeat, largest first)."),
+    given_status: Optional[str] = typer.Option(None, "--status", help="Tabular input: column with given statuses (S, U, P)."),
+    recompute_totals: bool = typer.Option(False, "--recompute-totals", help="Tabular input: replace given totals by the sums of their parts."),
     jj: Optional[Path] = typer.Option(None, "--jj", help="Protect the problem in a JJ file (cells and relations) instead of microdata."),
     out_file: Optional[Path] = typer.Option(None, "--out", "-o", help="Publication file (.csv, .parquet, .xlsx)."),
     cells: Optional[Path] = typer.Option(None, "--cells", help="Analyst file (confidential): statuses, rules, levels, audit."),
@@ -109,7 +114,7 @@ def protect(
             raise fail("give a DATA file, or --jj FILE.jj")
         if jj is not None and data is not None:
             raise fail("give either DATA or --jj, not both")
-        if source.suffix.lower() != ".jj" and not dim:
+        if source.suffix.lower() != ".jj" and not dim and not (tabular and metadata):
             raise fail("name the dimensions of the table with --dim NAME[=HIERARCHY]")
         data_arg: object = str(source)
         if jj is not None and dim:
@@ -139,6 +144,11 @@ def protect(
                 apriori=str(apriori) if apriori else None,
                 manual=str(manual) if manual else None,
                 manual_range=manual_range,
+                tabular=tabular or None,
+                frequency=frequency,
+                top=top or None,
+                given_status=given_status,
+                recompute_totals=recompute_totals or None,
             ),
         )
         result.write(out=out_file, cells=cells, report=report, certificates=certificates, jj=write_jj)

@@ -279,14 +279,10 @@ def _read_table(t: ArbTable, data: Path, metadata: Path, tabular: bool, *, recom
             weight=weight if use_weight else None, extra=extra, progress=progress, top_k=top_k,
         )
     rules = parse_rules(t.rules) if t.rules else []
-    manual = None
-    status = cells.extra.get("status") if getattr(cells, "extra", None) else None
-    if status is not None:
-        st = np.asarray(status, dtype=object).astype(str)
-        given = np.isin(st, ["U", "A", "P"])
-        if given.any():
-            codes = cells.model.codes.loc[given].reset_index(drop=True).astype(str)
-            manual = codes.assign(status=np.where(st[given] == "P", "P", "A"))
+    from tablesafe.api import given_statuses
+
+    manual = given_statuses(cells)
+    status = cells.extra.get("status") if cells.extra else None
     if not rules and manual is None:
         raise InputError("no SAFETYRULE for the table and no unsafe cells in the input")
     t.cells = cells
