@@ -101,8 +101,9 @@ class ProtectResult:
 
     @property
     def ok(self) -> bool:
-        """True when an audit ran and every sensitive cell is protected."""
-        return self.audit is not None and bool(self.audit.ok)
+        """True when an audit ran and every sensitive cell is protected against the
+        default attacker (insider findings are reported by :meth:`summary`)."""
+        return self.audit is not None and verdicts_ok(self.audit)
 
     @cached_property
     def counts(self) -> dict[str, int]:
@@ -205,6 +206,16 @@ class ProtectResult:
     def protected_problem(self) -> Problem:
         """The problem with the final statuses (complements as ``M``)."""
         return self.problem.copy(status=self.status.copy())
+
+
+def verdicts_ok(audit: Any, insider: bool = False) -> bool:
+    """True when every sensitive cell's verdict is ``protected`` (and, with ``insider``,
+    there is no insider or union finding)."""
+    verdict = np.asarray(audit.verdict, dtype=object).astype(str)
+    ok = bool(((verdict == "") | (verdict == "protected")).all())
+    if insider:
+        ok = ok and not _findings(audit)
+    return ok
 
 
 def _audit_line(audit: Any) -> str:
@@ -648,6 +659,7 @@ def protect(
     marker: str | None = None,
     empty_marker: str | None = None,
     run_audit: bool = True,
+    insider: str = "warn",
 ) -> ProtectResult:
     """Protect a table: tabulate, find sensitive cells, suppress, audit.
 
@@ -692,6 +704,8 @@ def protect(
         marker, empty_marker: publication text for withheld and empty cells.
         run_audit: with ``method="none"``, still audit (shows how exposed the primaries
             are); a suppression method is always audited.
+        insider: what insider findings of the audit do: ``warn`` (default), ``fail`` or
+            ``off`` (see :func:`protect_problem`).
 
     Returns:
         A :class:`ProtectResult`.
@@ -724,6 +738,7 @@ def protect(
         marker=marker,
         empty_marker=empty_marker,
         run_audit=run_audit,
+        insider=insider,
         params=params,
         timings=timings,
     )
@@ -811,6 +826,7 @@ def protect_problem(
     marker: str | None = None,
     empty_marker: str | None = None,
     run_audit: bool = True,
+    insider: str = "warn",
     params: dict | None = None,
     timings: dict[str, float] | None = None,
 ) -> ProtectResult:
@@ -818,7 +834,16 @@ def protect_problem(
 
     With ``method="none"`` only the sensitive cells are withheld (no complements, no
     safety claim); the audit, when available, then shows how exposed they are.
+
+    The gate is the default attacker of DESIGN.md (knows every published cell, the
+    relations and the a priori bounds): any sensitive cell whose audit verdict is not
+    ``protected`` raises :class:`~tablesafe.AuditFailure`. ``insider`` says what the
+    audit's insider findings (a single contributor of a withheld cell narrowing down a
+    sensitive cell) do: ``"warn"`` (default: reported in the summary, analyst result and
+    report), ``"fail"`` (raise like an outsider failure) or ``"off"`` (not checked).
     """
+    if insider not in ("warn", "fail", "off"):
+        raise InputError(f"insider must be warn, fail or off, not {insider!r}")
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     timings = {} if timings is None else timings
@@ -848,13 +873,13 @@ def protect_problem(
         if audit_fn is not None:
             with _stage(timings, "audit"):
                 try:
-                    audit_result = audit_fn(problem, pattern)
+                    audit_result = audit_fn(problem, pattern, insider=insider != "off")
                 except TablesafeError as exc:
                     if method != "none":
                         raise
                     # primary suppression only: the audit is information, not a gate
                     params["audit"] = f"not possible: {exc}"
-            if method != "none" and not audit_result.ok:
+            if audit_result is not None and method != "none" and not verdicts_ok(audit_result, insider == "fail"):
                 raise AuditFailure(
                     "the suppression pattern failed its audit, so nothing is published: "
                     + _audit_line(audit_result)

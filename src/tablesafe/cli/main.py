@@ -32,6 +32,12 @@ class Method(str, Enum):
     none = "none"
 
 
+class Insider(str, Enum):
+    warn = "warn"
+    fail = "fail"
+    off = "off"
+
+
 class WeightMode(str, Enum):
     expand = "expand"
     sample = "sample"
@@ -101,6 +107,7 @@ def protect(
     marker: Optional[str] = typer.Option(None, "--marker", help="Text for withheld cells in the publication (default: empty)."),
     empty_marker: Optional[str] = typer.Option(None, "--empty-marker", help="Text for empty cells (default: 0)."),
     time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Seconds for the suppression method."),
+    insider: Insider = typer.Option(Insider.warn, "--insider", help="Insider findings of the audit (a single contributor of a withheld cell narrowing down a sensitive cell): warn, fail or off."),
     seed: int = typer.Option(0, "--seed", help="Seed for randomised steps (results are deterministic per seed)."),
     quiet: bool = QuietOpt,
 ) -> None:
@@ -131,6 +138,7 @@ def protect(
             seed=seed,
             marker=marker,
             empty_marker=empty_marker,
+            insider=insider.value,
             **_table_options(
                 metadata=str(metadata) if metadata else None,
                 holding=holding,
