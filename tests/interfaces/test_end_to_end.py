@@ -214,3 +214,31 @@ def test_tabular_input_from_the_command_line(tmp_path):
     assert len(merged) == len(micro)
     assert (merged["value_m"] - merged["value_t"]).abs().max() < 1e-6
     assert (merged["status_m"] == merged["status_t"]).all()
+
+
+def test_simple2d_protected_from_the_command_line(tmp_path, benchmarks_dir):
+    """Simple2D with Modular: tau-ARGUS 4.1.5 withholds 9 primaries and 12 secondaries
+    (benchmarks/tauargus/Simple2D.txt); ours must withhold the same primaries, protect
+    every one against the default attacker, and the report says how much was withheld."""
+    require_stages("tabulate", "rules", "audit", "suppress")
+    b = benchmarks_dir / "tauargus"
+    res = CliRunner().invoke(app, [
+        "protect", str(b / "tau_testW.asc"), "--metadata", str(b / "Tau_TestW.rda"), "--dim", "Size",
+        "--dim", f"Region={b / 'region2.hrc'}", "--response", "Var2", "--rule", "P(15,1)", "--method", "modular",
+        "--cells", str(tmp_path / "cells.csv"), "--out", str(tmp_path / "pub.csv"), "--quiet",
+    ])
+    assert res.exit_code == 0, res.output
+    cells = pd.read_csv(tmp_path / "cells.csv", dtype={"Size": str, "Region": str})
+    theirs = pd.read_csv(b / "Simple2D.txt", header=None, names=["Size", "Region", "Var2", "status"], dtype={"Size": str, "Region": str})
+    theirs["Size"], theirs["Region"] = theirs["Size"].str.strip(), theirs["Region"].str.strip()
+    cells["Size"], cells["Region"] = cells["Size"].str.strip(), cells["Region"].str.strip()
+    m = cells.merge(theirs, on=["Size", "Region"])
+    assert len(m) == 162
+    assert ((m["status_x"] == "U") == (m["status_y"] == 3)).all()
+    sens = m["status_x"] == "U"
+    assert (m.loc[sens, "verdict"] == "protected").all()
+    ours_secondary = (m["status_x"] == "M").sum()
+    assert ours_secondary > 0
+    print(f"Simple2D: secondaries tablesafe {ours_secondary} vs tau-ARGUS {(m['status_y'] == 11).sum()}; "
+          f"withheld value {m.loc[m['status_x'].isin(['U', 'M']), 'value'].sum():,.2f} vs "
+          f"{m.loc[m['status_y'].isin([3, 11]), 'value'].sum():,.2f}")
