@@ -237,10 +237,12 @@ def render_report(result: Any) -> str:
     levels = loss.iloc[1:].to_dict("records")
     params = {k: _fmt(v) for k, v in result.params.items() if v not in (None, [], "")}
     audit_line = None
+    findings = ""
     if result.audit is not None:
-        from tablesafe.api import _audit_line
+        from tablesafe.api import _audit_line, _findings
 
         audit_line = _audit_line(result.audit)
+        findings = _findings(result.audit).lstrip("; ")
     dims = list(result.problem.codes.columns) if result.problem.codes is not None else []
     return template.render(
         version=tablesafe.__version__,
@@ -256,6 +258,7 @@ def render_report(result: Any) -> str:
         heatmaps=heatmaps(result),
         intervals=interval_plot(result),
         audit_line=audit_line,
+        findings=findings,
         audit_ok=result.ok,
         timings=result.timings,
         timing_img=timing_plot(result.timings),
