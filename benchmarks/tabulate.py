@@ -104,11 +104,14 @@ def main() -> None:
     cmd = [sys.executable, __file__, "--child", str(path)] + (["--no-holding"] if args.no_holding else [])
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     res = json.loads(out)
-    child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    child_rss = ru.ru_maxrss / 1024
+    cpu = ru.ru_utime + ru.ru_stime
     print(f"records {args.records:,}  format {args.format}  holdings {not args.no_holding}  "
           f"cells {res['cells']:,}")
     print(f"tabulate: {res['seconds']:.1f} s, peak RSS {max(res['maxrss_mib'], child_rss):.0f} MiB "
-          f"(getrusage maxrss of the child), load average before run {load[0]:.2f} on {os.cpu_count()} cores")
+          f"(getrusage maxrss of the child); child CPU time {cpu:.1f} s (user+sys, incl. start-up); "
+          f"load average before run {load[0]:.2f}, after {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

@@ -159,3 +159,21 @@ def test_tabular_errors(tmp_path, hrc):
     with pytest.raises(InputError) as err3:
         from_tabular(p, [DimSpec("region", hrc)], "value")
     assert (err3.value.line, err3.value.column, err3.value.code) == (3, "value", "x")
+
+
+def test_code_of_wrong_length_for_lengths_hierarchy(tmp_path):
+    p = tmp_path / "m.csv"
+    p.write_text("nace,x\n0111,1\n0112,2\n011,3\n")
+    with pytest.raises(InputError) as err:
+        tabulate(p, [DimSpec("nace", "lengths:2,4")], "x")
+    assert (err.value.line, err.value.column, err.value.code) == (4, "nace", "011")
+
+
+def test_blank_code_is_an_error_or_mapped(tmp_path):
+    p = tmp_path / "m.csv"
+    p.write_text("r,x\na,1\n,2\n")
+    with pytest.raises(InputError) as err:
+        tabulate(p, ["r"], "x")
+    assert (err.value.line, err.value.column) == (3, "r")
+    cells = tabulate(p, ["r"], "x", missing_code="99")
+    assert list(cells.model.codes["r"]) == ["Total", "a", "99"] and list(cells.value) == [3, 1, 2]

@@ -145,12 +145,16 @@ def _unpack_sql(k: int) -> list[str]:
 
 
 def _tops_from(frame: pd.DataFrame, k: int) -> TopLists:
-    def m(prefix: str, dtype: Any, fill: Any) -> np.ndarray:
-        return np.column_stack([frame[f"{prefix}{j}"].astype(object).where(frame[f"{prefix}{j}"].notna(), fill)
-                                .to_numpy(dtype=dtype) for j in range(1, k + 1)])
+    def num(prefix: str, fill: float) -> np.ndarray:
+        return np.column_stack([pd.to_numeric(frame[f"{prefix}{j}"]).to_numpy(dtype=float, na_value=fill)
+                                for j in range(1, k + 1)])
 
-    return TopLists(m("tc", float, np.nan), m("tw", float, 1.0), m("tr", bool, False), m("tv", bool, False),
-                    m("nw", float, np.nan), m("ab", float, np.nan))
+    def flag(prefix: str) -> np.ndarray:
+        return np.column_stack([frame[f"{prefix}{j}"].astype("boolean").to_numpy(dtype=bool, na_value=False)
+                                for j in range(1, k + 1)])
+
+    return TopLists(num("tc", np.nan), num("tw", 1.0), flag("tr"), flag("tv"), num("nw", np.nan),
+                    num("ab", np.nan))
 
 
 def _compute(plan: Plan, k: int, weight: str | None, response: str, bar: Any) -> CellTable:

@@ -22,7 +22,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from tablesafe.errors import InputError
+from tablesafe.errors import HierarchyError, InputError
 from tablesafe.io.frames import Source, open_source, sql_ident, sql_string
 from tablesafe.structure import CompiledModel, Dimension, Hierarchy, TableStructure, compile_tables
 from tablesafe.tabulate.dims import DimSpec, as_dimspecs
@@ -123,7 +123,7 @@ class Plan:
         order = [[s.name for s in self.specs].index(n) for n in mdims]
         got = np.ravel_multi_index(tuple(frame[f"i{j}"].to_numpy(dtype=np.int64) for j in order), shape)
         mkeys = np.ravel_multi_index(
-            tuple(self.model.codes[n].map(self.hierarchies[n]._index).to_numpy(dtype=np.int64) for n in mdims),
+            tuple(pd.Index(self.hierarchies[n].codes).get_indexer(self.model.codes[n]) for n in mdims),
             shape,
         )
         sorter = np.argsort(mkeys)
@@ -223,7 +223,18 @@ def prepare(
     maps: dict[str, pd.DataFrame] = {}
     level_cols: dict[str, list[str]] = {}
     for j, s in enumerate(specs):
-        h = s.build(data_codes[s.name], extra_top[s.name])
+        if "" in data_codes[s.name] and missing_code is None:
+            raise src.error_at(f"dimension {s.name!r}: blank or missing code; pass missing_code=... to map "
+                               "blank codes to a missing code", s.name, src.locate(s.name, lambda v: not (v or "").strip()),
+                               code="")
+        try:
+            h = s.build([c for c in data_codes[s.name] if c], extra_top[s.name])
+        except HierarchyError as exc:
+            if exc.file is not None or exc.code is None:
+                raise
+            bad = exc.code
+            raise src.error_at(f"dimension {s.name!r}: {exc.args[0].split(' (')[0]}", s.name,
+                               src.locate(s.name, lambda v: (v or "").strip() == bad), code=bad) from None
         hierarchies[s.name] = h
         leaf_of: dict[str, str] = {}
         for c in data_codes[s.name]:
