@@ -167,3 +167,13 @@ def test_code_of_wrong_length_for_lengths_hierarchy(tmp_path):
     with pytest.raises(InputError) as err:
         tabulate(p, [DimSpec("nace", "lengths:2,4")], "x")
     assert (err.value.line, err.value.column, err.value.code) == (4, "nace", "011")
+
+
+def test_blank_code_is_an_error_or_mapped(tmp_path):
+    p = tmp_path / "m.csv"
+    p.write_text("r,x\na,1\n,2\n")
+    with pytest.raises(InputError) as err:
+        tabulate(p, ["r"], "x")
+    assert (err.value.line, err.value.column) == (3, "r")
+    cells = tabulate(p, ["r"], "x", missing_code="99")
+    assert list(cells.model.codes["r"]) == ["Total", "a", "99"] and list(cells.value) == [3, 1, 2]

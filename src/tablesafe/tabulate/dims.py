@@ -69,7 +69,7 @@ class DimSpec:
         codes = [c for c in data_codes if c not in extra_top]
         if h is None:
             base = list(self.codelist) if self.codelist is not None else []
-            return Hierarchy.flat([*base, *codes, *extra_top], total=self.total)
+            return Hierarchy.flat([*base, *codes], total=self.total).with_codes(extra_top)
         kind, _, spec = str(h).partition(":")
         try:
             lengths = [int(x) for x in spec.replace(",", " ").split()]

@@ -223,8 +223,12 @@ def prepare(
     maps: dict[str, pd.DataFrame] = {}
     level_cols: dict[str, list[str]] = {}
     for j, s in enumerate(specs):
+        if "" in data_codes[s.name] and missing_code is None:
+            raise src.error_at(f"dimension {s.name!r}: blank or missing code; pass missing_code=... to map "
+                               "blank codes to a missing code", s.name, src.locate(s.name, lambda v: not (v or "").strip()),
+                               code="")
         try:
-            h = s.build(data_codes[s.name], extra_top[s.name])
+            h = s.build([c for c in data_codes[s.name] if c], extra_top[s.name])
         except HierarchyError as exc:
             if exc.file is not None or exc.code is None:
                 raise
