@@ -235,7 +235,7 @@ def prepare(
                 raise
             bad = exc.code
             raise src.error_at(f"dimension {s.name!r}: {exc.args[0].split(' (')[0]}", s.name,
-                               src.locate(s.name, lambda v: (v or "").strip() == bad), code=bad) from None
+                               src.locate(s.name, lambda v, bad=bad: (v or "").strip() == bad), code=bad) from None
         hierarchies[s.name] = h
         leaf_of: dict[str, str] = {}
         for c in data_codes[s.name]:
