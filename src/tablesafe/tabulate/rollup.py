@@ -33,7 +33,7 @@ class TopLists:
     ab: np.ndarray
 
     @classmethod
-    def empty(cls, n: int, k: int) -> "TopLists":
+    def empty(cls, n: int, k: int) -> TopLists:
         nan = np.full((n, k), np.nan)
         return cls(nan.copy(), np.ones((n, k)), np.zeros((n, k), bool), np.zeros((n, k), bool), nan.copy(),
                    nan.copy())
@@ -42,7 +42,7 @@ class TopLists:
     def k(self) -> int:
         return self.c.shape[1]
 
-    def take(self, rows: np.ndarray) -> "TopLists":
+    def take(self, rows: np.ndarray) -> TopLists:
         return TopLists(self.c[rows], self.w[rows], self.r[rows], self.v[rows], self.nw[rows], self.ab[rows])
 
 
@@ -85,8 +85,15 @@ def merge_tops(ids: np.ndarray, n_out: int, tops: TopLists) -> TopLists:
     tie = (wrank.astype(np.int64) * 4 + tops.r.ravel() * 2 + tops.v.ravel()).astype(float)
     c, _, w, r, v = group_top(rid, n_out, k, [tops.c.ravel(), tie], [w, tops.r.ravel(), tops.v.ravel()])
     w = np.where(np.isnan(c), 1.0, w)
-    (nw,) = group_top(rid, n_out, k, [tops.nw.ravel()])
-    (ab,) = group_top(rid, n_out, k, [tops.ab.ravel()])
+    # lists equal to the value lists (no waivers, no negatives) merge to the same result
+    if np.array_equal(tops.nw, tops.c, equal_nan=True):
+        nw = c.copy()
+    else:
+        (nw,) = group_top(rid, n_out, k, [tops.nw.ravel()])
+    if np.array_equal(tops.ab, tops.c, equal_nan=True):
+        ab = c.copy()
+    else:
+        (ab,) = group_top(rid, n_out, k, [tops.ab.ravel()])
     return TopLists(c, w, r.astype(bool), v.astype(bool), nw, ab)
 
 
