@@ -1,0 +1,199 @@
+"""Tests of the ``fast`` suppression heuristic and its protection certificates.
+
+The auditor here is deliberately naive and independent of tablesafe: a fresh
+``scipy.optimize.linprog`` per sensitive cell and direction over the whole table, with
+the published cells fixed (the attacker of seed 002 "Secondary tabular data protection
+methods": knows the published cells, the relations and the a priori bounds).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import linprog
+
+from tablesafe.io.jj import read_jj
+from tablesafe.problem import EMPTY, PROTECTED, SAFE, Problem
+from tablesafe.suppress.fast import fast_pattern
+from tablesafe.suppress.fast_certificates import check_certificates
+from tablesafe.synthetic import problem_from_data, synthetic_data
+
+
+def naive_audit(problem: Problem, withheld: np.ndarray, first_only: bool = False) -> list[str]:
+    """Sensitive cells whose feasibility interval misses value + upl or value - lpl."""
+    A = problem.relations.tocsc()
+    w = np.flatnonzero(withheld)
+    pub = np.flatnonzero(~withheld)
+    Aw = A[:, w]
+    # the truth's own row sums (equal to rhs for additive tables; JJ instances may carry
+    # rounding residuals, and the attacker's system is then the published one as is)
+    rhs = A @ problem.value - A[:, pub] @ problem.value[pub]
+    used = np.flatnonzero(np.asarray(abs(Aw).sum(axis=1)).ravel() > 0)
+    Aw, rhs = Aw[used], rhs[used]
+    bounds = list(zip(problem.lower[w], np.where(np.isfinite(problem.upper[w]), problem.upper[w], None)))
+    col = {c: k for k, c in enumerate(w)}
+    bad = []
+    for t in np.flatnonzero(problem.sensitive):
+        v = problem.value[t]
+        need_up = problem.upl[t]
+        need_down = min(problem.lpl[t], v - problem.lower[t])
+        c = np.zeros(len(w))
+        c[col[t]] = 1.0
+        tol = 1e-6 * max(1.0, abs(v))
+        lo = linprog(c, A_eq=Aw, b_eq=rhs, bounds=bounds, method="highs")
+        hi = linprog(-c, A_eq=Aw, b_eq=rhs, bounds=bounds, method="highs")
+        if hi.status == 3:  # unbounded above
+            hi_val = np.inf
+        else:
+            assert hi.status == 0, hi.message
+            hi_val = -hi.fun
+        assert lo.status == 0, lo.message
+        if hi_val < v + need_up - tol or lo.fun > v - need_down + tol:
+            bad.append(str(problem.names[t]))
+            if first_only:
+                break
+    return bad
+
+
+@pytest.fixture(scope="module")
+def table2d() -> Problem:
+    return problem_from_data(synthetic_data([[3, 10], [2, 3, 4]], 3000, seed=11))
+
+
+@pytest.fixture(scope="module")
+def table3d() -> Problem:
+    return problem_from_data(synthetic_data([[3, 4], [3, 3], [4]], 2500, seed=12))
+
+
+@pytest.fixture(scope="module")
+def pattern2d(table2d):
+    return fast_pattern(table2d)
+
+
+@pytest.fixture(scope="module")
+def pattern3d(table3d):
+    return fast_pattern(table3d)
+
+
+def test_tables_are_in_the_tested_size_range(table2d, table3d):
+    assert 1000 <= table2d.n <= 30000 and len(table2d.model.dims) == 2
+    assert 1000 <= table3d.n <= 30000 and len(table3d.model.dims) == 3
+    assert table2d.sensitive.sum() > 50 and table3d.sensitive.sum() > 50
+
+
+@pytest.mark.parametrize("which", ["2d", "3d"])
+def test_independent_auditor_finds_no_underprotected_cell(which, table2d, table3d, pattern2d, pattern3d):
+    problem, pattern = (table2d, pattern2d) if which == "2d" else (table3d, pattern3d)
+    assert pattern.withheld[problem.sensitive].all()
+    assert pattern.secondary(problem).sum() > 0
+    assert naive_audit(problem, pattern.withheld) == []
+
+
+def test_naive_auditor_catches_primary_only_pattern(table2d):
+    """The auditor is not vacuous: withholding only the primaries leaves cells exposed."""
+    assert len(naive_audit(table2d, table2d.sensitive.copy(), first_only=True)) > 0
+
+
+@pytest.mark.parametrize("which", ["2d", "3d"])
+def test_certificates_pass(which, table2d, table3d, pattern2d, pattern3d):
+    problem, pattern = (table2d, pattern2d) if which == "2d" else (table3d, pattern3d)
+    certs = pattern.certificates
+    assert set(certs.columns) >= {"target", "direction", "cell", "value"}
+    assert set(certs["direction"].astype(str)) == {"up", "down"}
+    assert check_certificates(problem, pattern.withheld, certs) == []
+    # each certificate is a table differing from the truth only in withheld cells
+    idx = pd.Index(problem.names.astype(str)).get_indexer(certs["cell"].astype(str))
+    assert pattern.withheld[idx].all()
+
+
+def test_tampered_certificates_fail(table2d, pattern2d):
+    problem, pattern = table2d, pattern2d
+    certs = pattern.certificates.copy()
+    names = problem.names.astype(str)
+    # 1. change one value of a non-target cell: a relation breaks
+    c1 = certs.copy()
+    row = int(np.flatnonzero((c1["cell"].astype(str) != c1["target"].astype(str)).to_numpy())[0])
+    c1.loc[row, "value"] = c1.loc[row, "value"] + 0.1 * max(1.0, abs(c1.loc[row, "value"])) + 1.0
+    assert any("relations" in f for f in check_certificates(problem, pattern.withheld, c1))
+    # 2. drop every 'up' certificate of one target: its upper level is unproved
+    tgt = str(certs["target"].iloc[0])
+    c2 = certs[~((certs["target"].astype(str) == tgt) & (certs["direction"].astype(str) == "up"))]
+    fails = check_certificates(problem, pattern.withheld, c2)
+    assert any("upper protection level" in f and tgt in f for f in fails)
+    # 3. a certificate may not change a published cell
+    mask = pattern.withheld.copy()
+    used = pd.Index(names).get_indexer(certs["cell"].astype(str))
+    sec = [i for i in used if not problem.sensitive[i]]
+    mask[sec[0]] = False
+    assert any("published" in f for f in check_certificates(problem, mask, certs))
+    # 4. shrinking the movement of a target below its level fails
+    c4 = certs.copy()
+    is_t = (c4["cell"].astype(str) == c4["target"].astype(str)) & (c4["direction"].astype(str) == "up")
+    k = int(np.flatnonzero(is_t.to_numpy())[0])
+    t = int(pd.Index(names).get_loc(str(c4.loc[k, "target"])))
+    c4.loc[k, "value"] = problem.value[t] + 0.5 * problem.upl[t]
+    assert check_certificates(problem, pattern.withheld, c4) != []
+
+
+def test_protected_and_empty_cells_never_withheld():
+    problem = problem_from_data(synthetic_data([[3, 5], [2, 3, 3]], 1000, seed=5))
+    status = problem.status.copy()
+    safe = np.flatnonzero(status == SAFE)
+    rng = np.random.default_rng(0)
+    protect = rng.choice(safe, size=len(safe) // 20, replace=False)
+    status[protect] = PROTECTED
+    problem = problem.copy(status=status)
+    pattern = fast_pattern(problem)
+    assert not pattern.withheld[problem.status == PROTECTED].any()
+    assert not pattern.withheld[problem.status == EMPTY].any()
+    assert check_certificates(problem, pattern.withheld, pattern.certificates) == []
+    assert naive_audit(problem, pattern.withheld) == []
+
+
+def test_deterministic(table3d, pattern3d):
+    again = fast_pattern(table3d, seed=0)
+    assert np.array_equal(again.withheld, pattern3d.withheld)
+    pd.testing.assert_frame_equal(again.certificates, pattern3d.certificates)
+
+
+def test_castro_instance_without_table_structure(benchmarks_dir):
+    """A JJ instance (general linear model, no dimensions): neighbourhoods by relation hops."""
+    problem = read_jj(benchmarks_dir / "castro" / "TARGUS.jj")
+    pattern = fast_pattern(problem)
+    assert check_certificates(problem, pattern.withheld, pattern.certificates) == []
+    assert naive_audit(problem, pattern.withheld) == []
+    assert not pattern.withheld[problem.status == EMPTY].any()
+
+
+def test_unprotectable_cell_raises():
+    """A sensitive cell whose every partner is protected cannot be hidden."""
+    from tablesafe.errors import InfeasibleError
+
+    # total = a + b; a sensitive, b protected
+    problem = Problem.from_arrays(
+        [30.0, 20.0, 10.0], [[-1, 1, 1]], status=["P", "U", "P"], upl=[0, 2, 0], lpl=[0, 2, 0]
+    )
+    with pytest.raises(InfeasibleError):
+        fast_pattern(problem)
+
+
+def test_tiny_table_rectangle():
+    """2x2 table with margins: one sensitive cell needs the whole interior rectangle."""
+    # rows r1, r2, total; cols c1, c2, total  -> cells in C order (r, c)
+    vals = np.array([[10, 20, 30], [30, 40, 70], [40, 60, 100]], dtype=float).ravel()
+    idx = lambda r, c: 3 * r + c  # noqa: E731
+    rel = []
+    for r in range(3):
+        row = np.zeros(9); row[idx(r, 2)] = -1; row[idx(r, 0)] = 1; row[idx(r, 1)] = 1; rel.append(row)
+    for c in range(3):
+        row = np.zeros(9); row[idx(2, c)] = -1; row[idx(0, c)] = 1; row[idx(1, c)] = 1; rel.append(row)
+    status = ["S"] * 9
+    status[idx(0, 0)] = "U"
+    upl = np.zeros(9); upl[idx(0, 0)] = 5
+    problem = Problem.from_arrays(vals, np.array(rel), status=status, upl=upl, lpl=upl)
+    pattern = fast_pattern(problem)
+    assert naive_audit(problem, pattern.withheld) == []
+    assert check_certificates(problem, pattern.withheld, pattern.certificates) == []
+    # cost = value: the cheapest protection is the interior rectangle (10+20+30+40)
+    assert set(np.flatnonzero(pattern.withheld)) == {idx(0, 0), idx(0, 1), idx(1, 0), idx(1, 1)}
