@@ -1,10 +1,26 @@
 """tablesafe: statistical disclosure control of tables.
 
 Stages (each a function from one plain data object to the next, see DESIGN.md):
-tabulate (microdata -> CellTable), assess (CellTable -> Problem with statuses and
-protection levels), suppress (Problem -> Pattern), audit (Problem + Pattern -> audit
-result), publish (files and report).
+
+- ``tablesafe.tabulate(data, dims, response, ...)``: microdata -> :class:`CellTable`;
+- ``tablesafe.assess(cells, rules, ...)``: CellTable -> :class:`Problem` with statuses,
+  protection levels, bounds and costs (the rules stage, ``tablesafe.rules``);
+- ``tablesafe.suppress(problem, method=...)``: Problem -> :class:`Pattern`;
+- ``tablesafe.audit(problem, pattern)``: the attacker's intervals and a verdict per
+  sensitive cell;
+- ``tablesafe.protect(data, dims=..., response=..., rules=[...])`` chains them all and
+  returns a :class:`ProtectResult` with the publication, the analyst cell table, the
+  audit, information loss, run times, ``.write(...)`` and ``.report(...)``.
+
+``tabulate``, ``suppress`` and ``audit`` are also the names of their subpackages; calling
+the subpackage calls its main function (``tablesafe.audit(problem, pattern)`` is
+``tablesafe.audit.audit(problem, pattern)``), and their other contents stay reachable as
+attributes (``tablesafe.tabulate.DimSpec``).
 """
+
+import importlib as _importlib
+import sys as _sys
+import types as _types
 
 from tablesafe.celltable import CellTable
 from tablesafe.errors import (
@@ -22,6 +38,41 @@ from tablesafe.structure import CompiledModel, Dimension, Hierarchy, TableStruct
 
 __version__ = "0.1.0"
 
+
+class _StageModule(_types.ModuleType):
+    """A stage subpackage that can be called like its main function."""
+
+    def __call__(self, *args, **kwargs):
+        fn_name = self.__name__.rsplit(".", 1)[1]
+        fn = self.__dict__.get(fn_name)
+        if fn is None or isinstance(fn, _types.ModuleType):
+            raise TablesafeError(f"the stage function {self.__name__}.{fn_name} is not available in this installation")
+        return fn(*args, **kwargs)
+
+
+for _name in ("tabulate", "suppress", "audit"):
+    _mod = _importlib.import_module(f"tablesafe.{_name}")
+    if type(_mod) is _types.ModuleType:
+        _mod.__class__ = _StageModule
+    globals()[_name] = _sys.modules[f"tablesafe.{_name}"]
+
+
+def assess(cells, rules, **kwargs):
+    """Assess a :class:`CellTable` with sensitivity rules: see ``tablesafe.rules.assess``."""
+    from tablesafe.rules import assess as _assess
+
+    return _assess(cells, rules, **kwargs)
+
+
+try:  # show the rules stage's own docstring when it is installed
+    from tablesafe.rules import assess as _rules_assess
+
+    assess.__doc__ = _rules_assess.__doc__ or assess.__doc__
+except ImportError:  # pragma: no cover - before the rules stage lands
+    pass
+
+from tablesafe.api import ProtectResult, apply_apriori, audit_publication, prepare_problem, protect, protect_problem  # noqa: E402
+
 __all__ = [
     "AuditFailure",
     "CellTable",
@@ -34,9 +85,19 @@ __all__ = [
     "NonAdditiveError",
     "Pattern",
     "Problem",
+    "ProtectResult",
     "RuleError",
     "SolverTimeLimit",
     "TableStructure",
     "TablesafeError",
+    "apply_apriori",
+    "assess",
+    "audit",
+    "audit_publication",
     "compile_tables",
+    "prepare_problem",
+    "protect",
+    "protect_problem",
+    "suppress",
+    "tabulate",
 ]

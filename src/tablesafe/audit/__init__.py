@@ -1,1 +1,41 @@
-"""tablesafe.audit"""
+"""Disclosure audit: prove what an attacker can and cannot recalculate.
+
+Public functions:
+
+- :func:`feasibility_intervals` — attacker bounds of withheld cells (criterion 1).
+- :func:`audit` — verdict per sensitive cell plus insider checks -> :class:`AuditResult`.
+- :func:`make_certificates`, :func:`check_certificates` — protection certificates.
+- :func:`insider_findings`, :func:`sensitive_unions` — insider attacks.
+- :func:`most_sensitive_aggregation`, :func:`criterion2` — the MIP of seed 001 section 6.
+"""
+
+from tablesafe.audit.aggregation import (
+    AggregationResult,
+    criterion2,
+    explicit_aggregations,
+    most_sensitive_aggregation,
+)
+from tablesafe.audit.audit import audit
+from tablesafe.audit.certificates import CertificateFailure, check_certificates, make_certificates
+from tablesafe.audit.insider import insider_findings, sensitive_unions
+from tablesafe.audit.intervals import IntervalResult, feasibility_intervals, solve_intervals
+from tablesafe.audit.result import REL_TOL, AuditResult, verdicts
+
+__all__ = [
+    "REL_TOL",
+    "AggregationResult",
+    "AuditResult",
+    "CertificateFailure",
+    "IntervalResult",
+    "audit",
+    "check_certificates",
+    "criterion2",
+    "explicit_aggregations",
+    "feasibility_intervals",
+    "insider_findings",
+    "make_certificates",
+    "most_sensitive_aggregation",
+    "sensitive_unions",
+    "solve_intervals",
+    "verdicts",
+]

@@ -1,19 +1,399 @@
-"""The ``tablesafe`` command line (contract in DESIGN.md "Command line")."""
+"""The ``tablesafe`` command line (contract in DESIGN.md "Command line").
+
+Commands: ``protect``, ``audit``, ``rules``, ``inspect``, ``run`` (job file), ``arb``
+(tau-ARGUS batch file), ``version``. Every failure prints one paragraph on stderr (no
+traceback) and exits non-zero; nothing partial is written.
+"""
 
 from __future__ import annotations
 
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
 import typer
+from rich.table import Table
 
 import tablesafe
+from tablesafe.cli.common import EXIT_UNSAFE, err, fail, guarded, out, say
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Statistical disclosure control of tables.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Statistical disclosure control of tables: tabulate, find sensitive cells, suppress, audit, publish.",
+)
 
 
+class Method(str, Enum):
+    optimal = "optimal"
+    modular = "modular"
+    fast = "fast"
+    none = "none"
+
+
+class Insider(str, Enum):
+    warn = "warn"
+    fail = "fail"
+    off = "off"
+
+
+class WeightMode(str, Enum):
+    expand = "expand"
+    sample = "sample"
+    known = "known"
+
+
+# ------------------------------------------------------------------- shared options
+DimOpt = typer.Option(None, "--dim", "-d", help="Dimension NAME or NAME=HIERARCHY (.hrc, parent-child .csv, lengths:1,2 or digits:3,1,1). Repeat for each dimension.")
+ResponseOpt = typer.Option(None, "--response", "-r", help="Column summed in the cells.")
+RuleOpt = typer.Option(None, "--rule", help="Sensitivity rule, e.g. 'p(15)', 'freq(3)', 'nk(2,80)' or 'P(15,1)|FREQ(3,10)'. Repeat for several.")
+MetadataOpt = typer.Option(None, "--metadata", help="tau-ARGUS .rda metadata of an .asc data file.")
+HoldingOpt = typer.Option(None, "--holding", help="Holding (enterprise group) variable: contributions are summed per holding first.")
+WeightOpt = typer.Option(None, "--weight", help="Sampling weight variable.")
+WeightModeOpt = typer.Option(None, "--weight-mode", help="How the rules use weights.")
+WaiverOpt = typer.Option(None, "--waiver", help="Variable flagging contributors that waived protection.")
+RequestOpt = typer.Option(None, "--request", help="Variable flagging contributors that asked for protection (request rule).")
+CostOpt = typer.Option("value", "--cost", help="Cost of withholding a cell: value, unity, freq or a column name.")
+TotalOpt = typer.Option("Total", "--total", help="Total code of every dimension.")
+TableOpt = typer.Option(None, "--table", help="Linked table as comma-separated dimension names; repeat for several tables.")
+AprioriOpt = typer.Option(None, "--apriori", help="tau-ARGUS a priori file (.hst): statuses, costs, levels or bounds per cell.")
+ManualOpt = typer.Option(None, "--manual", help="CSV of statuses set by hand: dimension codes (or name), status A (sensitive) or P (protected), optional margin (%).")
+ManualRangeOpt = typer.Option(10.0, "--manual-range", help="Protection (percent of the value) of cells marked unsafe by hand.")
+QuietOpt = typer.Option(False, "--quiet", "-q", help="Print nothing but errors (for scripts).")
+
+
+def _tables(table: Optional[list[str]]) -> Optional[list[list[str]]]:
+    if not table:
+        return None
+    return [[x.strip() for x in t.split(",") if x.strip()] for t in table]
+
+
+def _table_options(**kw) -> dict:
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+# ------------------------------------------------------------------------- protect
+@app.command()
+def protect(
+    data: Optional[Path] = typer.Argument(None, help="Microdata (CSV, Parquet, tau-ARGUS .asc) or a .jj file."),
+    metadata: Optional[Path] = MetadataOpt,
+    dim: Optional[list[str]] = DimOpt,
+    response: Optional[str] = ResponseOpt,
+    holding: Optional[str] = HoldingOpt,
+    weight: Optional[str] = WeightOpt,
+    weight_mode: Optional[WeightMode] = WeightModeOpt,
+    waiver: Optional[str] = WaiverOpt,
+    request: Optional[str] = RequestOpt,
+    rule: Optional[list[str]] = RuleOpt,
+    method: Method = typer.Option(Method.modular, "--method", "-m", help="Secondary suppression method; 'none' = primary suppression only (no safety claim)."),
+    cost: str = CostOpt,
+    total: str = TotalOpt,
+    table: Optional[list[str]] = TableOpt,
+    apriori: Optional[Path] = AprioriOpt,
+    manual: Optional[Path] = ManualOpt,
+    manual_range: float = ManualRangeOpt,
+    tabular: bool = typer.Option(False, "--tabular", help="DATA holds cells (codes and value), not records: a CSV, or a tau-ARGUS .tab with --metadata."),
+    frequency: Optional[str] = typer.Option(None, "--frequency", help="Tabular input: column with the number of contributors."),
+    top: Optional[list[str]] = typer.Option(None, "--top", help="Tabular input: column with a largest contribution (repeat, largest first)."),
+    given_status: Optional[str] = typer.Option(None, "--status", help="Tabular input: column with given statuses (S, U, P)."),
+    recompute_totals: bool = typer.Option(False, "--recompute-totals", help="Tabular input: replace given totals by the sums of their parts."),
+    jj: Optional[Path] = typer.Option(None, "--jj", help="Protect the problem in a JJ file (cells and relations) instead of microdata."),
+    out_file: Optional[Path] = typer.Option(None, "--out", "-o", help="Publication file (.csv, .parquet, .xlsx)."),
+    cells: Optional[Path] = typer.Option(None, "--cells", help="Analyst file (confidential): statuses, rules, levels, audit."),
+    report: Optional[Path] = typer.Option(None, "--report", help="HTML report (confidential)."),
+    certificates: Optional[Path] = typer.Option(None, "--certificates", help="Parquet file of protection certificates."),
+    write_jj: Optional[Path] = typer.Option(None, "--write-jj", help="Write the protected problem as a JJ file."),
+    marker: Optional[str] = typer.Option(None, "--marker", help="Text for withheld cells in the publication (default: empty)."),
+    empty_marker: Optional[str] = typer.Option(None, "--empty-marker", help="Text for empty cells (default: 0)."),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Seconds for the suppression method."),
+    insider: Insider = typer.Option(Insider.warn, "--insider", help="Insider findings of the audit (a single contributor of a withheld cell narrowing down a sensitive cell): warn, fail or off."),
+    seed: int = typer.Option(0, "--seed", help="Seed for randomised steps (results are deterministic per seed)."),
+    quiet: bool = QuietOpt,
+) -> None:
+    """Protect a table: tabulate, find sensitive cells, suppress, audit, write files."""
+
+    def body() -> None:
+        from tablesafe.api import protect as run
+
+        source = jj if jj is not None else data
+        if source is None:
+            raise fail("give a DATA file, or --jj FILE.jj")
+        if jj is not None and data is not None:
+            raise fail("give either DATA or --jj, not both")
+        if source.suffix.lower() != ".jj" and not dim and not (tabular and metadata):
+            raise fail("name the dimensions of the table with --dim NAME[=HIERARCHY]")
+        data_arg: object = str(source)
+        if jj is not None and dim:
+            data_arg = _jj_as_table(jj, dim, total)
+        result = run(
+            data_arg,
+            dim,
+            response,
+            rule,
+            method=method.value,
+            time_limit=time_limit,
+            certificates=certificates is not None,
+            progress=not quiet,
+            seed=seed,
+            marker=marker,
+            empty_marker=empty_marker,
+            insider=insider.value,
+            **_table_options(
+                metadata=str(metadata) if metadata else None,
+                holding=holding,
+                weight=weight,
+                weight_mode=weight_mode.value if weight_mode else None,
+                waiver=waiver,
+                request=request,
+                cost=cost,
+                total=total,
+                tables=_tables(table),
+                apriori=str(apriori) if apriori else None,
+                manual=str(manual) if manual else None,
+                manual_range=manual_range,
+                tabular=tabular or None,
+                frequency=frequency,
+                top=top or None,
+                given_status=given_status,
+                recompute_totals=recompute_totals or None,
+            ),
+        )
+        result.write(out=out_file, cells=cells, report=report, certificates=certificates, jj=write_jj)
+        say(quiet, result.summary())
+        for label, path in (("publication", out_file), ("analyst file", cells), ("report", report), ("certificates", certificates), ("JJ file", write_jj)):
+            if path is not None:
+                say(quiet, f"wrote {label}: {path}")
+
+    guarded(body)
+
+
+def _jj_as_table(jj: Path, dims: list[str], total: str):
+    """Read a JJ file and attach the codes of the table named by ``--dim`` (hierarchies)."""
+    from tablesafe.cli.inspect_cmd import load_hierarchy
+    from tablesafe.errors import InputError
+    from tablesafe.io.jj import read_jj, with_structure
+    from tablesafe.structure import Dimension, TableStructure, compile_tables
+
+    dd = []
+    for d in dims:
+        name, _, hier = d.partition("=")
+        if not hier.strip() or hier.startswith(("lengths:", "digits:")):
+            raise InputError(f"with --jj each --dim needs a hierarchy file (NAME=FILE): {d!r}")
+        dd.append(Dimension(name.strip(), load_hierarchy(hier.strip(), [], total)))
+    return with_structure(read_jj(jj), compile_tables(TableStructure(tuple(dd))))
+
+
+# --------------------------------------------------------------------------- audit
+@app.command()
+def audit(
+    data: Path = typer.Argument(..., help="Microdata the publication was made from (or a .jj file)."),
+    pattern: Path = typer.Option(..., "--pattern", "-p", help="Publication file to audit (withheld cells empty or --marker)."),
+    metadata: Optional[Path] = MetadataOpt,
+    dim: Optional[list[str]] = DimOpt,
+    response: Optional[str] = ResponseOpt,
+    holding: Optional[str] = HoldingOpt,
+    weight: Optional[str] = WeightOpt,
+    weight_mode: Optional[WeightMode] = WeightModeOpt,
+    waiver: Optional[str] = WaiverOpt,
+    request: Optional[str] = RequestOpt,
+    rule: Optional[list[str]] = RuleOpt,
+    cost: str = CostOpt,
+    total: str = TotalOpt,
+    table: Optional[list[str]] = TableOpt,
+    apriori: Optional[Path] = AprioriOpt,
+    manual: Optional[Path] = ManualOpt,
+    manual_range: float = ManualRangeOpt,
+    marker: Optional[str] = typer.Option(None, "--marker", help="Marker of withheld cells in the publication, if not empty."),
+    cells: Optional[Path] = typer.Option(None, "--cells", help="Write the analyst file with audit_lower, audit_upper and verdict."),
+    report: Optional[Path] = typer.Option(None, "--report", help="HTML report of the audit."),
+    certificates: Optional[Path] = typer.Option(None, "--certificates", help="Certificates (Parquet) to check against the pattern."),
+    quiet: bool = QuietOpt,
+) -> None:
+    """Audit a publication: can any sensitive cell be recalculated too closely?
+
+    Exits with status 1 when any sensitive cell is not protected.
+    """
+
+    def body() -> int:
+        import pandas as pd
+
+        from tablesafe.api import audit_publication, prepare_problem
+        from tablesafe.errors import InputError
+        from tablesafe.io.analyst import codes_of
+        from tablesafe.io.publication import read_publication
+
+        if data.suffix.lower() != ".jj" and not dim:
+            raise fail("name the dimensions of the table with --dim NAME[=HIERARCHY]")
+        timings: dict[str, float] = {}
+        problem, resp, params = prepare_problem(
+            str(data),
+            dim,
+            response,
+            rule,
+            progress=not quiet,
+            timings=timings,
+            **_table_options(
+                metadata=str(metadata) if metadata else None,
+                holding=holding,
+                weight=weight,
+                weight_mode=weight_mode.value if weight_mode else None,
+                waiver=waiver,
+                request=request,
+                cost=cost,
+                total=total,
+                tables=_tables(table),
+                apriori=str(apriori) if apriori else None,
+                manual=str(manual) if manual else None,
+                manual_range=manual_range,
+            ),
+        )
+        dims = list(codes_of(problem).columns)
+        pub = read_publication(pattern, dims, resp, marker=marker)
+        certs = None
+        if certificates is not None:
+            try:
+                certs = pd.read_parquet(certificates)
+            except (OSError, ValueError) as exc:
+                raise InputError(f"cannot read certificates: {exc}", file=str(certificates)) from None
+        result = audit_publication(problem, pub, response=resp, certificates=certs, params=params, timings=timings)
+        result.write(cells=cells, report=report)
+        a = result.audit
+        if not quiet:
+            from tablesafe.api import _audit_line
+
+            out.print(f"{problem.n} cells, {int(result.withheld.sum())} withheld; audit: {_audit_line(a)}")
+            bad = [(problem.names[i], a.verdict[i], a.lower[i], a.upper[i]) for i in range(problem.n) if a.verdict[i] not in ("", "protected")]
+            if bad:
+                t = Table("cell", "verdict", "audit interval", title="cells not protected")
+                for name, v, lo, hi in bad[:30]:
+                    t.add_row(str(name), str(v), f"[{lo:,.2f}, {hi:,.2f}]")
+                out.print(t)
+            if params.get("certificate failures"):
+                out.print(f"{params['certificate failures']} certificate(s) failed their check")
+            if cells:
+                out.print(f"wrote analyst file: {cells}")
+        failed_certs = bool(params.get("certificate failures"))
+        return 0 if result.ok and not failed_certs else EXIT_UNSAFE
+
+    code = guarded(body)
+    if code:
+        raise typer.Exit(code)
+
+
+# --------------------------------------------------------------------------- rules
+@app.command()
+def rules(
+    rule: list[str] = typer.Argument(..., help="Rule strings, e.g. 'p(15)' 'nk(2,85)' 'P(15,1)|FREQ(3,10)'."),
+    to: Optional[str] = typer.Option(None, "--to", help="Convert to another rule family: p, nk2 or nk1."),
+) -> None:
+    """Explain in words what rule strings mean, and convert between rule families."""
+
+    def body() -> None:
+        from tablesafe.cli.rules_cmd import convert, explain, parsed
+
+        for text in rule:
+            rules_ = parsed(text)
+            details = explain(text)
+            out.print(f"[bold]{text}[/bold]")
+            for r, d in zip(rules_, details):
+                tau = r.to_tauargus()
+                out.print(f"  - {r.to_string()}{f'  (tau-ARGUS: {tau})' if tau else ''}: {r.describe()}")
+                if d.kind in ("p", "pq", "nk"):
+                    out.print(f"    {d.words}")
+                if to:
+                    for line in convert(d, to):
+                        out.print(f"    → {line}")
+
+    guarded(body)
+
+
+# ------------------------------------------------------------------------- inspect
+@app.command()
+def inspect(
+    data: Path = typer.Argument(..., help="Data file (CSV, Parquet, or tau-ARGUS .asc with --metadata)."),
+    metadata: Optional[Path] = MetadataOpt,
+    dim: Optional[list[str]] = DimOpt,
+    total: str = TotalOpt,
+) -> None:
+    """Summarise data: records, columns, and codes and hierarchy of each dimension."""
+
+    def body() -> None:
+        from tablesafe.cli.inspect_cmd import summarise
+
+        s = summarise(str(data), dim or [], metadata=metadata, total=total)
+        out.print(f"[bold]{s.source}[/bold]: {s.records:,} records, {len(s.columns)} columns")
+        t = Table("column", "type", "missing", "distinct", "min", "max", "negative")
+        for r in s.columns.itertuples(index=False):
+            t.add_row(r.column, r.type, str(r.missing), str(r.distinct),
+                      "" if r.min != r.min else f"{r.min:,.6g}", "" if r.max != r.max else f"{r.max:,.6g}",
+                      str(r.negative) if r.type == "number" else "")
+        out.print(t)
+        for d in s.dims:
+            out.print(
+                f"dimension [bold]{d.name}[/bold]: {d.data_codes} codes in the data; hierarchy {d.hierarchy}: "
+                f"{d.codes} codes (total included), {d.leaves} leaves, depth {d.depth}"
+            )
+            if d.unknown:
+                out.print(f"  [red]{len(d.unknown)} code(s) in the data unknown to the hierarchy[/red]: {', '.join(d.unknown[:20])}")
+            if d.unused_leaves:
+                out.print(f"  {d.unused_leaves} leaf code(s) of the hierarchy do not occur in the data (empty cells)")
+
+    guarded(body)
+
+
+# ----------------------------------------------------------------------------- run
+@app.command()
+def run(
+    job: Path = typer.Argument(..., help="Job file (TOML) describing one or several tables."),
+    quiet: bool = QuietOpt,
+) -> None:
+    """Run a job file: every table it lists, with its outputs (paths relative to the job file)."""
+
+    def body() -> None:
+        from tablesafe.io.jobfile import run_job
+
+        for t, result in run_job(job, progress=not quiet):
+            say(quiet, f"[bold]{t.name}[/bold]")
+            say(quiet, result.summary())
+            for k, v in t.outputs.items():
+                if v:
+                    say(quiet, f"wrote {k}: {v}")
+
+    guarded(body)
+
+
+# ----------------------------------------------------------------------------- arb
+@app.command()
+def arb(
+    batch: Path = typer.Argument(..., help="tau-ARGUS batch file (.arb)."),
+    outdir: Optional[Path] = typer.Option(None, "--outdir", help="Folder for the files the batch writes (default: beside the .arb)."),
+    quiet: bool = QuietOpt,
+) -> None:
+    """Run a tau-ARGUS batch file (.arb): a useful subset of its commands."""
+
+    def body() -> None:
+        from tablesafe.io.arb import run_arb
+
+        for line in run_arb(batch, outdir=outdir, progress=not quiet):
+            say(quiet, line)
+
+    guarded(body)
+
+
+# ------------------------------------------------------------------------- version
 @app.command()
 def version() -> None:
     """Print the tablesafe version."""
     typer.echo(tablesafe.__version__)
 
 
+def main() -> None:  # pragma: no cover
+    """Entry point for ``python -m tablesafe.cli.main``."""
+    app()
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()
+
+__all__ = ["app", "err"]

@@ -102,13 +102,20 @@ def read_jj(path: str | Path) -> Problem:
     )
 
 
-def write_jj(problem: Problem, path: str | Path) -> None:
-    """Write a :class:`Problem` as a JJ file (cells numbered in problem order)."""
+def write_jj(problem: Problem, path: str | Path, *, secondary: str = "s") -> None:
+    """Write a :class:`Problem` as a JJ file (cells numbered in problem order).
+
+    ``secondary`` is the letter written for complements (status M): ``s`` (default, as
+    tau-ARGUS expects: the problem before suppression) or ``m`` to keep a protected
+    pattern in the file (:func:`read_jj` reads ``m`` back as M).
+    """
+    codes = dict(_WRITE_STATUS)
+    codes[SECONDARY] = secondary
     out = ["0", str(problem.n)]
     for i in range(problem.n):
         up = problem.upper[i]
         out.append(
-            f"{i} {problem.value[i]:.10g} {problem.cost[i]:.10g} {_WRITE_STATUS[problem.status[i]]} "
+            f"{i} {problem.value[i]:.10g} {problem.cost[i]:.10g} {codes[problem.status[i]]} "
             f"{problem.lower[i]:.10g} {(up if np.isfinite(up) else 1e30):.10g} "
             f"{problem.lpl[i]:.10g} {problem.upl[i]:.10g} {problem.spl[i]:.10g}"
         )
@@ -121,3 +128,41 @@ def write_jj(problem: Problem, path: str | Path) -> None:
     tmp = Path(str(path) + ".tmp")
     tmp.write_text("\n".join(out) + "\n")
     tmp.replace(path)
+
+
+def with_structure(problem: Problem, model) -> Problem:
+    """Give a problem read from JJ the codes and dimensions of the table it came from.
+
+    JJ files number cells without codes; tau-ARGUS writes them in table order (the C-order
+    product of the dimensions' codes, as :func:`tablesafe.compile_tables`). The relations
+    of the file must be those of ``model`` (same rows, up to order), otherwise the file is
+    not this table and an :class:`InputError` says so.
+    """
+    if problem.n != model.size:
+        raise InputError(
+            f"the JJ file has {problem.n} cells but the table over "
+            f"{' x '.join(d.name for d in model.dims)} has {model.size}",
+            file=problem.meta.get("source"),
+        )
+
+    def rows(a: sp.csr_matrix) -> set:
+        a = a.tocsr()
+        a.sort_indices()
+        out = set()
+        for r in range(a.shape[0]):
+            s, e = a.indptr[r], a.indptr[r + 1]
+            coef = a.data[s:e]
+            sign = -1.0 if coef[np.argmin(coef)] < 0 and (coef < 0).sum() == 1 else 1.0
+            out.add(tuple(zip(a.indices[s:e].tolist(), (sign * coef).round(9).tolist())))
+        return out
+
+    if rows(problem.relations) != rows(model.relations):
+        raise InputError(
+            "the relations of the JJ file differ from those of the table given by the dimensions "
+            "(cells in another order or another hierarchy)",
+            file=problem.meta.get("source"),
+        )
+    codes = model.codes.astype(str)
+    cols = [codes[c] for c in codes.columns]
+    names = cols[0].str.cat(cols[1:], sep="|") if len(cols) > 1 else cols[0]
+    return problem.copy(codes=model.codes.copy(), names=names.to_numpy(dtype=object), model=model)

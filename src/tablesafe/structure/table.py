@@ -81,10 +81,7 @@ class TableStructure:
 
     def cell_names(self) -> np.ndarray:
         """Cell identifiers: codes joined with ``|`` in dimension order."""
-        frame = self.codes_frame()
-        if len(self.dims) == 1:
-            return frame.iloc[:, 0].to_numpy(dtype=object)
-        return frame.astype(str).agg(NAME_SEP.join, axis=1).to_numpy(dtype=object)
+        return join_codes(self.codes_frame())
 
     def flat_index(self, code_idx: np.ndarray) -> np.ndarray:
         """Cell positions of rows of code positions (inverse of :meth:`code_indices`)."""
@@ -156,9 +153,15 @@ class CompiledModel:
 
     def cell_names(self) -> np.ndarray:
         """Cell identifiers: codes joined with ``|`` in dimension order."""
-        if len(self.dims) == 1:
-            return self.codes.iloc[:, 0].astype(str).to_numpy(dtype=object)
-        return self.codes.astype(str).agg(NAME_SEP.join, axis=1).to_numpy(dtype=object)
+        return join_codes(self.codes)
+
+
+def join_codes(codes: pd.DataFrame) -> np.ndarray:
+    """Cell names from a frame of codes: the codes of each row joined with ``|``."""
+    out = codes.iloc[:, 0].astype(str)
+    for col in codes.columns[1:]:
+        out = out + NAME_SEP + codes[col].astype(str)
+    return out.to_numpy(dtype=object)
 
 
 def compile_tables(tables: TableStructure | Sequence[TableStructure]) -> CompiledModel:

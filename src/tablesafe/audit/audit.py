@@ -1,0 +1,66 @@
+"""The full audit of a protected table: criterion-1 verdicts plus insider checks."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from tablesafe.audit.intervals import as_mask, solve_intervals
+from tablesafe.audit.result import REL_TOL, AuditResult, verdicts
+from tablesafe.problem import Problem
+
+
+def audit(
+    problem: Problem,
+    pattern_or_mask,
+    *,
+    insider: bool = True,
+    contributions: pd.DataFrame | None = None,
+    rule: tuple | None = None,
+    all_cells: bool = False,
+    rel_tol: float = REL_TOL,
+    progress: bool = False,
+) -> AuditResult:
+    """Audit a suppression pattern (seed 003 B.2.a; seed 001 section 3; seed 002).
+
+    Args:
+        problem: the table with statuses, levels and a priori bounds.
+        pattern_or_mask: a :class:`Pattern`, or a withheld mask / indices / names.
+        insider: also re-audit with each single-contributor withheld cell fixed to its
+            value (its respondent knows it), and, given ``contributions``, with each
+            unit's own contributions known (see :func:`insider_findings`).
+        contributions: frame with columns ``cell`` (name or index), ``unit``, ``value``:
+            each unit's contribution to each cell (all ancestors included).
+        rule: ``("p", p)`` or ``("pq", p, q)`` (or a plain ``(p, q)``) to report
+            implicitly published unions of withheld cells that are sensitive under the
+            rule (needs ``contributions``; :func:`sensitive_unions`).
+        all_cells: compute intervals of every withheld cell, not only sensitive ones.
+        rel_tol: relative tolerance of the verdicts (:data:`REL_TOL`).
+        progress: show a progress bar.
+
+    Returns:
+        :class:`AuditResult`. Sensitive cells that are published count as ``exact``.
+    """
+    t0 = time.perf_counter()
+    mask = as_mask(problem, pattern_or_mask)
+    sens = problem.sensitive
+    cells = None if all_cells else (sens & mask)
+    res = solve_intervals(problem, mask, cells=cells, keep_points=insider, progress=progress)
+    verdict = verdicts(problem, res.lower, res.upper, rel_tol=rel_tol)
+    stats = dict(res.stats)
+    stats["seconds_criterion1"] = time.perf_counter() - t0
+    result = AuditResult(problem=problem, withheld=mask, lower=res.lower, upper=res.upper,
+                         verdict=verdict, stats=stats)
+    if insider or rule is not None:
+        from tablesafe.audit.insider import insider_findings, sensitive_unions
+    if insider:
+        t1 = time.perf_counter()
+        result.insider_findings = insider_findings(
+            problem, mask, contributions=contributions, base=res, rel_tol=rel_tol)
+        stats["seconds_insider"] = time.perf_counter() - t1
+    if rule is not None and contributions is not None:
+        result.union_findings = sensitive_unions(problem, mask, contributions, rule=rule)
+    stats["seconds"] = time.perf_counter() - t0
+    return result

@@ -1,0 +1,247 @@
+"""Insider attacks: respondents who know their own contributions.
+
+- *Singletons* (seed 002 "Secondary tabular data protection methods", singletons; seed
+  000 section 7.1): the only contributor of a withheld cell knows that cell exactly.
+  The audit is redone with the cell fixed at its value.
+- *Units* (seed 003 B.2.a.i; seed 001 Example 5): a unit (or holding) knows its own
+  contribution ``c`` to every cell it is in, so the rest of each such cell is at least
+  the a priori lower bound: the cell is at least ``max(lower, c)`` (exactly ``c`` when
+  it is the only contributor).
+
+For a target cell, the attacker's knowledge of the target itself is left out: the
+protection levels already model a contributor of the target (the second largest one for
+the p% rule). Every sensitive cell whose verdict turns from ``protected`` into something
+else is reported with the attacker who achieves it.
+
+- *Sensitive unions* (seed 003 B.2.a.i; seed 001 sections 3-5; seed 000 section 5.2):
+  the withheld cells of one relation have a published (signed) sum; the rule is applied
+  to that union with each unit's net contribution to it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tablesafe.audit.intervals import IntervalResult, as_mask, solve_intervals
+from tablesafe.audit.result import REL_TOL, _empty_insider, _empty_union, verdict_of, verdicts
+from tablesafe.errors import InputError
+from tablesafe.problem import Problem
+
+
+def contribution_frame(problem: Problem, contributions: pd.DataFrame) -> pd.DataFrame:
+    """Normalise a contributions frame to integer ``cell``, ``unit`` and float ``value``."""
+    for col in ("cell", "unit", "value"):
+        if col not in contributions.columns:
+            raise InputError("contributions need columns cell, unit, value", column=col)
+    cells = contributions["cell"]
+    if cells.dtype.kind in "iu":
+        idx = cells.to_numpy().astype(int)
+        if idx.size and (idx.min() < 0 or idx.max() >= problem.n):
+            raise InputError("contribution cell index out of range", column="cell")
+    else:
+        index = pd.Series(np.arange(problem.n), index=pd.Index(problem.names.astype(str)))
+        got = index.reindex(cells.astype(str).to_numpy()).to_numpy()
+        if np.isnan(got).any():
+            bad = cells.astype(str).to_numpy()[np.isnan(got)][0]
+            raise InputError("contribution to a cell that is not in the table", code=str(bad))
+        idx = got.astype(int)
+    out = pd.DataFrame({"cell": idx, "unit": contributions["unit"].to_numpy(),
+                        "value": contributions["value"].to_numpy(dtype=float)})
+    return out.groupby(["cell", "unit"], as_index=False, sort=True)["value"].sum()
+
+
+def _scenarios(problem: Problem, mask: np.ndarray, base: IntervalResult,
+               contributions: pd.DataFrame | None):
+    """Yield (attacker label, kind, cells, new lower, new upper, own cells)."""
+    free = mask & ~base.exact & (base.block >= 0)
+    if problem.contributors is not None:
+        single = np.flatnonzero(free & (np.asarray(problem.contributors) == 1))
+        for i in single:
+            v = problem.value[i]
+            yield (f"sole contributor of {problem.names[i]}", "singleton",
+                   np.array([i]), np.array([v]), np.array([v]), np.array([i]))
+    if contributions is not None:
+        cf = contribution_frame(problem, contributions)
+        own_all = cf
+        cf = cf[free[cf["cell"].to_numpy()]]
+        if len(cf) == 0:
+            return
+        count = (problem.contributors if problem.contributors is not None
+                 else np.bincount(own_all["cell"].to_numpy(), minlength=problem.n))
+        for unit, grp in cf.groupby("unit", sort=True):
+            cells = grp["cell"].to_numpy()
+            c = grp["value"].to_numpy()
+            sole = np.asarray(count)[cells] == 1
+            lo = np.where(sole, problem.value[cells], np.maximum(problem.lower[cells], c))
+            hi = np.where(sole, problem.value[cells], problem.upper[cells])
+            tighter = (lo > problem.lower[cells]) | (hi < problem.upper[cells])
+            if not tighter.any():
+                continue
+            own = own_all["cell"].to_numpy()[own_all["unit"].to_numpy() == unit]
+            yield (f"unit {unit}", "unit", cells[tighter], lo[tighter], hi[tighter], own)
+
+
+def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame | None = None,
+                     base: IntervalResult | None = None, rel_tol: float = REL_TOL
+                     ) -> pd.DataFrame:
+    """Sensitive cells that an insider bounds too closely, and by whom.
+
+    Args:
+        problem: the table (``contributors`` gives the single-contributor cells).
+        withheld: pattern, mask, indices or names.
+        contributions: optional frame ``cell``, ``unit``, ``value`` (each unit's own
+            contribution to each cell, ancestors included; use holdings as units to
+            model holdings).
+        base: intervals already computed with ``keep_points=True`` (reused).
+
+    Returns:
+        Frame with ``target``, ``attacker``, ``kind`` (``singleton``/``unit``),
+        ``verdict``, ``audit_lower``, ``audit_upper``.
+    """
+    mask = as_mask(problem, withheld)
+    sens = problem.sensitive & mask
+    if base is None or not base.points:
+        base = solve_intervals(problem, mask, cells=sens, keep_points=True)
+    base_verdict = verdicts(problem, base.lower, base.upper, rel_tol=rel_tol)
+    records: list[dict] = []
+    cache: dict[int, tuple] = {}
+
+    def block_view(bi: int):
+        """Targets of a block and their stored optimal tables (local cells x targets)."""
+        if bi not in cache:
+            b = base.blocks[bi]
+            tg = b.cols[sens[b.cols] & (base_verdict[b.cols] == "protected")]
+            mats = []
+            for d in (1, -1):
+                mat = np.repeat(b.truth[:, None], len(tg), axis=1)
+                has = np.ones(len(tg), dtype=bool)
+                for j, t in enumerate(tg):
+                    pt = base.points.get((int(t), d))
+                    if pt is None:
+                        has[j] = False
+                        continue
+                    mat[np.searchsorted(b.cols, pt[0]), j] = pt[1]
+                mats.append((mat, has))
+            cache[bi] = (tg, mats)
+        return cache[bi]
+
+    for label, kind, cells, lo, hi, own in _scenarios(problem, mask, base, contributions):
+        for bi in np.unique(base.block[cells]):
+            b = base.blocks[int(bi)]
+            inb = base.block[cells] == bi
+            gcells, glo, ghi = cells[inb], lo[inb], hi[inb]
+            loc = np.searchsorted(b.cols, gcells)
+            tg, mats = block_view(int(bi))
+            if tg.size == 0:
+                continue
+            keep_t = ~np.isin(tg, own)
+            # Which stored optimal tables break the insider's bounds (need a new LP)?
+            redo = []
+            for mat, has in mats:
+                sub = mat[loc]
+                tol = 1e-9 * (1.0 + np.abs(sub))
+                ok = np.all((sub >= glo[:, None] - tol) & (sub <= ghi[:, None] + tol), axis=0)
+                redo.append(keep_t & ~(ok & has))
+            if not (redo[0].any() or redo[1].any()):
+                continue
+            b.set_bounds(loc, glo, ghi)
+            try:
+                for j in np.flatnonzero(redo[0] | redo[1]):
+                    t = int(tg[j])
+                    k = int(np.searchsorted(b.cols, t))
+                    new = {1: base.upper[t], -1: base.lower[t]}
+                    for d, need in ((1, redo[0][j]), (-1, redo[1][j])):
+                        if not need:
+                            continue
+                        val, _ = b.optimise(k, d)
+                        new[d] = max(val, problem.value[t]) if d == 1 else min(val, problem.value[t])
+                    v = verdict_of(problem, t, new[-1], new[1], rel_tol=rel_tol)
+                    if v != "protected":
+                        records.append({"target": str(problem.names[t]), "attacker": label,
+                                        "kind": kind, "verdict": v, "audit_lower": new[-1],
+                                        "audit_upper": new[1]})
+            finally:
+                b.set_bounds(loc, b.lower[loc], b.upper[loc])
+    if not records:
+        return _empty_insider()
+    return pd.DataFrame.from_records(records)
+
+
+def _rule_pq(rule) -> tuple[float, float]:
+    """``("p", p)``, ``("pq", p, q)``, ``(p, q)`` or a number -> (p, q).
+
+    ``("nk", n, k)`` is returned as ``(-n, k)`` (a dominance rule marker).
+    """
+    if isinstance(rule, (int, float)):
+        return float(rule), 100.0
+    r = tuple(rule)
+    if r and isinstance(r[0], str):
+        name = r[0].lower()
+        if name == "p" and len(r) == 2:
+            return float(r[1]), 100.0
+        if name in ("pq", "p,q") and len(r) == 3:
+            return float(r[1]), float(r[2])
+        if name == "nk" and len(r) == 3:
+            return -float(r[1]), float(r[2])
+        raise InputError(f"unknown rule {rule!r}; use ('p', p) or ('pq', p, q)")
+    if len(r) == 2:
+        return float(r[0]), float(r[1])
+    if len(r) == 1:
+        return float(r[0]), 100.0
+    raise InputError(f"unknown rule {rule!r}; use ('p', p) or ('pq', p, q)")
+
+
+def sensitive_unions(problem: Problem, withheld, contributions: pd.DataFrame, *,
+                     rule=("p", 15)) -> pd.DataFrame:
+    """Implicitly published unions of withheld cells that are sensitive (seed 003 B.2.a.i).
+
+    For every relation with two or more withheld cells, at least one of them sensitive,
+    the signed sum ``sum_i a_i x_i`` over its withheld cells is published. Each unit's
+    contribution to that union is its net ``sum_i a_i c_i`` (a unit in a total and in
+    one of its parts cancels out); the (p, q) rule of seed 001 section 5 is applied to
+    the absolute values: sensitive when ``p * a1 - q * (T - a1 - a2) >= 0``. With
+    ``rule=("nk", n, k)`` the dominance rule is applied instead: sensitive when the
+    ``n`` largest shares exceed ``k`` percent of ``T`` (seed 000 section 5.2).
+
+    Returns a frame with ``relation``, ``cells`` (names joined by ``+``), ``total`` (the
+    published union value), ``largest``, ``second``, ``sensitivity``.
+    """
+    p, q = _rule_pq(rule)
+    mask = as_mask(problem, withheld)
+    a = problem.relations.tocoo()
+    keep = mask[a.col]
+    rel = pd.DataFrame({"row": a.row[keep], "cell": a.col[keep], "coef": a.data[keep]})
+    nw = rel.groupby("row")["cell"].transform("size")
+    hs = rel.groupby("row")["cell"].transform(lambda c: problem.sensitive[c.to_numpy()].any())
+    rel = rel[(nw >= 2) & hs.astype(bool)]
+    if rel.empty:
+        return _empty_union()
+    cf = contribution_frame(problem, contributions)
+    m = rel.merge(cf, on="cell", how="inner")
+    m["net"] = m["coef"] * m["value"]
+    per_unit = m.groupby(["row", "unit"], sort=True)["net"].sum().abs().reset_index()
+    per_unit = per_unit.sort_values(["row", "net"], ascending=[True, False])
+    rank = per_unit.groupby("row").cumcount()
+    tot = per_unit.groupby("row")["net"].sum()
+    a1 = per_unit[rank == 0].set_index("row")["net"]
+    a2 = per_unit[rank == 1].set_index("row")["net"].reindex(tot.index, fill_value=0.0)
+    a1 = a1.reindex(tot.index, fill_value=0.0)
+    if p < 0:
+        n_dom = int(-p)
+        topn = per_unit[rank < n_dom].groupby("row")["net"].sum().reindex(tot.index)
+        sens = topn - q / 100.0 * tot
+        sens = sens.where(sens > 0, -1.0)
+    else:
+        sens = p * a1 - q * (tot - a1 - a2)
+    hit = sens[sens >= 0].index
+    if len(hit) == 0:
+        return _empty_union()
+    names = rel.groupby("row")["cell"].apply(lambda c: "+".join(problem.names[c.to_numpy()]))
+    value = rel.assign(v=rel["coef"] * problem.value[rel["cell"].to_numpy()]).groupby("row")["v"].sum()
+    return pd.DataFrame({"relation": hit.to_numpy().astype(int),
+                         "cells": names.reindex(hit).to_numpy(),
+                         "total": value.reindex(hit).to_numpy(),
+                         "largest": a1.reindex(hit).to_numpy(),
+                         "second": a2.reindex(hit).to_numpy(),
+                         "sensitivity": sens.reindex(hit).to_numpy()})

@@ -1,0 +1,82 @@
+"""Small helpers around highspy: build an LP/MIP from sparse matrices and read results."""
+
+from __future__ import annotations
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+INF = highspy.kHighsInf
+
+
+def _finite(a: np.ndarray) -> np.ndarray:
+    """Map numpy infinities to HiGHS's infinity."""
+    out = np.asarray(a, dtype=float).copy()
+    out[np.isposinf(out)] = INF
+    out[np.isneginf(out)] = -INF
+    return out
+
+
+def new_highs(*, threads: int = 1) -> highspy.Highs:
+    """A quiet single-threaded HiGHS instance with deterministic settings."""
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("log_to_console", False)
+    h.setOptionValue("threads", threads)
+    h.setOptionValue("random_seed", 0)
+    return h
+
+
+def pass_lp(
+    h: highspy.Highs,
+    cost: np.ndarray,
+    col_lower: np.ndarray,
+    col_upper: np.ndarray,
+    matrix: sp.spmatrix,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    *,
+    integrality: np.ndarray | None = None,
+    maximize: bool = False,
+) -> None:
+    """Load ``min/max cost @ x`` s.t. ``row_lower <= matrix @ x <= row_upper``, bounds on x."""
+    a = sp.csc_matrix(matrix)
+    a.sort_indices()
+    lp = highspy.HighsLp()
+    lp.num_col_ = a.shape[1]
+    lp.num_row_ = a.shape[0]
+    lp.col_cost_ = np.asarray(cost, dtype=float)
+    lp.col_lower_ = _finite(col_lower)
+    lp.col_upper_ = _finite(col_upper)
+    lp.row_lower_ = _finite(row_lower)
+    lp.row_upper_ = _finite(row_upper)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = a.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = a.indices.astype(np.int32)
+    lp.a_matrix_.value_ = a.data.astype(float)
+    lp.sense_ = highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize
+    if integrality is not None:
+        lp.integrality_ = [
+            highspy.HighsVarType.kInteger if f else highspy.HighsVarType.kContinuous
+            for f in integrality
+        ]
+    h.passModel(lp)
+
+
+def status(h: highspy.Highs) -> str:
+    """``optimal``, ``unbounded``, ``infeasible`` or another HiGHS status name."""
+    s = h.getModelStatus()
+    if s == highspy.HighsModelStatus.kOptimal:
+        return "optimal"
+    if s in (highspy.HighsModelStatus.kUnbounded,):
+        return "unbounded"
+    if s == highspy.HighsModelStatus.kInfeasible:
+        return "infeasible"
+    if s == highspy.HighsModelStatus.kUnboundedOrInfeasible:
+        return "unbounded_or_infeasible"
+    return h.modelStatusToString(s)
+
+
+def col_values(h: highspy.Highs) -> np.ndarray:
+    """Primal column values of the last solve."""
+    return np.asarray(h.getSolution().col_value, dtype=float)

@@ -1,0 +1,222 @@
+"""Turn user data (frames, CSV and Parquet paths, tau-ARGUS microdata) into a DuckDB source.
+
+DuckDB reads CSV and Parquet files directly (out of core), and scans pandas, polars and
+pyarrow frames in place. Every source is exposed as a SQL ``FROM`` expression together
+with its column names and types, plus a way to find the line or row of a bad value for
+error messages (only used on the error path).
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from tablesafe.errors import InputError
+
+NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+                 "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "REAL")
+
+
+def sql_string(s: str) -> str:
+    """A SQL string literal."""
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+def sql_ident(name: str) -> str:
+    """A quoted SQL identifier."""
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+@dataclass
+class Source:
+    """Data registered with a DuckDB connection.
+
+    Attributes:
+        from_sql: SQL expression usable after ``FROM``.
+        columns: column names in order.
+        types: DuckDB type name per column.
+        file: file name for error messages (None for in-memory frames).
+        kind: ``"csv"``, ``"parquet"``, ``"frame"`` or ``"asc"``.
+        locate: ``locate(column, predicate)`` returns ``(position, value)`` for the first
+            value for which ``predicate(raw_string_or_None)`` holds: the 1-based line (text
+            files) or row (frames, Parquet); None when no value matches.
+        line_word: ``"line"`` for text files, ``"row"`` otherwise.
+        metadata: tau-ARGUS metadata when the source came with an ``.rda`` file.
+    """
+
+    from_sql: str
+    columns: list[str]
+    types: dict[str, str]
+    file: str | None
+    kind: str
+    locate: Callable[[str, Callable[[str | None], bool]], tuple[int, str | None] | None]
+    line_word: str = "line"
+    metadata: Any = None
+    keep: list[Any] = field(default_factory=list)
+
+    def is_numeric(self, column: str) -> bool:
+        """True when DuckDB already types the column as a number."""
+        t = self.types.get(column, "").upper()
+        return t.startswith(NUMERIC_TYPES) or t.startswith("DECIMAL")
+
+    def error_at(self, message: str, column: str, found: tuple[int, str | None] | None,
+                 code: str | None = None) -> InputError:
+        """An :class:`InputError` pointing at the line or row ``found`` of ``column``."""
+        if found is None:
+            return InputError(message, file=self.file, column=column, code=code)
+        pos, value = found
+        code = code if code is not None else ("" if value is None else value)
+        if self.line_word == "line":
+            return InputError(message, file=self.file, line=pos, column=column, code=code)
+        return InputError(f"{message} (row {pos})", file=self.file, column=column, code=code)
+
+    def check_columns(self, names: list[str | None], role: str = "column") -> None:
+        """Raise :class:`InputError` for a name that is not a column (listing the known ones)."""
+        for n in names:
+            if n is not None and n not in self.columns:
+                raise InputError(
+                    f"unknown {role} {n!r}; the data has the columns {', '.join(map(repr, self.columns))}",
+                    file=self.file,
+                    column=n,
+                )
+
+
+def _describe(con: duckdb.DuckDBPyConnection, from_sql: str) -> tuple[list[str], dict[str, str]]:
+    rows = con.execute(f"DESCRIBE SELECT * FROM {from_sql}").fetchall()
+    cols = [r[0] for r in rows]
+    return cols, {r[0]: str(r[1]) for r in rows}
+
+
+def open_source(con: duckdb.DuckDBPyConnection, data: Any, *, name: str = "tablesafe_src") -> Source:
+    """Register ``data`` with ``con`` and describe it.
+
+    ``data`` may be a pandas, polars or pyarrow frame, a path to a CSV (``.csv``, ``.txt``,
+    ``.csv.gz``) or Parquet file, or a tau-ARGUS microdata source
+    (:class:`tablesafe.io.tauargus.AscSource`). CSV columns are all read as text so that
+    codes such as ``01`` keep their leading zeros; numbers are cast where needed.
+    """
+    from tablesafe.io.tauargus import AscSource  # local import: tauargus imports this module
+
+    if isinstance(data, AscSource):
+        return data.open(con)
+    if isinstance(data, (str, Path)):
+        path = Path(data)
+        if not path.exists():
+            raise InputError("data file not found", file=str(path))
+        suffixes = "".join(path.suffixes).lower()
+        if suffixes.endswith((".parquet", ".pq")):
+            return _parquet_source(con, path)
+        if suffixes.endswith((".asc", ".dat")):
+            raise InputError(
+                "tau-ARGUS microdata needs its metadata: pass tablesafe.io.tauargus.read_asc(asc, rda)",
+                file=str(path),
+            )
+        return _csv_source(con, path)
+    return _frame_source(con, data, name)
+
+
+def _csv_source(con: duckdb.DuckDBPyConnection, path: Path) -> Source:
+    from_sql = (
+        f"read_csv({sql_string(str(path))}, header=true, all_varchar=true, auto_detect=true)"
+    )
+    try:
+        cols, types = _describe(con, from_sql)
+    except duckdb.Error as exc:
+        raise InputError(f"cannot read CSV file: {str(exc).splitlines()[0]}", file=str(path)) from None
+    if path.stat().st_size == 0:
+        raise InputError("empty input: the file has no header and no records", file=str(path))
+
+    def locate(column: str, pred: Callable[[str | None], bool]) -> tuple[int, str | None] | None:
+        with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+            sample = fh.read(65536)
+            fh.seek(0)
+            try:
+                dialect = csv.Sniffer().sniff(sample, delimiters=",;\t|")
+            except csv.Error:
+                dialect = csv.excel
+            reader = csv.reader(fh, dialect)
+            header = next(reader, [])
+            header = [h.strip() for h in header]
+            if column not in header:
+                return None
+            j = header.index(column)
+            for lineno, rec in enumerate(reader, start=2):
+                value = rec[j] if j < len(rec) else None
+                if value == "":
+                    value = None
+                if pred(value):
+                    return lineno, value
+        return None
+
+    return Source(from_sql, cols, types, str(path), "csv", locate)
+
+
+def _parquet_source(con: duckdb.DuckDBPyConnection, path: Path) -> Source:
+    from_sql = f"read_parquet({sql_string(str(path))})"
+    try:
+        cols, types = _describe(con, from_sql)
+    except duckdb.Error as exc:
+        raise InputError(f"cannot read Parquet file: {str(exc).splitlines()[0]}", file=str(path)) from None
+
+    def locate(column: str, pred: Callable[[str | None], bool]) -> tuple[int, str | None] | None:
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(path)
+        offset = 0
+        for batch in pf.iter_batches(columns=[column], batch_size=1 << 16):
+            for i, v in enumerate(batch.column(0).to_pylist()):
+                t = None if v is None else _as_text(v)
+                if pred(t):
+                    return offset + i + 1, t
+            offset += batch.num_rows
+        return None
+
+    return Source(from_sql, cols, types, str(path), "parquet", locate, line_word="row")
+
+
+def _as_text(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(v)
+    return str(v)
+
+
+def _frame_source(con: duckdb.DuckDBPyConnection, data: Any, name: str) -> Source:
+    mod = type(data).__module__
+    obj = data
+    if mod.startswith("polars"):
+        obj = data.to_arrow()
+    elif not mod.startswith(("pandas", "pyarrow")):
+        raise InputError(
+            f"cannot read data of type {type(data).__name__}: pass a pandas, polars or pyarrow "
+            "frame, or a path to a CSV, Parquet or tau-ARGUS file"
+        )
+    con.register(name, obj)
+    cols, types = _describe(con, sql_ident(name))
+
+    def locate(column: str, pred: Callable[[str | None], bool]) -> tuple[int, str | None] | None:
+        if mod.startswith("pandas"):
+            values = data[column].tolist()
+        else:
+            values = obj.column(column).to_pylist()
+        for i, v in enumerate(values):
+            if v is not None and isinstance(v, float) and math.isnan(v):
+                v = None
+            t = None if v is None else _as_text(v)
+            if pred(t):
+                return i + 1, t
+        return None
+
+    return Source(sql_ident(name), cols, types, None, "frame", locate, line_word="row", keep=[obj])
+
+
+def first_lines(path: str | Path, n: int) -> list[str]:
+    """The first ``n`` lines of a text file (for sniffing)."""
+    with open(path, encoding="latin-1") as fh:
+        return [line.rstrip("\r\n") for line in itertools.islice(fh, n)]

@@ -1,0 +1,247 @@
+"""The publication file: one row per cell, codes then the value, withheld cells masked.
+
+A publication never says why a cell is withheld: primary and secondary suppressions get
+the same marker (an empty field by default), and no rule parameter is written anywhere
+(seed 003 B.1.e: parameter values stay confidential). Empty cells (no contributors) are
+published as 0, or as a chosen ``empty_marker``.
+
+All writers here are atomic: the file is written next to its target under a temporary
+name and renamed into place only when complete, so a failed run leaves no partial file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tablesafe.errors import InputError, TablesafeError
+
+#: File suffixes the frame writers understand.
+TABLE_FORMATS = {".csv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "excel"}
+
+
+def publication_frame(
+    codes: pd.DataFrame,
+    value: np.ndarray,
+    withheld: np.ndarray,
+    response: str,
+    *,
+    empty: np.ndarray | None = None,
+    marker: str | None = None,
+    empty_marker: str | None = None,
+) -> pd.DataFrame:
+    """Build the publication table.
+
+    Args:
+        codes: one row per cell, a column per dimension (total codes for totals).
+        value: cell values.
+        withheld: True for every withheld cell (primary and secondary alike).
+        response: name of the value column (the response variable's name).
+        empty: True for empty cells (no contributors); they are published as 0.
+        marker: text written for withheld cells; ``None`` leaves them empty (NA).
+        empty_marker: text written for empty cells instead of 0 (e.g. ``"-"``).
+
+    Returns:
+        A frame with the dimension columns then ``response``. Values are integers when
+        every published value is whole, else floats. With a marker the value column holds
+        text.
+    """
+    if response in codes.columns:
+        raise InputError(f"the response name {response!r} is also a dimension name", column=response)
+    value = np.asarray(value, dtype=float)
+    withheld = np.asarray(withheld, dtype=bool)
+    if len(value) != len(codes) or len(withheld) != len(codes):
+        raise ValueError("codes, value and withheld differ in length")
+    empty = np.zeros(len(value), dtype=bool) if empty is None else np.asarray(empty, dtype=bool)
+    shown = np.where(empty, 0.0, stable_values(value))
+    published = ~withheld
+    integral = bool(np.all(np.isfinite(shown[published])) and np.all(shown[published] == np.round(shown[published])))
+    if integral:
+        col = pd.array(np.round(shown).astype("int64"), dtype="Int64")
+        col[withheld] = pd.NA
+    else:
+        col = pd.array(shown, dtype="Float64")
+        col[withheld] = pd.NA
+    frame = codes.reset_index(drop=True).copy()
+    for c in frame.columns:
+        frame[c] = frame[c].astype(str)
+    if marker is None and empty_marker is None:
+        frame[response] = col
+        return frame
+    text = pd.Series(col).astype("string")
+    if marker is not None:
+        text[withheld] = marker
+    if empty_marker is not None:
+        text[empty & ~withheld] = empty_marker
+    frame[response] = text
+    return frame
+
+
+def stable_values(value: np.ndarray, digits: int = 12) -> np.ndarray:
+    """Values rounded to ``digits`` significant digits.
+
+    Sums of the same numbers in a different order may differ in the last bits; rounding
+    far below any published precision makes files byte-identical across runs.
+    """
+    v = np.asarray(value, dtype=float)
+    out = v.copy()
+    fin = np.isfinite(v) & (v != 0)
+    mag = np.floor(np.log10(np.abs(v[fin])))
+    scale = 10.0 ** (digits - 1 - mag)
+    out[fin] = np.round(v[fin] * scale) / scale
+    return out
+
+
+def read_publication(
+    path: str | Path,
+    dims: list[str],
+    response: str | None = None,
+    *,
+    marker: str | None = None,
+) -> pd.DataFrame:
+    """Read a publication file back: codes per dimension and a ``withheld`` flag.
+
+    Withheld cells are those with an empty value (or ``marker``). Returns a frame with the
+    dimension columns (as text), ``value`` (NaN where withheld) and ``withheld``.
+    """
+    path = Path(path)
+    fmt = table_format(path)
+    try:
+        if fmt == "csv":
+            df = pd.read_csv(path, dtype=str, keep_default_na=False)
+        elif fmt == "parquet":
+            df = pd.read_parquet(path)
+        else:
+            df = pd.read_excel(path, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise InputError("publication file not found", file=str(path)) from None
+    except (ValueError, OSError) as exc:
+        raise InputError(f"cannot read publication file: {exc}", file=str(path)) from None
+    missing = [d for d in dims if d not in df.columns]
+    if missing:
+        raise InputError(
+            f"the publication file has no column for dimension(s) {', '.join(missing)}; "
+            f"its columns are {', '.join(map(str, df.columns))}",
+            file=str(path),
+            column=missing[0],
+        )
+    if response is None or response not in df.columns:
+        rest = [c for c in df.columns if c not in dims]
+        if len(rest) != 1:
+            raise InputError(
+                "cannot tell which column of the publication holds the values "
+                f"(candidates: {', '.join(map(str, rest)) or 'none'})",
+                file=str(path),
+            )
+        response = rest[0]
+    raw = df[response].astype("string").fillna("").str.strip()
+    withheld = raw == ""
+    if marker:
+        withheld |= raw == marker
+    num = pd.to_numeric(raw.where(~withheld, None), errors="coerce")
+    bad = (~withheld) & num.isna()
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(
+            f"non-numeric value {raw.iloc[i]!r} in the publication (use --marker if withheld cells "
+            "carry a marker)",
+            file=str(path),
+            line=i + 2 if fmt == "csv" else None,
+            column=response,
+        )
+    out = pd.DataFrame({d: df[d].astype(str).str.strip() for d in dims})
+    out["value"] = num.to_numpy(dtype=float, na_value=np.nan)
+    out["withheld"] = withheld.to_numpy(dtype=bool)
+    return out
+
+
+# ---------------------------------------------------------------------------- writers
+def table_format(path: str | Path) -> str:
+    """The table format implied by a file name (``csv``, ``parquet`` or ``excel``)."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in TABLE_FORMATS:
+        raise InputError(
+            f"unknown table file type {suffix or '(none)'!r}; use .csv, .parquet or .xlsx", file=str(path)
+        )
+    return TABLE_FORMATS[suffix]
+
+
+def _write_any(frame: pd.DataFrame, path: Path, fmt: str, sheet: str) -> None:
+    if fmt == "csv":
+        frame.to_csv(path, index=False, lineterminator="\n")
+    elif fmt == "parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        from tablesafe.io.excel import write_excel
+
+        write_excel(frame, path, sheet=sheet)
+
+
+@contextmanager
+def staged_files(targets: Mapping[str, str | Path | None]) -> Iterator[dict[str, Path]]:
+    """Stage several output files and publish them together.
+
+    Yields a dict of temporary paths (one per non-None target, in the target's folder).
+    When the block completes, every temporary file is renamed onto its target; when it
+    raises, every temporary file is removed and no target is touched.
+    """
+    temps: dict[str, Path] = {}
+    finals: dict[str, Path] = {}
+    try:
+        for key, target in targets.items():
+            if target is None:
+                continue
+            final = Path(target)
+            if final.parent and not final.parent.exists():
+                try:
+                    final.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise InputError(f"cannot create the output folder: {exc.strerror}", file=str(final)) from None
+            fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".part" + final.suffix, dir=final.parent)
+            os.close(fd)
+            os.chmod(tmp, 0o666 & ~_umask())
+            temps[key] = Path(tmp)
+            finals[key] = final
+        yield temps
+    except BaseException:
+        for tmp in temps.values():
+            tmp.unlink(missing_ok=True)
+        raise
+    for key, tmp in temps.items():
+        os.replace(tmp, finals[key])
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_frame(frame: pd.DataFrame, path: str | Path, *, sheet: str = "table") -> None:
+    """Write a frame atomically as CSV, Parquet or Excel (chosen by the file suffix)."""
+    fmt = table_format(path)
+    with staged_files({"out": path}) as tmp:
+        try:
+            _write_any(frame, tmp["out"], fmt, sheet)
+        except OSError as exc:
+            raise TablesafeError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def write_frame_to(frame: pd.DataFrame, tmp: Path, final: str | Path, *, sheet: str = "table") -> None:
+    """Write a frame to a staged temporary path in the format the final name implies."""
+    _write_any(frame, tmp, table_format(final), sheet)
+
+
+def write_text_to(text: str | bytes, tmp: Path) -> None:
+    """Write text (UTF-8) or bytes to a staged temporary path."""
+    if isinstance(text, bytes):
+        tmp.write_bytes(text)
+    else:
+        tmp.write_text(text, encoding="utf-8")
+

@@ -1,0 +1,506 @@
+"""Sensitivity rules as plain data objects.
+
+Each rule is a frozen dataclass holding its parameters; :mod:`tablesafe.rules.measures`
+evaluates it over all cells at once. Every rule knows how to describe itself in words
+(``describe``), how to write itself back as a rule string (``to_string``, parsed again by
+:func:`tablesafe.rules.parse_rules`) and, where it is a linear sensitivity measure in the
+sense of seed 003 (B.1), how to express itself as weights (``to_linear``).
+
+Rule parameters are confidential (seed 003 B.1.e): these strings belong in analyst files
+and logs, never in a publication.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tablesafe.errors import RuleError
+
+
+def _num(x: float) -> str:
+    """Short, exact-looking text for a parameter."""
+    return f"{x:.12g}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Base class of all sensitivity rules."""
+
+    @property
+    def kind(self) -> str:
+        """Short name of the rule family (``p``, ``pq``, ``nk``, ...)."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """One sentence saying when a cell is sensitive under this rule."""
+        raise NotImplementedError
+
+    def to_string(self) -> str:
+        """The rule string that :func:`parse_rules` turns back into this rule."""
+        raise NotImplementedError
+
+    def to_tauargus(self) -> str | None:
+        """The tau-ARGUS batch form of this rule, or None when tau-ARGUS has none."""
+        return None
+
+    def to_linear(self) -> LinearRule | None:
+        """The rule as a linear sensitivity measure (seed 003 B.1), if it is one."""
+        return None
+
+    @property
+    def magnitude(self) -> bool:
+        """True for concentration rules on the size of contributions."""
+        return False
+
+    @property
+    def needs_top(self) -> int:
+        """How many of the largest contributions the rule needs per cell."""
+        return 0
+
+    def __str__(self) -> str:
+        return self.to_string()
+
+
+@dataclass(frozen=True)
+class PRule(Rule):
+    """The p% rule with coalitions of ``n`` intruders (seed 000 eq. 5 and 10).
+
+    A cell is sensitive when the intruders (the ``n`` largest other units) can estimate
+    the largest contribution to within ``p`` percent: ``p/100 x1 - (X - x1 - x2 - ... -
+    x(n+1)) > 0``. Upper protection level: that same left-hand side (seed 002 table).
+    """
+
+    p: float
+    n: int = 1
+
+    def __post_init__(self) -> None:
+        if not (0 < self.p):
+            raise RuleError(f"p% rule: p must be positive, got {self.p}")
+        if int(self.n) != self.n or self.n < 1:
+            raise RuleError(f"p% rule: the number of intruders n must be a whole number >= 1, got {self.n}")
+
+    kind = "p"  # type: ignore[assignment]
+
+    @property
+    def magnitude(self) -> bool:
+        return True
+
+    @property
+    def needs_top(self) -> int:
+        return self.n + 1
+
+    def describe(self) -> str:
+        who = "the second largest unit" if self.n == 1 else f"a coalition of the {self.n} next largest units"
+        return (
+            f"p% rule: sensitive when {who} can estimate the largest contribution to within "
+            f"{_num(self.p)}% (p={_num(self.p)}, intruders={self.n})"
+        )
+
+    def to_string(self) -> str:
+        return f"p({_num(self.p)})" if self.n == 1 else f"p({_num(self.p)}, n={self.n})"
+
+    def to_tauargus(self) -> str:
+        return f"P({_num(self.p)},{self.n})"
+
+    def to_linear(self) -> LinearRule:
+        # seed 003 B.1.a: S = x1 - 100/p sum_{i>=c+2} x_i (normalised with w1 = 1)
+        return LinearRule(tuple([1.0] + [0.0] * self.n + [-100.0 / self.p]))
+
+    def covered_by_nk(self, n: int) -> NKRule:
+        """The (1,k) or (2,k) rule whose sensitive cells this p% rule all flags (seed 003 Table 1)."""
+        from tablesafe.rules import params
+
+        if n == 1:
+            return NKRule(1, params.k1_covering_p(self.p))
+        if n == 2:
+            return NKRule(2, params.k2_covering_p(self.p))
+        raise RuleError("seed 003 relates p% rules to (1,k) and (2,k) rules only")
+
+
+@dataclass(frozen=True)
+class PQRule(Rule):
+    """The (p,q) prior-posterior rule, symmetric or asymmetric (seed 000 eq. 2, 3, 9).
+
+    Every unit knows every other contribution a priori to within ``q`` percent; a cell is
+    sensitive when intruders can bound the largest contribution to within ``p`` percent.
+    The asymmetric form has separate ``p_lower``/``p_upper`` (posterior accuracy of lower
+    and upper bounds) and ``q_lower``/``q_upper`` (a priori interval ``[(1 - q_lower/100)
+    x, (1 + q_upper/100) x]``); the cell is sensitive when ``p_lower x1 - q_upper R > 0``
+    or ``p_upper x1 - q_lower R > 0`` with ``R = X - x1 - ... - x(n+1)`` (seed 000 eq. 3).
+
+    ``prior`` chooses the protection levels: ``"strong"`` (default; a unit also knows
+    other cells to within q%, seed 000 eq. 13/14, the seed 002 table: ``p/q x1 - R``) or
+    ``"weak"`` (only its own cell, eq. 11/12: ``p/100 x1 - q/100 R``).
+    """
+
+    p_lower: float
+    q_lower: float
+    p_upper: float
+    q_upper: float
+    n: int = 1
+    prior: str = "strong"
+
+    kind = "pq"  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        for name in ("p_lower", "q_lower", "p_upper", "q_upper"):
+            v = getattr(self, name)
+            if not v > 0:
+                raise RuleError(f"(p,q) rule: {name} must be positive, got {v}")
+        if not (self.p_lower < self.q_lower and self.p_upper < self.q_upper):
+            raise RuleError(
+                f"(p,q) rule: p must be smaller than q (got p={_num(self.p_lower)}/{_num(self.p_upper)}, "
+                f"q={_num(self.q_lower)}/{_num(self.q_upper)}); seed 000 section 3.1"
+            )
+        if int(self.n) != self.n or self.n < 1:
+            raise RuleError(f"(p,q) rule: the number of intruders n must be a whole number >= 1, got {self.n}")
+        if self.prior not in ("strong", "weak"):
+            raise RuleError(f"(p,q) rule: prior must be 'strong' or 'weak', got {self.prior!r}")
+
+    @classmethod
+    def symmetric(cls, p: float, q: float, n: int = 1, prior: str = "strong") -> PQRule:
+        """The usual (p,q) rule with one p and one q."""
+        return cls(p, q, p, q, n, prior)
+
+    @property
+    def is_symmetric(self) -> bool:
+        return self.p_lower == self.p_upper and self.q_lower == self.q_upper
+
+    @property
+    def p(self) -> float:
+        return self.p_upper
+
+    @property
+    def q(self) -> float:
+        return self.q_lower
+
+    @property
+    def magnitude(self) -> bool:
+        return True
+
+    @property
+    def needs_top(self) -> int:
+        return self.n + 1
+
+    def describe(self) -> str:
+        if self.is_symmetric:
+            par = f"p={_num(self.p)}, q={_num(self.q)}"
+        else:
+            par = (
+                f"p_lower={_num(self.p_lower)}, p_upper={_num(self.p_upper)}, "
+                f"q_lower={_num(self.q_lower)}, q_upper={_num(self.q_upper)}"
+            )
+        return (
+            "(p,q) prior-posterior rule: sensitive when contributions known a priori to within q% "
+            f"can be estimated to within p% after publication ({par}, intruders={self.n}, "
+            f"{self.prior} prior for protection levels)"
+        )
+
+    def to_string(self) -> str:
+        extra = "" if self.n == 1 else f", n={self.n}"
+        extra += "" if self.prior == "strong" else f", prior={self.prior}"
+        if self.is_symmetric:
+            return f"pq({_num(self.p)}, {_num(self.q)}{extra})"
+        return (
+            f"pq(p_lower={_num(self.p_lower)}, p_upper={_num(self.p_upper)}, "
+            f"q_lower={_num(self.q_lower)}, q_upper={_num(self.q_upper)}{extra})"
+        )
+
+    def equivalent_p(self) -> PRule:
+        """The p% rule flagging exactly the same cells: p* = 100 p/q (seed 002 eq. p-star)."""
+        if not self.is_symmetric:
+            raise RuleError("only a symmetric (p,q) rule has an equivalent p% rule")
+        return PRule(100.0 * self.p / self.q, self.n)
+
+    def to_linear(self) -> LinearRule | None:
+        if not self.is_symmetric:
+            return None
+        # seed 003 B.1.b: S = x1 - q/p sum_{i>=c+2} x_i
+        return LinearRule(tuple([1.0] + [0.0] * self.n + [-self.q / self.p]))
+
+
+@dataclass(frozen=True)
+class NKRule(Rule):
+    """The (n,k) dominance rule: sensitive when ``x1 + ... + xn > k/100 X`` (seed 000 eq. 6).
+
+    Upper protection level ``100/k (x1 + ... + xn) - X`` (seed 000 eq. 16).
+    """
+
+    n: int
+    k: float
+
+    kind = "nk"  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if int(self.n) != self.n or self.n < 1:
+            raise RuleError(f"(n,k) rule: n must be a whole number >= 1, got {self.n}")
+        if not (0 < self.k < 100):
+            raise RuleError(f"(n,k) rule: k must lie strictly between 0 and 100, got {self.k}")
+
+    @property
+    def magnitude(self) -> bool:
+        return True
+
+    @property
+    def needs_top(self) -> int:
+        return self.n
+
+    def describe(self) -> str:
+        return (
+            f"(n,k) dominance rule: sensitive when the {self.n} largest units hold more than "
+            f"{_num(self.k)}% of the cell value (n={self.n}, k={_num(self.k)})"
+        )
+
+    def to_string(self) -> str:
+        return f"nk({self.n}, {_num(self.k)})"
+
+    def to_tauargus(self) -> str:
+        return f"NK({self.n},{_num(self.k)})"
+
+    def to_linear(self) -> LinearRule:
+        # seed 003 B.1.c: S = sum_{i<=n} x_i - k/(100-k) sum_{i>n} x_i
+        return LinearRule(tuple([1.0] * self.n + [-self.k / (100.0 - self.k)]))
+
+    def covering_p(self) -> PRule:
+        """The most lenient p% rule flagging every cell this (1,k)/(2,k) rule flags (seed 003)."""
+        from tablesafe.rules import params
+
+        if self.n == 1:
+            return PRule(params.p_covering_k1(self.k))
+        if self.n == 2:
+            return PRule(params.p_covering_k2(self.k))
+        raise RuleError("seed 003 relates p% rules to (1,k) and (2,k) rules only")
+
+    def replacing_p(self) -> PRule:
+        """Seed 002's replacement of a (2,k) rule by a p% rule: p = 100 (100 - k)/k ((2,80) -> p(25))."""
+        from tablesafe.rules import params
+
+        if self.n != 2:
+            raise RuleError("seed 002 replaces (2,k) rules only")
+        return PRule(params.p_from_k2_seed002(self.k))
+
+
+@dataclass(frozen=True)
+class FreqRule(Rule):
+    """Minimum frequency rule: sensitive when ``0 < contributors < n``.
+
+    Protection levels ``range`` percent of the cell value (tau-ARGUS ``FREQ(n, range)``);
+    with range 0 the cell must merely not be recalculable exactly (seed 002 recommends
+    level zero when only a frequency rule is used).
+    """
+
+    n: int
+    range: float = 10.0
+
+    kind = "freq"  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if int(self.n) != self.n or self.n < 1:
+            raise RuleError(f"frequency rule: the minimum frequency must be a whole number >= 1, got {self.n}")
+        if self.range < 0:
+            raise RuleError(f"frequency rule: the safety range must be >= 0, got {self.range}")
+
+    def describe(self) -> str:
+        return (
+            f"minimum frequency rule: sensitive when fewer than {self.n} units contribute "
+            f"(protection {_num(self.range)}% of the value)"
+        )
+
+    def to_string(self) -> str:
+        return f"freq({self.n}, range={_num(self.range)})"
+
+    def to_tauargus(self) -> str:
+        return f"FREQ({self.n},{_num(self.range)})"
+
+
+@dataclass(frozen=True)
+class ZeroRule(Rule):
+    """Zero cells (contributors present, all contributions 0) are sensitive (seed 001 section 2).
+
+    ``range`` is an absolute protection level, as tau-ARGUS ``ZERO(range)`` (a percentage
+    of a zero value would be zero).
+    """
+
+    range: float = 0.0
+
+    kind = "zero"  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.range < 0:
+            raise RuleError(f"zero rule: the safety range must be >= 0, got {self.range}")
+
+    def describe(self) -> str:
+        return f"zero rule: cells whose contributions are all zero are sensitive (protection {_num(self.range)})"
+
+    def to_string(self) -> str:
+        return f"zero({_num(self.range)})"
+
+    def to_tauargus(self) -> str:
+        return f"ZERO({_num(self.range)})"
+
+
+@dataclass(frozen=True)
+class RequestRule(Rule):
+    """Request rule of foreign-trade statistics (seed 002 "Foreign trade rules", tau-ARGUS REQ).
+
+    A cell is sensitive when the largest unit asked for protection and holds more than
+    ``p1`` percent of the cell value, or the second largest asked and holds more than
+    ``p2`` percent. Protection level: ``margin`` percent of the value when given, else
+    the dominance level ``100/p x - X`` of the unit that fired.
+    """
+
+    p1: float
+    p2: float | None = None
+    margin: float | None = None
+
+    kind = "request"  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        for name in ("p1", "p2"):
+            v = getattr(self, name)
+            if v is not None and not (0 < v < 100):
+                raise RuleError(f"request rule: {name} must lie strictly between 0 and 100, got {v}")
+        if self.margin is not None and self.margin < 0:
+            raise RuleError(f"request rule: the safety margin must be >= 0, got {self.margin}")
+
+    @property
+    def second(self) -> float:
+        return self.p1 if self.p2 is None else self.p2
+
+    @property
+    def magnitude(self) -> bool:
+        return True
+
+    @property
+    def needs_top(self) -> int:
+        return 2
+
+    def describe(self) -> str:
+        return (
+            f"request rule: sensitive when a unit that asked for protection is the largest and holds more "
+            f"than {_num(self.p1)}% of the value, or is the second largest and holds more than "
+            f"{_num(self.second)}%"
+        )
+
+    def to_string(self) -> str:
+        s = f"request({_num(self.p1)}, {_num(self.second)}"
+        if self.margin is not None:
+            s += f", margin={_num(self.margin)}"
+        return s + ")"
+
+    def to_tauargus(self) -> str:
+        return f"REQ({_num(self.p1)},{_num(self.second)},{_num(self.margin or 0)})"
+
+
+@dataclass(frozen=True)
+class ManualRule(Rule):
+    """Safety margin (percent of the value) for cells made sensitive by hand (tau-ARGUS MAN)."""
+
+    margin: float = 10.0
+
+    kind = "man"  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.margin < 0:
+            raise RuleError(f"manual safety margin must be >= 0, got {self.margin}")
+
+    def describe(self) -> str:
+        return f"manual safety margin: cells made sensitive by hand get {_num(self.margin)}% of their value"
+
+    def to_string(self) -> str:
+        return f"man({_num(self.margin)})"
+
+    def to_tauargus(self) -> str:
+        return f"MAN({_num(self.margin)})"
+
+
+@dataclass(frozen=True)
+class LinearRule(Rule):
+    """A general linear sensitivity measure ``S(X) = sum_i w_i x_i`` (seed 003 B.1).
+
+    ``weights`` are ``w1, ..., wm`` for the ordered contributions ``x1 >= x2 >= ...``;
+    the last weight applies to every contribution from ``xm`` on. A cell is sensitive when
+    ``S(X) > 0``. The weights must be non-increasing (the measure is then subadditive:
+    unions of safe cells are safe) and end negative (else no cell could ever be safe).
+    The upper protection level is ``S(X) / -wm``: the amount the remainder must grow
+    for ``S`` to reach 0 (this gives the seed 002 levels for p%, (p,q) and (n,k)).
+    """
+
+    weights: tuple[float, ...] = field(default_factory=tuple)
+
+    kind = "linear"  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        w = tuple(float(x) for x in self.weights)
+        object.__setattr__(self, "weights", w)
+        if len(w) < 2:
+            raise RuleError("linear rule: give at least two weights (w1, ..., wm; wm applies to the rest)")
+        bad = [i for i in range(len(w) - 1) if w[i + 1] > w[i]]
+        if bad:
+            i = bad[0]
+            raise RuleError(
+                f"linear rule: weights must be non-increasing for the measure to be subadditive "
+                f"(seed 003 B.1), but w{i + 1}={_num(w[i])} < w{i + 2}={_num(w[i + 1])}"
+            )
+        if not w[-1] < 0:
+            raise RuleError(
+                f"linear rule: the last weight (applied to all smaller contributions) must be negative, "
+                f"got {_num(w[-1])}; otherwise no cell could be safe"
+            )
+
+    @property
+    def magnitude(self) -> bool:
+        return True
+
+    @property
+    def needs_top(self) -> int:
+        return len(self.weights) - 1
+
+    def describe(self) -> str:
+        return (
+            "linear sensitivity measure: sensitive when sum w_i x_i > 0 with weights "
+            + ", ".join(_num(x) for x in self.weights)
+            + " (the last for all further contributions)"
+        )
+
+    def to_string(self) -> str:
+        return "linear(" + ", ".join(_num(x) for x in self.weights) + ")"
+
+    def to_linear(self) -> LinearRule:
+        return self
+
+
+@dataclass(frozen=True)
+class WeightOption(Rule):
+    """tau-ARGUS ``WGT(1)``: apply sampling weights in the rules (mode ``expand``)."""
+
+    apply: bool = True
+
+    kind = "wgt"  # type: ignore[assignment]
+
+    def describe(self) -> str:
+        return "apply sampling weights in the safety rules" if self.apply else "ignore sampling weights"
+
+    def to_string(self) -> str:
+        return f"wgt({int(self.apply)})"
+
+    def to_tauargus(self) -> str:
+        return f"WGT({int(self.apply)})"
+
+
+@dataclass(frozen=True)
+class MissingOption(Rule):
+    """tau-ARGUS ``MIS(0|1)``: whether cells with missing codes are safe (kept for migration)."""
+
+    safe: bool = False
+
+    kind = "mis"  # type: ignore[assignment]
+
+    def describe(self) -> str:
+        return "cells of missing codes are " + ("safe" if self.safe else "judged by the rules")
+
+    def to_string(self) -> str:
+        return f"mis({int(self.safe)})"
+
+    def to_tauargus(self) -> str:
+        return f"MIS({int(self.safe)})"

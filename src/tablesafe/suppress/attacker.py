@@ -1,0 +1,301 @@
+"""The attacker's linear programs, their duals (capacity cuts) and certificates.
+
+The attacker knows every published cell, the relations ``A y = rhs`` and an a priori
+interval per cell. Written in deviations ``z = y - value`` from the true table, the
+attacker's problem for a target cell ``k`` reads
+
+    max  s * z_k   s.t.  A z = 0,   -L_i x_i <= z_i <= U_i x_i
+
+with ``x_i = 1`` for withheld cells and 0 for published ones, ``L_i = value_i - lower_i``,
+``U_i = upper_i - value_i`` and ``s = +1`` (upward) or ``-1`` (downward). The cell is
+protected in direction ``s`` when the optimum reaches its protection level.
+
+For any row multipliers ``u`` the reduced costs ``d = c - A^T u`` (``c = -s e_k``) give the
+dual bound ``sum_i (max(d_i, 0) L_i + max(-d_i, 0) U_i) x_i`` on the attacker's optimum,
+valid for every ``x``. Requiring it to reach the protection level is the capacity (Benders)
+inequality of Fischetti and Salazar (JASA 2000; seed 002 "Secondary tabular data protection
+methods"); the same LPs with fractional ``x`` separate the master's LP relaxation.
+
+Suppressed cells linked by relations form independent blocks (DESIGN.md, performance
+habits): one HiGHS model is built per block and only its objective changes per target.
+An optimal attacker solution is a *certificate*: a feasible table that differs from the
+truth in withheld cells only and moves the target by the level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from tablesafe.problem import Problem
+
+INF = float("inf")
+UP, DOWN = 1, -1
+_HINF = highspy.kHighsInf
+
+
+def _tol(req: float) -> float:
+    return 1e-6 * max(1.0, abs(req))
+
+
+@dataclass
+class Bounds:
+    """Deviation bounds the attacker uses.
+
+    ``dn[i]`` / ``up[i]``: how far cell ``i`` may move down / up when it protects other
+    cells (with the capacity option ``dn`` is capped by the protection capacity, seed 000
+    section 7.1); ``tdn`` / ``tup``: how far a target may move itself (its full a priori
+    interval). ``req_up`` / ``req_dn`` / ``req_sl``: required deviations per cell (levels
+    capped at the a priori interval, DESIGN.md).
+    """
+
+    dn: np.ndarray
+    up: np.ndarray
+    tdn: np.ndarray
+    tup: np.ndarray
+    req_up: np.ndarray
+    req_dn: np.ndarray
+    req_sl: np.ndarray
+    singleton: np.ndarray  # cells whose single respondent is an insider
+
+    @classmethod
+    def of(cls, problem: Problem, *, capacity: bool = False, singleton: bool = True) -> "Bounds":
+        """Deviation bounds and required levels of a problem."""
+        v = problem.value
+        tdn = np.maximum(v - problem.lower, 0.0)
+        tup = np.maximum(problem.upper - v, 0.0)
+        dn = tdn.copy()
+        up = tup.copy()
+        if capacity and problem.capacity is not None:
+            dn = np.minimum(dn, np.maximum(np.asarray(problem.capacity, dtype=float), 0.0))
+        sens = problem.sensitive
+        req_up = np.where(sens, np.minimum(problem.upl, tup), 0.0)
+        req_dn = np.where(sens, np.minimum(problem.lpl, tdn), 0.0)
+        req_sl = np.where(sens, np.minimum(problem.spl, tup + tdn), 0.0)
+        if singleton and problem.contributors is not None:
+            single = sens & (np.asarray(problem.contributors) == 1)
+        else:
+            single = np.zeros(problem.n, dtype=bool)
+        return cls(dn, up, tdn, tup, req_up, req_dn, req_sl, single)
+
+
+@dataclass
+class Cut:
+    """Capacity inequality ``sum coef[j] * x[idx[j]] >= rhs`` (constants moved to rhs)."""
+
+    idx: np.ndarray
+    coef: np.ndarray
+    rhs: float
+    target: int
+    direction: int
+
+
+@dataclass
+class Attack:
+    """One attacker LP's outcome for a target, direction and (optional) insider cell."""
+
+    target: int
+    direction: int  # UP, DOWN
+    insider: int  # -1 for an outsider
+    reached: float  # the attacker's best deviation (inf when unbounded)
+    required: float
+    cells: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    dev: np.ndarray = field(default_factory=lambda: np.zeros(0))  # certificate deviations
+    dual_cells: np.ndarray | None = None  # reduced costs over all cells of the block rows
+    dual_d: np.ndarray | None = None
+    sliding_short: float = 0.0  # how much the interval width misses the sliding level
+
+    @property
+    def ok(self) -> bool:
+        """Whether the level is reached."""
+        return self.reached >= self.required - _tol(self.required)
+
+
+class Blocks:
+    """Connected blocks of active cells (``x > 0``) linked by relations."""
+
+    def __init__(self, relations: sp.csr_matrix, x: np.ndarray) -> None:
+        n = relations.shape[1]
+        active = x > 1e-9
+        a = relations.tocsc()
+        cols = np.flatnonzero(active)
+        sub = a[:, cols].tocsr()
+        rows = np.flatnonzero(np.diff(sub.indptr) > 0)
+        self.active = active
+        self.label = np.full(n, -1, dtype=np.int64)
+        self.row_label = np.full(relations.shape[0], -1, dtype=np.int64)
+        if len(cols) == 0:
+            self.count = 0
+            return
+        sub = sub[rows]
+        nr, nc = sub.shape
+        g = sp.bmat([[None, sub], [sub.T, None]], format="csr")
+        k, lab = connected_components(g, directed=False)
+        self.count = k
+        self.row_label[rows] = lab[:nr]
+        self.label[cols] = lab[nr:]
+
+    def cells(self, b: int) -> np.ndarray:
+        return np.flatnonzero(self.label == b)
+
+    def rows(self, b: int) -> np.ndarray:
+        return np.flatnonzero(self.row_label == b)
+
+
+class BlockLP:
+    """One HiGHS model of the attacker's deviations over a block of active cells."""
+
+    def __init__(self, problem: Problem, bounds: Bounds, x: np.ndarray, cells: np.ndarray, rows: np.ndarray,
+                 rel_csr: sp.csr_matrix | None = None) -> None:
+        self.problem = problem
+        self.bounds = bounds
+        self.cells = cells
+        self.rows = rows
+        self.pos = {int(c): j for j, c in enumerate(cells)}
+        rel = problem.relations if rel_csr is None else rel_csr
+        self.arows = rel[rows]  # rows x all cells
+        sub = self.arows[:, cells].tocsc()
+        xs = x[cells]
+        self.lo = -bounds.dn[cells] * xs
+        self.hi = bounds.up[cells] * xs
+        self.tlo = -bounds.tdn[cells] * xs
+        self.thi = bounds.tup[cells] * xs
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("presolve", "off")
+        lp = highspy.HighsLp()
+        lp.num_col_ = len(cells)
+        lp.num_row_ = len(rows)
+        lp.col_cost_ = np.zeros(len(cells))
+        lp.col_lower_ = np.where(np.isfinite(self.lo), self.lo, -_HINF)
+        lp.col_upper_ = np.where(np.isfinite(self.hi), self.hi, _HINF)
+        lp.row_lower_ = np.zeros(len(rows))
+        lp.row_upper_ = np.zeros(len(rows))
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_ = sub.indptr.astype(np.int32)
+        lp.a_matrix_.index_ = sub.indices.astype(np.int32)
+        lp.a_matrix_.value_ = sub.data.astype(float)
+        h.passModel(lp)
+        self.h = h
+        self.x = xs
+
+    def _set_bounds(self, j: int, lo: float, hi: float) -> None:
+        self.h.changeColBounds(j, lo if np.isfinite(lo) else -_HINF, hi if np.isfinite(hi) else _HINF)
+
+    def attack(self, target: int, direction: int, required: float, insider: int = -1,
+               want_dual: bool = True, force_dual: bool = False) -> Attack:
+        """Solve the attacker's LP for ``target`` moving in ``direction``."""
+        j = self.pos[int(target)]
+        h = self.h
+        self._set_bounds(j, self.tlo[j], self.thi[j])
+        ji = self.pos.get(int(insider), -1) if insider >= 0 else -1
+        if ji >= 0:
+            self._set_bounds(ji, 0.0, 0.0)
+        h.changeColCost(j, -float(direction))
+        h.run()
+        status = h.getModelStatus()
+        res = Attack(int(target), direction, int(insider), 0.0, float(required))
+        if status == highspy.HighsModelStatus.kOptimal:
+            sol = h.getSolution()
+            z = np.asarray(sol.col_value)
+            res.reached = float(direction * z[j])
+            nz = np.abs(z) > 1e-9 * max(1.0, abs(res.reached))
+            res.cells = self.cells[nz]
+            res.dev = z[nz]
+            if want_dual and (force_dual or not res.ok):
+                y = np.asarray(sol.row_dual)
+                # reduced costs d = c - A^T y over every cell in the block's rows
+                d_all = -(self.arows.T @ y)
+                d_all[target] -= direction
+                cols = np.flatnonzero(np.abs(d_all) > 1e-12)
+                res.dual_cells = cols
+                res.dual_d = d_all[cols]
+        elif status in (highspy.HighsModelStatus.kUnbounded, highspy.HighsModelStatus.kUnboundedOrInfeasible):
+            res.reached = INF
+            if required > 0:  # a certificate: a finite point moving the target by its level
+                if direction == UP:
+                    self._set_bounds(j, self.tlo[j], required)
+                else:
+                    self._set_bounds(j, -required, self.thi[j])
+                h.run()
+                if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+                    z = np.asarray(h.getSolution().col_value)
+                    nz = np.abs(z) > 1e-9 * max(1.0, required)
+                    res.cells, res.dev = self.cells[nz], z[nz]
+        else:
+            # numerical trouble: retry from scratch once, then report as unprotected
+            h.clearSolver()
+            h.run()
+            if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+                z = np.asarray(h.getSolution().col_value)
+                res.reached = float(direction * z[j])
+                nz = np.abs(z) > 1e-9
+                res.cells, res.dev = self.cells[nz], z[nz]
+            else:
+                res.reached = -INF
+        h.changeColCost(j, 0.0)
+        self._set_bounds(j, self.lo[j], self.hi[j])
+        if ji >= 0:
+            self._set_bounds(ji, self.lo[ji], self.hi[ji])
+        return res
+
+
+def cut_from(attack: Attack, bounds: Bounds, fixed_one: np.ndarray) -> Cut:
+    """The capacity inequality of an unsuccessful attack (Fischetti-Salazar).
+
+    ``fixed_one``: cells withheld whatever the master decides (sensitive cells); their
+    terms move to the right-hand side. Coefficients above the remaining right-hand side
+    are lowered to it (valid for binary ``x``).
+    """
+    cells = attack.dual_cells
+    d = attack.dual_d
+    k = attack.target
+    dn = np.where(cells == k, bounds.tdn[cells], bounds.dn[cells])
+    up = np.where(cells == k, bounds.tup[cells], bounds.up[cells])
+    pos = np.maximum(d, 0.0)
+    neg = np.maximum(-d, 0.0)
+    with np.errstate(invalid="ignore"):
+        coef = np.where(pos > 0, pos * dn, 0.0) + np.where(neg > 0, neg * up, 0.0)
+    coef = np.where(np.isnan(coef), INF, coef)
+    if attack.insider >= 0:
+        coef[cells == attack.insider] = 0.0
+    const = fixed_one[cells]
+    rhs = attack.required - float(np.sum(np.minimum(coef[const], 1e300)))
+    cells, coef = cells[~const], coef[~const]
+    keep = coef > 1e-9 * max(1.0, abs(attack.required))
+    cells, coef = cells[keep], np.minimum(coef[keep], max(rhs, 0.0))
+    return Cut(cells.astype(np.int64), coef, float(rhs), k, attack.direction)
+
+
+def row_cuts(problem: Problem, bounds: Bounds, fixed_one: np.ndarray) -> list[Cut]:
+    """Cheap valid inequalities: for each sensitive cell, relation and direction.
+
+    The relation alone must let the target move by its level: the dual ``u = +-e_r``
+    of the attacker's LP, so another cell of the relation must be withheld and able to
+    move far enough (the "at least two withheld cells per relation" condition, weighted
+    by capacity).
+    """
+    cuts: list[Cut] = []
+    a = problem.relations.tocsc()
+    arow = problem.relations
+    for k in np.flatnonzero(problem.sensitive):
+        for r in a.indices[a.indptr[k]:a.indptr[k + 1]]:
+            s, e = arow.indptr[r], arow.indptr[r + 1]
+            cols = arow.indices[s:e]
+            vals = arow.data[s:e]
+            akr = vals[cols == k][0]
+            for direction, req in ((UP, bounds.req_up[k]), (DOWN, bounds.req_dn[k])):
+                if req <= 0:
+                    continue
+                # d = c - a_r * u with u chosen so that d_k = 0: u = -direction / a_kr
+                d = -vals * (-direction / akr)
+                d[cols == k] = 0.0
+                att = Attack(int(k), direction, -1, 0.0, float(req), dual_cells=cols, dual_d=d)
+                cut = cut_from(att, bounds, fixed_one)
+                if cut.rhs > 0:
+                    cuts.append(cut)
+    return cuts

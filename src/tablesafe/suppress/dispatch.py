@@ -1,0 +1,140 @@
+"""The one entry point of secondary suppression: choose a method, then audit, repair, clean.
+
+Whatever the method, the pattern goes through the same end: every sensitive cell is
+attacked (:mod:`tablesafe.suppress.protection`), cells the attack finds under-protected
+get more complements until the whole table passes, complements no longer needed are
+dropped again (seed 003 B.2.b, "second pass"), and a final audit must pass or
+:class:`~tablesafe.errors.AuditFailure` is raised: an unsafe pattern is never returned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+import numpy as np
+
+from tablesafe.errors import AuditFailure, InputError
+from tablesafe.problem import Pattern, Problem
+from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.protection import certificates_frame, check, cleanup, failing, repair
+
+METHODS = ("optimal", "modular", "fast", "none")
+
+
+def _logger(progress: bool):
+    if not progress:
+        return None, contextlib.nullcontext()
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    status = console.status("suppressing ...")
+
+    def log(msg: str) -> None:
+        status.update(msg)
+        console.log(msg)
+
+    return log, status
+
+
+def suppress(
+    problem: Problem,
+    method: str = "optimal",
+    *,
+    time_limit: float | None = None,
+    certificates: bool = False,
+    singleton: bool = True,
+    capacity: bool = False,
+    progress: bool = False,
+    seed: int = 0,
+    audit: bool = True,
+) -> Pattern:
+    """Choose complementary suppressions so that every sensitive cell is protected.
+
+    Args:
+        problem: the cells, relations, bounds and protection levels.
+        method: ``optimal`` (Fischetti-Salazar cut generation), ``modular`` (HiTaS:
+            subtables top-down), ``fast`` (heuristic for very large tables) or ``none``
+            (primaries only; no safety claim, no audit).
+        time_limit: seconds for the method's search (the final repair, cleanup and audit
+            run to completion); ``None``: no limit.
+        certificates: attach a certificate per sensitive cell and direction.
+        singleton: protect against the single respondent of a withheld sensitive cell
+            next to the target (seed 002 "singletons").
+        capacity: let cells move down only by their protection capacity when they protect
+            others (seed 000 section 7.1; needs ``problem.capacity``).
+        progress: show progress with rich.
+        seed: random seed of the solvers (results are deterministic for a seed).
+        audit: run the final independent audit (on by default).
+
+    Returns:
+        The pattern; ``stats`` holds seconds, cost, gap (optimal), repair and cleanup
+        counts.
+
+    Raises:
+        AuditFailure: a sensitive cell cannot be protected, or the final audit fails.
+        InputError: unknown method.
+    """
+    if method not in METHODS:
+        raise InputError(f"unknown suppression method {method!r}; choose one of {', '.join(METHODS)}")
+    t0 = time.monotonic()
+    sens = problem.sensitive
+    if method == "none":
+        return Pattern(sens.copy(), method="none", stats={"seconds": time.monotonic() - t0, "safe": False})
+    bounds = Bounds.of(problem, capacity=capacity, singleton=singleton)
+    log, status = _logger(progress)
+    stats: dict = {}
+    with status:
+        if method == "optimal":
+            from tablesafe.suppress.optimal import optimal_pattern
+
+            withheld, stats = optimal_pattern(problem, bounds, time_limit=time_limit, seed=seed, log=log)
+        elif method == "modular":
+            from tablesafe.suppress.modular import modular_pattern
+
+            withheld, stats = modular_pattern(problem, bounds, time_limit=time_limit, seed=seed, log=log)
+        else:
+            try:
+                from tablesafe.suppress.fast import fast_pattern
+            except ImportError as exc:
+                raise InputError(
+                    "the 'fast' suppression method is not available in this installation "
+                    f"(tablesafe.suppress.fast could not be imported: {exc})"
+                ) from None
+            pat = fast_pattern(problem, time_limit=time_limit, progress=progress, seed=seed)
+            withheld = np.asarray(pat.withheld, dtype=bool)
+            stats = dict(pat.stats)
+        withheld = withheld | sens
+        if log:
+            log("repairing: checking every sensitive cell")
+        before = int(withheld.sum())
+        withheld, atts, rounds = repair(problem, bounds, withheld)
+        stats["repair_rounds"] = rounds
+        stats["repair_added"] = int(withheld.sum()) - before
+        if log:
+            log("cleanup: dropping complements no longer needed")
+        withheld, atts, removed = cleanup(problem, bounds, withheld, atts)
+        stats["cleanup_removed"] = removed
+        if audit:
+            _final_audit(problem, bounds, withheld, singleton)
+    stats["seconds"] = time.monotonic() - t0
+    stats["withheld"] = int(withheld.sum())
+    stats["secondary"] = int((withheld & ~sens).sum())
+    stats["cost"] = float(problem.cost[withheld & ~sens].sum())
+    stats["withheld_value"] = float(np.abs(problem.value[withheld & ~sens]).sum())
+    stats["safe"] = True
+    certs = certificates_frame(problem, bounds, atts) if certificates else None
+    return Pattern(withheld, method=method, stats=stats, certificates=certs)
+
+
+def _final_audit(problem: Problem, bounds: Bounds, withheld: np.ndarray, singleton: bool) -> None:
+    """Attack every sensitive cell afresh with the standard a priori bounds (no capacity)."""
+    plain = Bounds.of(problem, capacity=False, singleton=singleton)
+    atts = check(problem, plain, withheld)
+    bad = failing(plain, atts)
+    if bad:
+        names = ", ".join(repr(problem.names[k]) for k in sorted({b[0] for b in bad})[:10])
+        raise AuditFailure(
+            f"the final audit found {len(bad)} successful attacks on sensitive cells ({names}); "
+            "the pattern is not published"
+        )

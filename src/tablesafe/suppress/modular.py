@@ -1,0 +1,193 @@
+"""Modular suppression of hierarchical tables (HiTaS; seed 000 sections 1 and 6).
+
+The table is split into non-hierarchical subtables: for every choice of one parent node
+per dimension, the subtable holds the cells whose code in each dimension is that parent
+or one of its children. Subtables are protected top-down (by the sum of the parents'
+depths) with the optimal method. Cells withheld in one subtable are carried into every
+other subtable they occur in as cells to protect, with protection levels from seed 000
+section 6: the maximum of the levels of the withheld cells in the same relations
+(row/column, marginals included), symmetric, repeated until nothing changes. A subtable
+whose published cells get withheld later is protected again, until stable.
+
+tau-ARGUS's Modular stops here and can leave cells recalculable across subtables; the
+dispatcher always follows with the full-table audit, repair and cleanup.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+
+from tablesafe.errors import TablesafeError
+from tablesafe.problem import PRIMARY, SAFE, Problem
+from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.optimal import optimal_pattern
+
+
+def subtables(problem: Problem) -> list[tuple[int, np.ndarray]]:
+    """Non-hierarchical subtables as (sum of parent depths, cell positions), top-down."""
+    model = problem.model
+    dims = model.dims
+    codes = model.codes
+    shape = tuple(len(d.hierarchy) for d in dims)
+    pos = np.empty((problem.n, len(dims)), dtype=np.int64)
+    for j, d in enumerate(dims):
+        h = d.hierarchy
+        lookup = {c: i for i, c in enumerate(h.codes)}
+        pos[:, j] = np.fromiter((lookup[c] for c in codes[d.name].astype(str)), dtype=np.int64, count=problem.n)
+    keys = np.ravel_multi_index(tuple(pos.T), shape)
+    order = np.argsort(keys)
+    skeys = keys[order]
+    per_dim = []
+    for d in dims:
+        h = d.hierarchy
+        depths = h.depths
+        per_dim.append([(int(depths[p]), np.array((p, *h.children(p)), dtype=np.int64)) for p in h.parents])
+    out = []
+    for combo in itertools.product(*per_dim):
+        depth = sum(c[0] for c in combo)
+        grids = np.meshgrid(*[c[1] for c in combo], indexing="ij")
+        k = np.ravel_multi_index(tuple(g.ravel() for g in grids), shape)
+        loc = np.searchsorted(skeys, k)
+        loc = np.minimum(loc, len(skeys) - 1)
+        found = skeys[loc] == k
+        if not found.all():  # a subtable of linked tables not present in any table
+            continue
+        out.append((depth, np.sort(order[loc])))
+    out.sort(key=lambda t: (t[0], t[1][0]))
+    return out
+
+
+def _carried_levels(problem: Problem, withheld: np.ndarray) -> np.ndarray:
+    """Levels of withheld complements (seed 000 section 6): the maximum level of withheld
+    cells sharing a relation with them, iterated to a fixed point; symmetric."""
+    sens = problem.sensitive
+    level = np.where(sens, np.maximum(problem.upl, problem.lpl), 0.0)
+    level = np.where(withheld, level, 0.0)
+    a = problem.relations
+    rows_w = a[:, withheld].tocsr() if withheld.any() else None
+    if rows_w is None:
+        return level
+    wi = np.flatnonzero(withheld)
+    sub = rows_w.copy()
+    sub.data[:] = 1.0
+    for _ in range(50):
+        # max level per row among withheld cells, then max over rows per cell
+        coo = sub.tocoo()
+        row_max = np.zeros(a.shape[0])
+        np.maximum.at(row_max, coo.row, level[wi[coo.col]])
+        cell_max = np.zeros(len(wi))
+        np.maximum.at(cell_max, coo.col, row_max[coo.row])
+        new = level.copy()
+        sec = ~sens[wi]
+        new[wi[sec]] = np.maximum(level[wi[sec]], cell_max[sec])
+        if np.array_equal(new, level):
+            break
+        level = new
+    return level
+
+
+def modular_pattern(
+    problem: Problem,
+    bounds: Bounds,
+    *,
+    time_limit: float | None = None,
+    seed: int = 0,
+    log=None,
+    max_passes: int = 3,
+) -> tuple[np.ndarray, dict]:
+    """HiTaS-style pattern (not yet audited across subtables); returns (mask, stats)."""
+    t0 = time.monotonic()
+    deadline = t0 + (time_limit if time_limit is not None else 1e12)
+    say = log or (lambda *_: None)
+    sens = problem.sensitive
+    if problem.model is None or problem.model.size != problem.n:
+        say("no table structure: protecting the whole table at once")
+        w, st = optimal_pattern(problem, bounds, time_limit=time_limit, seed=seed, log=log)
+        st["subtables"] = 0
+        return w, st
+    subs = subtables(problem)
+    say(f"{len(subs)} subtables")
+    w = sens.copy()
+    seen = np.zeros(problem.n, dtype=bool)  # cells of subtables already protected
+    queue = list(range(len(subs)))
+    passes = np.zeros(len(subs), dtype=np.int64)
+    solved = 0
+    failures = 0
+    capacity = problem.capacity
+    use_capacity = bool(np.any(bounds.dn < bounds.tdn))
+    while queue:
+        i = queue.pop(0)
+        _, cells = subs[i]
+        passes[i] += 1
+        if not w[cells].any():
+            seen[cells] = True
+            continue
+        sub, carried = _subproblem(problem, w, seen, cells)
+        remaining = max(deadline - time.monotonic(), 1.0)
+        per = remaining / max(len(queue) + 1, 1)
+        try:
+            sb = Bounds.of(sub, capacity=use_capacity, singleton=bounds.singleton.any())
+            if use_capacity and capacity is not None:
+                sb.dn = np.minimum(sb.tdn, np.where(carried, sb.tdn, capacity[cells]))
+            sw, _ = optimal_pattern(sub, sb, time_limit=per, seed=seed)
+        except TablesafeError:
+            failures += 1  # left to the full-table repair
+            seen[cells] = True
+            continue
+        solved += 1
+        new = cells[sw & ~w[cells]]
+        w[new] = True
+        # published cells of earlier subtables that are now withheld: protect those again
+        reopened = new[seen[new]]
+        seen[cells] = True
+        if len(reopened):
+            for j, (_, other) in enumerate(subs):
+                if j != i and passes[j] < max_passes and j not in queue and np.isin(reopened, other).any():
+                    queue.append(j)
+        say(f"subtable {i + 1}/{len(subs)}: {len(new)} new complements")
+    stats = {"subtables": len(subs), "subtables_solved": solved, "subtable_failures": failures,
+             "seconds_modular": time.monotonic() - t0}
+    return w, stats
+
+
+def _subproblem(problem: Problem, withheld: np.ndarray, seen: np.ndarray, cells: np.ndarray):
+    """The subtable as a problem of its own: withheld cells carried as cells to protect."""
+    a = problem.relations[:, cells].tocsr()
+    full = np.diff(problem.relations.indptr)
+    inside = np.diff(a.indptr)
+    rows = np.flatnonzero((inside == full) & (inside > 0))
+    rel = a[rows]
+    sens = problem.sensitive[cells]
+    w = withheld[cells]
+    carried = w & ~sens
+    level = _carried_levels(problem, withheld)[cells]
+    status = problem.status[cells].copy()
+    status[carried] = PRIMARY
+    upl = np.where(carried, level, problem.upl[cells])
+    lpl = np.where(carried, level, problem.lpl[cells])
+    spl = np.where(carried, 0.0, problem.spl[cells])
+    cost = problem.cost[cells].astype(float).copy()
+    # published in a subtable already protected: withhold only if nothing else will do
+    boost = seen[cells] & ~w & (status == SAFE)
+    cost[boost] = cost[boost] * 10.0 + float(np.max(np.abs(problem.cost)) if problem.n else 1.0)
+    contributors = None
+    if problem.contributors is not None:
+        contributors = np.where(carried, -1, problem.contributors[cells])
+    sub = Problem(
+        names=problem.names[cells],
+        value=problem.value[cells],
+        cost=cost,
+        status=status,
+        lower=problem.lower[cells],
+        upper=problem.upper[cells],
+        upl=upl,
+        lpl=lpl,
+        spl=spl,
+        relations=rel,
+        rhs=np.zeros(len(rows)),
+        contributors=contributors,
+    )
+    return sub, carried
