@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 from tablesafe.suppress.fast import fast_pattern  # noqa: E402
-from tablesafe.suppress.fast_certificates import check  # noqa: E402
+from tablesafe.audit import check_certificates  # noqa: E402
 from tablesafe.synthetic import problem_from_data, synthetic_preset  # noqa: E402
 
 SECTION = "## Suppression: fast and comparison with tau-ARGUS"
@@ -57,7 +57,7 @@ def main() -> None:
     pattern = fast_pattern(problem, progress=args.progress)
     times["fast suppression"] = time.perf_counter() - t
     t = time.perf_counter()
-    failures = check(problem, pattern.withheld, pattern.certificates)
+    failures = check_certificates(problem, pattern.withheld, pattern.certificates)
     times["certificate check"] = time.perf_counter() - t
     sec = pattern.withheld & ~problem.sensitive
     res = {

@@ -18,15 +18,15 @@ symmetric, ``v + (UPL/M) d`` and ``v - (LPL/M) d`` are both feasible tables that
 the truth only in withheld cells and move the target by its upper and lower protection
 level: they are the target's *certificates*. A certificate stays valid when more cells
 are withheld later, so the final pattern is proved safe by the certificates alone; they
-are checked in one pass over the relations (:func:`tablesafe.suppress.fast_certificates.
-check_certificates`).
+are checked in one pass over the relations (:func:`tablesafe.audit.check_certificates`).
 
 When the local LP is infeasible the neighbourhood grows by one relation hop. Protected and
 empty cells never move. With ``singleton=True`` single-contributor cells (other than the
-target) are held fixed first, so that a certificate never relies on a cell whose only
+target) are held fixed first, so that a certificate does not rely on a cell whose only
 contributor knows its value (seed 002, "singletons"; seed 000 section 7 suggests zero a
-priori intervals for such cells); they are admitted only when no certificate exists
-without them.
+priori intervals for such cells); they are admitted (with a large weight) only when no
+certificate exists without them, and ``stats["certificates_with_singletons"]`` counts
+those certificates (an insider audit may then still find the target too exposed).
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ class FastOptions:
     inner_hops: int = 4
     box_levels: tuple[int, ...] = (1, 2)
     inner: str = "box"
+    strict_hops: int = 4
+    strict_whole_max: int = 20_000
     stats: dict = field(default_factory=dict)
 
 
@@ -328,9 +330,26 @@ class _Search:
         self.cap_down: np.ndarray | None = None
 
     def certify(self, t, amount, free, single, withheld, cap, weight, cap_down=None):
-        """(deviation, cells, how) of the cheapest local certificate found, or (None, ...)."""
+        """(deviation, cells, how) of the cheapest local certificate found, or (None, ...).
+
+        First without moving any single-contributor cell other than the target (so that
+        no singleton's insider can rule the certificate out), within boxes and a few hops;
+        then, only if that fails, with singletons allowed (penalised) up to the whole block.
+        """
         self.cap_down = cap_down
-        inner = withheld & free & ~single
+        if single.any():
+            strict = free & ~single
+            d, cells, how = self._certify(
+                t, amount, strict, withheld, cap, weight, self.opts.strict_hops, self.n <= self.opts.strict_whole_max
+            )
+            if d is not None:
+                return d, cells, how
+            d, cells, how = self._certify(t, amount, free, withheld, cap, weight, self.opts.max_hops, True)
+            return d, cells, "with-singletons " + how
+        return self._certify(t, amount, free, withheld, cap, weight, self.opts.max_hops, True)
+
+    def _certify(self, t, amount, free, withheld, cap, weight, max_hops, allow_whole):
+        inner = withheld & free
         inner[t] = True
         # 1. among cells already withheld: no new suppression needed
         if self.geo is not None and self.opts.inner == "box":
@@ -355,8 +374,8 @@ class _Search:
                 d = self._solve(t, cells, amount, cap, weight, withheld)
                 if d is not None:
                     return d, cells, f"box{level}"
-        d, cells, hops = self._grow(t, amount, movable, cap, weight, withheld, 2, self.opts.max_hops, True)
-        return d, cells, ("block" if hops > self.opts.max_hops else f"hops{hops}")
+        d, cells, hops = self._grow(t, amount, movable, cap, weight, withheld, 2, max_hops, allow_whole)
+        return d, cells, ("block" if hops > max_hops else f"hops{hops}")
 
     @staticmethod
     def _order(t: int, cells: np.ndarray) -> np.ndarray:
