@@ -314,7 +314,7 @@ def _holding_rules(rules: str) -> bool:
 def _write_table(t: ArbTable, kind: int, options: str, target: Path, *, file: str, line: int) -> None:
     from tablesafe.io.publication import staged_files
 
-    opts = {"AS": False, "FL": kind == 1, "QU": True, "SE": False}
+    opts = {"AS": False, "FL": kind == 2, "QU": True, "SE": False}  # tau-ARGUS: names first for type 2
     for m in re.finditer(r"([A-Za-z]{2})\s*([+-])", options):
         key = m.group(1).upper()
         if key not in ("AS", "FL", "QU", "SE", "HL", "SO", "AR", "HI", "TR"):
