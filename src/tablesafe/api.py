@@ -159,6 +159,7 @@ class ProtectResult:
         report: str | Path | None = None,
         certificates: str | Path | None = None,
         jj: str | Path | None = None,
+        apriori: str | Path | None = None,
     ) -> None:
         """Write the requested files, all or nothing.
 
@@ -169,6 +170,7 @@ class ProtectResult:
             certificates: Parquet file of protection certificates (columns ``target``,
                 ``direction``, ``cell``, ``value``).
             jj: the protected problem as a JJ file (complements marked).
+            apriori: the pattern as a tau-ARGUS a priori file (:meth:`apriori_frame`).
 
         Every file is first written under a temporary name beside its target; only when
         all are complete are they renamed into place. On any error no target is touched.
@@ -181,7 +183,8 @@ class ProtectResult:
                 "suppression method that produces them"
             )
         t0 = time.perf_counter()
-        targets = {"out": out, "cells": cells, "report": report, "certificates": certificates, "jj": jj}
+        targets = {"out": out, "cells": cells, "report": report, "certificates": certificates, "jj": jj,
+                   "apriori": apriori}
         with staged_files(targets) as tmp:
             if "out" in tmp:
                 write_frame_to(self.publication, tmp["out"], out, sheet="publication")
@@ -193,6 +196,10 @@ class ProtectResult:
                 from tablesafe.io.jj import write_jj
 
                 write_jj(self.protected_problem(), tmp["jj"], secondary="m")
+            if "apriori" in tmp:
+                from tablesafe.io.hst import hst_text
+
+                tmp["apriori"].write_text(hst_text(self.apriori_frame(), list(self.problem.codes.columns)), encoding="utf-8")
             if "report" in tmp:
                 from tablesafe.report import render_report
 
@@ -202,6 +209,18 @@ class ProtectResult:
     def report(self, path: str | Path) -> None:
         """Write the self-contained HTML report to ``path``."""
         self.write(report=path)
+
+    def apriori_frame(self, *, safe: str = "p", withheld: str = "u") -> pd.DataFrame:
+        """The pattern as tau-ARGUS a priori requests (see :mod:`tablesafe.io.hst`), so a
+        later run (of this or a linked table) keeps it: withheld cells (primary and
+        secondary) get ``withheld`` (default ``u``), published non-empty cells ``safe``
+        (default ``p``: must stay published); empty cells are left out."""
+        if self.problem.codes is None:
+            raise InputError("a priori files name cells by their codes; this table has none")
+        keep = self.problem.status != EMPTY
+        frame = self.problem.codes.loc[keep].reset_index(drop=True).astype(str)
+        kind = np.where(self.withheld[keep], withheld, safe)
+        return frame.assign(kind=kind, a=np.nan, b=np.nan)
 
     def protected_problem(self) -> Problem:
         """The problem with the final statuses (complements as ``M``)."""

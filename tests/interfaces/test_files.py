@@ -199,3 +199,17 @@ def test_jj_back_to_a_table_with_its_dimensions(tmp_path):
     other = compile_tables(TableStructure((Dimension("a", Hierarchy.flat([str(i) for i in range(27)])),)))
     with pytest.raises(InputError, match="relations"):
         with_structure(read_jj(tmp_path / "t.jj"), other)
+
+
+def test_pattern_as_apriori_file_round_trips(tmp_path):
+    """A protected pattern written as a tau-ARGUS a priori file and applied to the same
+    unassessed table gives back the same withheld cells (u) and published ones (p)."""
+    r = _result()
+    r.write(apriori=tmp_path / "p.hst")
+    text = (tmp_path / "p.hst").read_text()
+    assert text.splitlines()[0] == '"Total";"Total";p'
+    fresh = small_problem()
+    fresh = fresh.copy(status=np.where(fresh.status == "Z", "Z", "S"), upl=np.zeros(fresh.n), lpl=np.zeros(fresh.n))
+    q = apply_apriori(fresh, tmp_path / "p.hst")
+    assert (q.sensitive == r.withheld).all()
+    assert ((q.status == "P") == (~r.withheld & (r.problem.status != "Z"))).all()

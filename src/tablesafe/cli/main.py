@@ -104,6 +104,7 @@ def protect(
     report: Optional[Path] = typer.Option(None, "--report", help="HTML report (confidential)."),
     certificates: Optional[Path] = typer.Option(None, "--certificates", help="Parquet file of protection certificates."),
     write_jj: Optional[Path] = typer.Option(None, "--write-jj", help="Write the protected problem as a JJ file."),
+    write_apriori: Optional[Path] = typer.Option(None, "--write-apriori", help="Write the pattern as a tau-ARGUS a priori file (.hst): withheld u, published p."),
     marker: Optional[str] = typer.Option(None, "--marker", help="Text for withheld cells in the publication (default: empty)."),
     empty_marker: Optional[str] = typer.Option(None, "--empty-marker", help="Text for empty cells (default: 0)."),
     time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Seconds for the suppression method."),
@@ -159,9 +160,10 @@ def protect(
                 recompute_totals=recompute_totals or None,
             ),
         )
-        result.write(out=out_file, cells=cells, report=report, certificates=certificates, jj=write_jj)
+        result.write(out=out_file, cells=cells, report=report, certificates=certificates, jj=write_jj,
+                     apriori=write_apriori)
         say(quiet, result.summary())
-        for label, path in (("publication", out_file), ("analyst file", cells), ("report", report), ("certificates", certificates), ("JJ file", write_jj)):
+        for label, path in (("publication", out_file), ("analyst file", cells), ("report", report), ("certificates", certificates), ("JJ file", write_jj), ("a priori file", write_apriori)):
             if path is not None:
                 say(quiet, f"wrote {label}: {path}")
 
