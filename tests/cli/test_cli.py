@@ -118,3 +118,18 @@ def test_protect_errors_are_one_paragraph_and_write_nothing(tmp_path, benchmarks
 def test_version():
     res = invoke("version")
     assert res.exit_code == 0 and res.output.strip()
+
+
+def test_audit_of_a_jj_problem(tmp_path):
+    """The audit command works on JJ input too (cells named by index): primaries alone are
+    exposed (exit 1); withholding everything but the grand total protects them (exit 0)."""
+    jj = small_jj(tmp_path / "s.jj")
+    pub = tmp_path / "pub.csv"
+    assert invoke("protect", "--jj", jj, "--method", "none", "--out", pub, "--quiet").exit_code == 0
+    res = invoke("audit", jj, "--pattern", pub)
+    assert res.exit_code == 1 and "NOT protected" in res.output
+    frame = pd.read_csv(pub, dtype=str, keep_default_na=False)
+    frame.loc[1:, "value"] = ""
+    frame.to_csv(pub, index=False)
+    res = invoke("audit", jj, "--pattern", pub)
+    assert res.exit_code == 0, res.output
