@@ -270,7 +270,7 @@ class BlockLP:
         return res
 
 
-def cut_from(attack: Attack, bounds: Bounds, fixed_one: np.ndarray) -> Cut:
+def cut_from(attack: Attack, bounds: Bounds, fixed_one: np.ndarray, cap: bool = True) -> Cut:
     """The capacity inequality of an unsuccessful attack (Fischetti-Salazar).
 
     ``fixed_one``: cells withheld whatever the master decides (sensitive cells); their
@@ -293,7 +293,9 @@ def cut_from(attack: Attack, bounds: Bounds, fixed_one: np.ndarray) -> Cut:
     rhs = attack.required - float(np.sum(np.minimum(coef[const], 1e300)))
     cells, coef = cells[~const], coef[~const]
     keep = coef > 1e-9 * max(1.0, abs(attack.required))
-    cells, coef = cells[keep], np.minimum(coef[keep], max(rhs, 0.0))
+    cells, coef = cells[keep], coef[keep]
+    if cap:
+        coef = np.minimum(coef, max(rhs, 0.0))
     return Cut(cells.astype(np.int64), coef, float(rhs), k, attack.direction)
 
 

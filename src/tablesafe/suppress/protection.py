@@ -148,15 +148,16 @@ def sliding_cut(bounds: Bounds, up: Attack, dn: Attack, fixed_one: np.ndarray) -
     if up.dual_cells is None or dn.dual_cells is None:
         return None
     cu = cut_from(Attack(up.target, UP, up.insider, 0, 0.0, dual_cells=up.dual_cells, dual_d=up.dual_d), bounds,
-                  fixed_one)
+                  fixed_one, cap=False)
     cd = cut_from(Attack(dn.target, DOWN, dn.insider, 0, 0.0, dual_cells=dn.dual_cells, dual_d=dn.dual_d), bounds,
-                  fixed_one)
+                  fixed_one, cap=False)
     # cut_from with required 0 leaves rhs = -constants; recombine without capping
     const = -(cu.rhs + cd.rhs)
     rhs = float(bounds.req_sl[up.target]) - const
-    idx = np.concatenate([cu.idx, cd.idx])
-    coef = np.concatenate([cu.coef, cd.coef])
-    return Cut(idx, coef, rhs, up.target, 0)
+    idx, inv = np.unique(np.concatenate([cu.idx, cd.idx]), return_inverse=True)
+    coef = np.zeros(len(idx))
+    np.add.at(coef, inv, np.concatenate([cu.coef, cd.coef]))
+    return Cut(idx, np.minimum(coef, max(rhs, 0.0)), rhs, up.target, 0)
 
 
 def failing(bounds: Bounds, atts: dict[Key, Attack]) -> list[Key]:
@@ -321,8 +322,9 @@ def certificates_frame(problem: Problem, bounds: Bounds, atts: dict[Key, Attack]
         if s >= 0 or a.required <= 0 or len(a.cells) == 0:
             continue
         scale = 1.0
-        if np.isfinite(a.reached) and a.reached > a.required:
-            scale = a.required / a.reached
+        moved = abs(float(a.dev[a.cells == k].sum()))
+        if moved > a.required:
+            scale = a.required / moved
         dev = a.dev * scale
         keep = np.abs(dev) > 0
         vals = problem.value[a.cells[keep]] + dev[keep]
