@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from tablesafe.audit import audit
+from tablesafe.audit import audit, feasibility_intervals
 from tablesafe.problem import EMPTY, PRIMARY, SAFE, Problem
 from tablesafe.structure import Dimension, Hierarchy, TableStructure
 
@@ -192,7 +192,7 @@ def main() -> None:
     args = ap.parse_args()
 
     micro = make_microdata(args.records, args.seed)
-    prob, ts = build_problem(micro)
+    prob, _ts = build_problem(micro)
     with tempfile.TemporaryDirectory() as wd:
         withheld, tau_secs, tau_out = tau_pattern(micro, prob, wd)
     sens = prob.sensitive
@@ -208,11 +208,16 @@ def main() -> None:
     secs = time.perf_counter() - t
     print(f"tablesafe audit (criterion 1): {secs:.2f} s; {res.stats}")
     print(res.summary())
+    t = time.perf_counter()
+    feasibility_intervals(prob, withheld)
+    print(f"feasibility intervals of all {int(withheld.sum())} withheld cells: "
+          f"{time.perf_counter() - t:.2f} s")
     if args.insider:
         t = time.perf_counter()
         res_i = audit(prob, withheld, insider=True)
+        f = res_i.insider_findings
         print(f"tablesafe audit with singleton insiders: {time.perf_counter() - t:.2f} s; "
-              f"{len(res_i.insider_findings)} insider findings")
+              f"{len(f)} insider findings on {f['target'].nunique() if len(f) else 0} cells")
     if args.naive:
         cells = np.flatnonzero(sens & withheld)
         t = time.perf_counter()

@@ -106,7 +106,7 @@ def test_seed001_example5_criterion2_looser(grid):
 
 def test_explicit_aggregations_move_published_cells(grid):
     """The explicit aggregations of Table 7 are x1+x2=540, x3+x4=120, x1+x3=200, x2+x4=460."""
-    p, at, w, _ = _table6(grid, [28, 10, 2])
+    p, _, w, _ = _table6(grid, [28, 10, 2])
     a, b, cells = explicit_aggregations(p, w)
     got = {tuple(a[k].toarray().ravel()): b[k] for k in range(a.shape[0])}
     assert got[(1.0, 1.0, 0.0, 0.0)] == 540 and got[(0.0, 0.0, 1.0, 1.0)] == 120

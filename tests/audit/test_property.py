@@ -87,3 +87,45 @@ def test_intervals_equal_naive_lp(case):
                 assert abs(got - want) <= 1e-6 * max(1.0, abs(want)), (i, got, want)
     pub = ~withheld
     assert np.array_equal(lo[pub], p.value[pub]) and np.array_equal(hi[pub], p.value[pub])
+
+
+@st.composite
+def insider_cases(draw):
+    p, withheld = draw(tables())
+    n = p.n
+    sens = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n))) & withheld
+    sens &= p.value > 0
+    single = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n))) & (p.value > 0)
+    frac = draw(st.sampled_from([0.1, 0.3, 0.6]))
+    status = np.where(sens, "U", "S")
+    lev = np.where(sens, np.ceil(p.value * frac), 0.0)
+    contributors = np.where(single, 1, 5)
+    q = p.copy(status=status, upl=lev, lpl=lev, contributors=contributors)
+    return q, withheld
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(insider_cases())
+def test_singleton_insiders_equal_brute_force(case):
+    """The shortcut re-checks (stored tables, convex segments) find exactly the
+    findings of a fresh audit per singleton with its cell fixed (seed 002 singletons)."""
+    from tablesafe.audit import insider_findings, verdicts
+
+    p, withheld = case
+    got = insider_findings(p, withheld)
+    got_set = set(zip(got["target"], got["attacker"], got["verdict"]))
+    lo, hi = feasibility_intervals(p, withheld)
+    base_v = verdicts(p, lo, hi)
+    want = set()
+    exact_lo, exact_hi = lo, hi
+    for i in np.flatnonzero(withheld & (p.contributors == 1)):
+        if exact_lo[i] == exact_hi[i]:
+            continue  # already known exactly: knowing it adds nothing
+        fixed = p.copy(lower=p.lower.copy(), upper=p.upper.copy())
+        fixed.lower[i] = fixed.upper[i] = p.value[i]
+        flo, fhi = feasibility_intervals(fixed, withheld)
+        v = verdicts(p, flo, fhi)
+        for t in np.flatnonzero(p.sensitive & withheld):
+            if t != i and base_v[t] == "protected" and v[t] != "protected":
+                want.add((p.names[t], f"sole contributor of {p.names[i]}", v[t]))
+    assert got_set == want

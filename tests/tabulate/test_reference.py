@@ -6,11 +6,10 @@ import numpy as np
 import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tabulate_reference import compare, reference
 
 from tablesafe.structure import Hierarchy
 from tablesafe.tabulate import DimSpec, tabulate
-
-from tabulate_reference import compare, reference
 
 REGION = Hierarchy.from_hrc(["N", "@n1", "@n2", "S", "@s1", "@@s1a", "@@s1b", "@s2", "W"])
 REGION_LEAVES = REGION.leaves  # n1 n2 s1a s1b s2 W (leaves at depths 1, 2 and 3)

@@ -140,3 +140,21 @@ def test_tab_ex1_statuses(benchmarks_dir):
     assert cells.value[0] == 5146
     assert list(frame.status).count("U") == 1
     assert frame[(frame.region == "A") & (frame.gender == "female")].iloc[0].status == "U"
+
+
+def test_example_enterprise_scenario2_values(benchmarks_dir):
+    """example_enterprise, scenario 2 of GUItests.Rmd (act x product, turnover, holdings):
+    the 1,665 cells of tau-ARGUS's test_1.txt, in order. The .rda names its hierarchy
+    files by foreign absolute paths; they are found beside the .rda by file name."""
+    b = benchmarks_dir / "tauargus" / "example_enterprise"
+    cells = tabulate(read_asc(b / "example_enterprise.asc", b / "example_enterprise.rda"), ["act", "product"],
+                     "turnover", holding="h_id")
+    with open(b / "test_1.txt", newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert len(rows) == cells.n
+    codes = cells.model.codes
+    assert list(codes["act"]) == [r[0].strip() for r in rows]
+    assert list(codes["product"]) == [r[1].strip() for r in rows]
+    for r, v, n in zip(rows, cells.value, cells.records):
+        assert (n == 0) if r[2] == "-" else round(v, 2) == float(r[2])
+    assert (cells.contributors <= cells.records).all() and cells.contributors[0] < cells.records[0]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import pandas as pd
 
 from tablesafe.audit.intervals import as_mask, solve_intervals
@@ -58,7 +57,7 @@ def audit(
     if insider:
         t1 = time.perf_counter()
         result.insider_findings = insider_findings(
-            problem, mask, contributions=contributions, base=res, rel_tol=rel_tol)
+            problem, mask, contributions=contributions, base=res, rel_tol=rel_tol, stats=stats)
         stats["seconds_insider"] = time.perf_counter() - t1
     if rule is not None and contributions is not None:
         result.union_findings = sensitive_unions(problem, mask, contributions, rule=rule)

@@ -83,8 +83,8 @@ def _scenarios(problem: Problem, mask: np.ndarray, base: IntervalResult,
 
 
 def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame | None = None,
-                     base: IntervalResult | None = None, rel_tol: float = REL_TOL
-                     ) -> pd.DataFrame:
+                     base: IntervalResult | None = None, rel_tol: float = REL_TOL,
+                     stats: dict | None = None) -> pd.DataFrame:
     """Sensitive cells that an insider bounds too closely, and by whom.
 
     Args:
@@ -94,6 +94,13 @@ def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame 
             contribution to each cell, ancestors included; use holdings as units to
             model holdings).
         base: intervals already computed with ``keep_points=True`` (reused).
+        stats: optional dict that receives ``insider_lp_solves``.
+
+    An insider scenario needs no LP for a target when a stored optimal table of the
+    base audit already satisfies the insider's bounds, or when a point on the segment
+    between the target's optimal table and another stored feasible table (or the
+    true table) does and still reaches the protection level: feasible tables form a
+    convex set, so such a point is a valid certificate.
 
     Returns:
         Frame with ``target``, ``attacker``, ``kind`` (``singleton``/``unit``),
@@ -105,56 +112,36 @@ def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame 
         base = solve_intervals(problem, mask, cells=sens, keep_points=True)
     base_verdict = verdicts(problem, base.lower, base.upper, rel_tol=rel_tol)
     records: list[dict] = []
-    cache: dict[int, tuple] = {}
-
-    def block_view(bi: int):
-        """Targets of a block and their stored optimal tables (local cells x targets)."""
-        if bi not in cache:
-            b = base.blocks[bi]
-            tg = b.cols[sens[b.cols] & (base_verdict[b.cols] == "protected")]
-            mats = []
-            for d in (1, -1):
-                mat = np.repeat(b.truth[:, None], len(tg), axis=1)
-                has = np.ones(len(tg), dtype=bool)
-                for j, t in enumerate(tg):
-                    pt = base.points.get((int(t), d))
-                    if pt is None:
-                        has[j] = False
-                        continue
-                    mat[np.searchsorted(b.cols, pt[0]), j] = pt[1]
-                mats.append((mat, has))
-            cache[bi] = (tg, mats)
-        return cache[bi]
-
+    cache: dict[int, _BlockView] = {}
+    up_need, dn_need = _needs(problem, rel_tol)
+    lp_count = 0
     for label, kind, cells, lo, hi, own in _scenarios(problem, mask, base, contributions):
         for bi in np.unique(base.block[cells]):
             b = base.blocks[int(bi)]
-            inb = base.block[cells] == bi
-            gcells, glo, ghi = cells[inb], lo[inb], hi[inb]
-            loc = np.searchsorted(b.cols, gcells)
-            tg, mats = block_view(int(bi))
-            if tg.size == 0:
+            if int(bi) not in cache:
+                cache[int(bi)] = _BlockView(b, base, sens & (base_verdict == "protected"))
+            view = cache[int(bi)]
+            if view.targets.size == 0:
                 continue
-            keep_t = ~np.isin(tg, own)
-            # Which stored optimal tables break the insider's bounds (need a new LP)?
-            redo = []
-            for mat, has in mats:
-                sub = mat[loc]
-                tol = 1e-9 * (1.0 + np.abs(sub))
-                ok = np.all((sub >= glo[:, None] - tol) & (sub <= ghi[:, None] + tol), axis=0)
-                redo.append(keep_t & ~(ok & has))
+            inb = base.block[cells] == bi
+            glo, ghi = lo[inb], hi[inb]
+            loc = np.searchsorted(b.cols, cells[inb])
+            keep_t = ~np.isin(view.targets, own)
+            redo = view.unresolved(loc, glo, ghi, up_need, dn_need)
+            redo = [r & keep_t for r in redo]
             if not (redo[0].any() or redo[1].any()):
                 continue
             b.set_bounds(loc, glo, ghi)
             try:
                 for j in np.flatnonzero(redo[0] | redo[1]):
-                    t = int(tg[j])
-                    k = int(np.searchsorted(b.cols, t))
+                    t = int(view.targets[j])
+                    k = int(view.tloc[j])
                     new = {1: base.upper[t], -1: base.lower[t]}
                     for d, need in ((1, redo[0][j]), (-1, redo[1][j])):
                         if not need:
                             continue
                         val, _ = b.optimise(k, d)
+                        lp_count += 1
                         new[d] = max(val, problem.value[t]) if d == 1 else min(val, problem.value[t])
                     v = verdict_of(problem, t, new[-1], new[1], rel_tol=rel_tol)
                     if v != "protected":
@@ -163,9 +150,110 @@ def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame 
                                         "audit_upper": new[1]})
             finally:
                 b.set_bounds(loc, b.lower[loc], b.upper[loc])
+    if stats is not None:
+        stats["insider_lp_solves"] = lp_count
     if not records:
         return _empty_insider()
     return pd.DataFrame.from_records(records)
+
+
+def _needs(problem: Problem, rel_tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell, the value an up (down) certificate must reach; NaN = decide by LP.
+
+    A direction whose level is zero needs nothing (``-inf``/``+inf``) when the other
+    level is positive; cells with only zero levels or with a sliding level go to LPs.
+    """
+    v = problem.value
+    tol = rel_tol * np.maximum(1.0, np.abs(v))
+    upl = problem.upl
+    lpl = np.maximum(np.minimum(problem.lpl, v - problem.lower), 0.0)
+    up = np.where(upl > 0, v + upl - tol, -np.inf)
+    dn = np.where(lpl > 0, v - lpl + tol, np.inf)
+    lp_only = ((upl <= 0) & (lpl <= 0)) | (problem.spl > 0)
+    up[lp_only] = np.nan
+    dn[lp_only] = np.nan
+    return up, dn
+
+
+class _BlockView:
+    """Targets of a block with their stored optimal tables, for insider re-checks."""
+
+    def __init__(self, b, base: IntervalResult, eligible: np.ndarray) -> None:
+        self.block = b
+        self.targets = b.cols[eligible[b.cols]]
+        self.tloc = np.searchsorted(b.cols, self.targets)
+        self.mats: list[np.ndarray] = []
+        self.has: list[np.ndarray] = []
+        for d in (1, -1):
+            mat = np.repeat(b.truth[:, None], len(self.targets), axis=1)
+            has = np.ones(len(self.targets), dtype=bool)
+            for j, t in enumerate(self.targets):
+                pt = base.points.get((int(t), d))
+                if pt is None:
+                    has[j] = False
+                    continue
+                mat[np.searchsorted(b.cols, pt[0]), j] = pt[1]
+            self.mats.append(mat)
+            self.has.append(has)
+        # every stored feasible table plus the true one: ends of certificate segments
+        self.pool = np.hstack([self.mats[0][:, self.has[0]], self.mats[1][:, self.has[1]],
+                               b.truth[:, None]])
+        self.pool_t = self.pool[self.tloc]           # targets x pool
+
+    def unresolved(self, loc: np.ndarray, glo: np.ndarray, ghi: np.ndarray,
+                   up_need: np.ndarray, dn_need: np.ndarray) -> list[np.ndarray]:
+        """Masks over targets (up, down) whose protection needs a new LP."""
+        out = []
+        for di, (mat, has, need) in enumerate(zip(self.mats, self.has, (up_need, dn_need))):
+            sign = 1.0 if di == 0 else -1.0
+            req = need[self.targets]
+            sub = mat[loc]
+            tol = 1e-9 * (1.0 + np.abs(sub))
+            inside = np.all((sub >= glo[:, None] - tol) & (sub <= ghi[:, None] + tol), axis=0)
+            done = inside & has
+            trivial = np.isinf(req)
+            todo = ~done & ~trivial & has & ~np.isnan(req)
+            if todo.any():
+                idx = np.flatnonzero(todo)
+                pt = mat[self.tloc[idx], idx]            # target value at its optimum
+                if loc.size == 1:
+                    best = self._best_single(loc[0], glo[0], ghi[0], mat, idx, pt, sign)
+                else:
+                    # segment from the true table (inside all bounds) towards the optimum
+                    px = mat[np.ix_(loc, idx)]
+                    tx = self.block.truth[loc][:, None]
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        lam_hi = np.where(px > ghi[:, None] + 1e-9,
+                                          (ghi[:, None] - tx) / (px - tx), 1.0)
+                        lam_lo = np.where(px < glo[:, None] - 1e-9,
+                                          (tx - glo[:, None]) / (tx - px), 1.0)
+                    lam = np.clip(np.minimum(lam_hi, lam_lo).min(axis=0), 0.0, 1.0)
+                    tv = self.block.truth[self.tloc[idx]]
+                    best = sign * (tv + lam * (pt - tv))
+                reached = best >= sign * req[idx]
+                done[idx[reached]] = True
+            out.append(~done & ~trivial)
+        return out
+
+    def _best_single(self, x: int, lo: float, hi: float, mat: np.ndarray, idx: np.ndarray,
+                     pt: np.ndarray, sign: float) -> np.ndarray:
+        """Best target value (times ``sign``) on segments pool -> optimum with x in [lo, hi]."""
+        qx = self.pool[x][None, :]
+        px = mat[x, idx][:, None]
+        qt = self.pool_t[idx]
+        finite = [abs(v) for v in (lo, hi) if np.isfinite(v)]
+        eps = 1e-9 * (1.0 + max(finite, default=0.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            above = px > hi
+            lam = np.where(above, (hi - qx) / (px - qx), (qx - lo) / (qx - px))
+            ok_q = np.where(above, qx <= hi + eps, qx >= lo - eps)
+            lam = np.clip(np.where(ok_q, lam, np.nan), 0.0, 1.0)
+            val = sign * (qt + lam * (pt[:, None] - qt))
+            inside = (qx >= lo - eps) & (qx <= hi + eps)
+            val0 = np.where(inside, sign * qt, np.nan)
+        both = np.concatenate([val, val0], axis=1)
+        both = np.where(np.isnan(both), -np.inf, both)
+        return both.max(axis=1)
 
 
 def _rule_pq(rule) -> tuple[float, float]:

@@ -76,7 +76,6 @@ def peel_exact(a_w: sp.csr_matrix) -> np.ndarray:
     pattern = a_w.copy()
     pattern.data = np.ones_like(pattern.data)
     pattern = sp.csr_matrix(pattern)
-    csc = pattern.tocsc()
     while True:
         unknown = (~known).astype(float)
         count = pattern @ unknown
@@ -90,7 +89,6 @@ def peel_exact(a_w: sp.csr_matrix) -> np.ndarray:
         if cols.size == 0:
             break
         known[cols] = True
-    del csc
     return known
 
 
@@ -247,7 +245,7 @@ def build_blocks(problem: Problem, withheld: np.ndarray, *, linear_algebra: bool
     pat = a_u.copy()
     pat.data = np.ones_like(pat.data)
     graph = sp.bmat([[None, pat], [pat.T, None]], format="csr")
-    ncomp, comp = connected_components(graph, directed=False)
+    _, comp = connected_components(graph, directed=False)
     row_comp = comp[:mr]
     col_comp = comp[mr:]
     # Relabel components by first column so block order follows cell order.
@@ -400,7 +398,7 @@ def solve_intervals(
                 else:
                     lo_out[k] = val
                 if x is not None:
-                    pid = len(store)
+                    pid = len(store) if keep_points else 0
                     if keep_points:
                         store.append(x)
                     up = x > best_hi

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from tablesafe.problem import Problem, SECONDARY
+from tablesafe.problem import SECONDARY, Problem
 
 REL_TOL = 1e-6
 """Relative tolerance of the verdicts: a bound within ``REL_TOL * max(1, |value|)`` of a
@@ -117,8 +117,8 @@ class AuditResult:
         c = self.counts()
         total = sum(c.values())
         lines = [
-            f"audit: {self.problem.n} cells, {int(self.withheld.sum())} withheld, "
-            f"{total} sensitive",
+            (f"audit: {self.problem.n} cells, {int(self.withheld.sum())} withheld, "
+             f"{total} sensitive"),
             "  " + ", ".join(f"{k} {v}" for k, v in c.items()),
         ]
         if len(self.insider_findings):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,7 +192,7 @@ def _frame_source(con: duckdb.DuckDBPyConnection, data: Any, name: str) -> Sourc
     obj = data
     if mod.startswith("polars"):
         obj = data.to_arrow()
-    elif not (mod.startswith("pandas") or mod.startswith("pyarrow")):
+    elif not mod.startswith(("pandas", "pyarrow")):
         raise InputError(
             f"cannot read data of type {type(data).__name__}: pass a pandas, polars or pyarrow "
             "frame, or a path to a CSV, Parquet or tau-ARGUS file"
@@ -205,7 +206,7 @@ def _frame_source(con: duckdb.DuckDBPyConnection, data: Any, name: str) -> Sourc
         else:
             values = obj.column(column).to_pylist()
         for i, v in enumerate(values):
-            if v is not None and isinstance(v, float) and v != v:
+            if v is not None and isinstance(v, float) and math.isnan(v):
                 v = None
             t = None if v is None else _as_text(v)
             if pred(t):

@@ -113,7 +113,11 @@ def suppress(
         stats["repair_added"] = int(withheld.sum()) - before
         if log:
             log("cleanup: dropping complements no longer needed")
-        withheld, atts, removed = cleanup(problem, bounds, withheld, atts)
+        budget = None if time_limit is None else max(10.0, 0.5 * float(time_limit))
+        cdl = float("inf") if budget is None else time.monotonic() + budget
+        withheld, atts, removed = cleanup(problem, bounds, withheld, atts, deadline=cdl)
+        if time.monotonic() > cdl:
+            stats["cleanup_truncated"] = True
         stats["cleanup_removed"] = removed
         if audit:
             _final_audit(problem, bounds, withheld, singleton)

@@ -164,7 +164,7 @@ def optimal_pattern(
     # incumbent: a safe pattern
     if start is None:
         w, atts, _ = repair(problem, bounds, sens.copy(), deadline=deadline)
-        w, atts, _ = cleanup(problem, bounds, w, atts, deadline=t0 + 0.25 * (deadline - t0))
+        w, atts, _ = cleanup(problem, bounds, w, atts, deadline=time.monotonic() + 0.1 * (deadline - t0))
     else:
         w = start.copy() | sens
     best = w
@@ -256,7 +256,8 @@ def optimal_pattern(
         if time.monotonic() < deadline:
             try:
                 w, watts, _ = repair(problem, bounds, x, deadline=deadline)
-                w, _, _ = cleanup(problem, bounds, w, watts, deadline=deadline)
+                w, _, _ = cleanup(problem, bounds, w, watts,
+                                  deadline=time.monotonic() + 0.1 * max(deadline - time.monotonic(), 0.0))
                 c = float(problem.cost[w & ~sens].sum())
                 if c < best_cost:
                     best, best_cost = w, c

@@ -16,14 +16,15 @@ flags, so equal inputs always give equal outputs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from tablesafe.celltable import CellTable
+from tablesafe.errors import InputError
 from tablesafe.tabulate.dims import DimSpec
 from tablesafe.tabulate.plan import Plan, connect, prepare
 from tablesafe.tabulate.rollup import TopLists, merge_tops, rollup
@@ -104,20 +105,20 @@ def tabulate(
     if int(top_k) < 1:
         raise ValueError("top_k must be at least 1")
     k = int(top_k)
-    with _steps(progress, 4) as bar:
-        bar.step("reading and checking data")
-        plan = prepare(data, dims, response, tables=tables, holding=holding, weight=weight,
-                       waiver=waiver, request=request, missing_code=missing_code, extra=extra)
-        bar.step(f"aggregating {plan.n_records:,} records")
-        cells = _compute(plan, k, weight, response, bar)
-    plan.con.close()
-    return cells
+    con = connect()
+    try:
+        with _steps(progress, 4) as bar:
+            bar.step("reading and checking data")
+            plan = prepare(data, dims, response, tables=tables, holding=holding, weight=weight,
+                           waiver=waiver, request=request, missing_code=missing_code, extra=extra, con=con)
+            bar.step(f"aggregating {plan.n_records:,} records")
+            return _compute(plan, k, weight, response, bar)
+    finally:
+        con.close()
 
 
 _SUMS = ("records", "value", "unweighted", "ws")
 _UNIT = ("contributors", "nc", "ns")
-
-
 
 
 def _struct_top(k: int, weight_col: str) -> str:
@@ -161,6 +162,9 @@ def _compute(plan: Plan, k: int, weight: str | None, response: str, bar: Any) ->
     con = plan.con
     nd = len(plan.specs)
     full_shape = tuple(len(plan.hierarchies[s.name]) for s in plan.specs)
+    if np.prod([float(x) for x in full_shape]) >= 2.0 ** 62:
+        raise InputError(f"the dimensions have too many code combinations ({' x '.join(map(str, full_shape))}) "
+                         "to index cells; tabulate fewer or smaller dimensions per call")
     strides = [int(np.prod(full_shape[j + 1:], dtype=np.int64)) for j in range(nd)]
     cell_sql = " + ".join(f"l{j}::BIGINT * {strides[j]}" for j in range(nd))
     extra = [f"e{i}" for i in range(len(plan.extra))]
@@ -305,11 +309,24 @@ def unit_contributions(
     listed; ``cells`` restricts the output to the named cells. Rows are sorted by cell
     order, then unit.
     """
-    con = connect(threads=1)  # one thread keeps the record positions in file order
+    con = connect(threads=1, ordered=True)  # record positions in source order
+    try:
+        return _unit_contributions(con, data, dims, response, holding, cells, tables, missing_code)
+    finally:
+        con.close()
+
+
+def _unit_contributions(con: Any, data: Any, dims: Sequence[DimSpec | str], response: str, holding: str | None,
+                        cells: Sequence[str] | None, tables: Sequence[Sequence[str]] | None,
+                        missing_code: str | None) -> pd.DataFrame:
     plan = prepare(data, dims, response, tables=tables, holding=holding, missing_code=missing_code, con=con)
     cols = plan.all_level_cols
     unit = "h" if holding else "rn"
-    base = f"SELECT *, row_number() OVER () - 1 AS rn FROM ({plan.base_sql})" if not holding else plan.base_sql
+    base = plan.base_sql
+    if not holding:  # number the records in source order, before any join
+        src_sql = f"FROM {plan.src.from_sql} AS src"
+        numbered = f"FROM (SELECT *, row_number() OVER () - 1 AS tablesafe_rn FROM {plan.src.from_sql}) AS src"
+        base = base.replace(src_sql, numbered, 1).replace("SELECT ", "SELECT src.tablesafe_rn AS rn, ", 1)
     q = (
         f"SELECT {', '.join([*plan.cell_index_sql(), 'u', 'v'])} FROM ("
         f"SELECT {', '.join(cols)}{', ' if cols else ''}{unit} AS u, fsum(x) AS v FROM ({base}) "
@@ -323,6 +340,4 @@ def unit_contributions(
     if cells is not None:
         wanted = set(cells)
         out = out[out["cell"].isin(wanted)]
-    out = out.sort_values(["_pos", "unit"], kind="stable").drop(columns="_pos").reset_index(drop=True)
-    con.close()
-    return out
+    return out.sort_values(["_pos", "unit"], kind="stable").drop(columns="_pos").reset_index(drop=True)

@@ -30,9 +30,10 @@ from tablesafe.tabulate.dims import DimSpec, as_dimspecs
 _FALSY = "('', '0', '0.0', 'false', 'f', 'no', 'n')"
 
 
-def connect(threads: int | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-process DuckDB connection set up for out-of-core aggregation."""
-    con = duckdb.connect(config={"preserve_insertion_order": False})
+def connect(threads: int | None = None, ordered: bool = False) -> duckdb.DuckDBPyConnection:
+    """An in-process DuckDB connection set up for out-of-core aggregation (``ordered``
+    keeps scans in source order, for record positions)."""
+    con = duckdb.connect(config={"preserve_insertion_order": ordered})
     tmp = Path(tempfile.gettempdir()) / "tablesafe-duckdb"
     con.execute(f"SET temp_directory={sql_string(str(tmp))}")
     con.execute("SET memory_limit='3GB'")
@@ -234,7 +235,7 @@ def prepare(
                 raise
             bad = exc.code
             raise src.error_at(f"dimension {s.name!r}: {exc.args[0].split(' (')[0]}", s.name,
-                               src.locate(s.name, lambda v: (v or "").strip() == bad), code=bad) from None
+                               src.locate(s.name, lambda v, bad=bad: (v or "").strip() == bad), code=bad) from None
         hierarchies[s.name] = h
         leaf_of: dict[str, str] = {}
         for c in data_codes[s.name]:

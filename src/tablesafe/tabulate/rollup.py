@@ -33,7 +33,7 @@ class TopLists:
     ab: np.ndarray
 
     @classmethod
-    def empty(cls, n: int, k: int) -> "TopLists":
+    def empty(cls, n: int, k: int) -> TopLists:
         nan = np.full((n, k), np.nan)
         return cls(nan.copy(), np.ones((n, k)), np.zeros((n, k), bool), np.zeros((n, k), bool), nan.copy(),
                    nan.copy())
@@ -42,7 +42,7 @@ class TopLists:
     def k(self) -> int:
         return self.c.shape[1]
 
-    def take(self, rows: np.ndarray) -> "TopLists":
+    def take(self, rows: np.ndarray) -> TopLists:
         return TopLists(self.c[rows], self.w[rows], self.r[rows], self.v[rows], self.nw[rows], self.ab[rows])
 
 

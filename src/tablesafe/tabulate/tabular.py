@@ -83,7 +83,7 @@ def _read(data: Any) -> tuple[pd.DataFrame, str | None, int]:
         frame.columns = [c.strip() for c in frame.columns]
         return frame, str(path), 2
     mod = type(data).__module__
-    if mod.startswith("polars") or mod.startswith("pyarrow"):
+    if mod.startswith(("polars", "pyarrow")):
         data = data.to_pandas()
     if not isinstance(data, pd.DataFrame):
         raise InputError(f"cannot read tabular data of type {type(data).__name__}")
