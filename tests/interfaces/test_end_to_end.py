@@ -242,3 +242,32 @@ def test_simple2d_protected_from_the_command_line(tmp_path, benchmarks_dir):
     print(f"Simple2D: secondaries tablesafe {ours_secondary} vs tau-ARGUS {(m['status_y'] == 11).sum()}; "
           f"withheld value {m.loc[m['status_x'].isin(['U', 'M']), 'value'].sum():,.2f} vs "
           f"{m.loc[m['status_y'].isin([3, 11]), 'value'].sum():,.2f}")
+
+
+def test_example_enterprise_with_apriori_file_matches_tau_argus(tmp_path, benchmarks_dir):
+    """tau-ARGUS GUI scenario 3 (benchmarks/tauargus/example_enterprise/GUItests.Rmd):
+    region x product of turnover, p% rule p=10 on holdings, zero cells unsafe (range 10),
+    the a priori file test_3a.hst (marginal cells protected), Modular. tau-ARGUS's output
+    test_3b.txt has 17 primaries, 15 protected, 13 empty and 8 secondary cells; ours must
+    have the same primaries, protected and empty cells and protect every primary."""
+    require_stages("tabulate", "rules", "audit", "suppress")
+    e = benchmarks_dir / "tauargus/example_enterprise"
+    res = CliRunner().invoke(app, [
+        "protect", str(e / "example_enterprise.asc"), "--metadata", str(e / "example_enterprise.rda"),
+        "--dim", "region", "--dim", "product", "--response", "turnover", "--holding", "h_id",
+        "--rule", "p(10)", "--rule", "zero(10)", "--apriori", str(e / "test_3a.hst"), "--method", "modular",
+        "--cells", str(tmp_path / "cells.csv"), "--quiet",
+    ])
+    assert res.exit_code == 0, res.output
+    ours = pd.read_csv(tmp_path / "cells.csv", dtype={"region": str, "product": str})
+    theirs = pd.read_csv(e / "test_3b.txt", header=None, names=["region", "product", "v", "st"],
+                         dtype={"region": str, "product": str})
+    m = ours.merge(theirs, on=["region", "product"])
+    assert len(m) == len(ours) == len(theirs) == 225
+    for letter, code in (("U", 3), ("P", 10), ("Z", 14)):
+        assert ((m["status"] == letter) == (m["st"] == code)).all(), letter
+    assert (m.loc[m["status"] == "U", "verdict"] == "protected").all()
+    sec_ours = m.loc[m["status"] == "M", "value"].abs().sum()
+    sec_theirs = m.loc[m["st"] == 11, "value"].abs().sum()
+    print(f"example_enterprise scenario 3: secondaries {(m['status'] == 'M').sum()} vs {(m['st'] == 11).sum()}, "
+          f"withheld secondary value {sec_ours:,.2f} vs {sec_theirs:,.2f}")
