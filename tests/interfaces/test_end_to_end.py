@@ -130,6 +130,9 @@ def test_tau_argus_microdata_from_the_command_line(tmp_path, benchmarks_dir):
     res = CliRunner().invoke(app, ["inspect", str(b / "tau_testW.asc"), "--metadata", str(b / "Tau_TestW.rda"),
                                    "--dim", f"Region={b / 'region2.hrc'}"])
     assert res.exit_code == 0 and "42,723 records" in res.output
+    res = CliRunner().invoke(app, ["inspect", str(b / "tau_testW.asc"), "--metadata", str(b / "Tau_TestW.rda"),
+                                   "--dim", "IndustryCode"])
+    assert res.exit_code == 0 and "digits:3,1,1" in res.output and "depth 3" in res.output
 
 
 COMMON = [
