@@ -32,7 +32,7 @@ TABLE_DATA_SUFFIXES = (".csv", ".parquet", ".pq", ".txt", ".asc")
 
 
 # =============================================================================== result
-@dataclass
+@dataclass(repr=False)
 class ProtectResult:
     """Everything a protection run produced.
 
@@ -125,6 +125,10 @@ class ProtectResult:
         return information_loss(self.problem, self.withheld)
 
     # ---------------------------------------------------------------- summary
+    def __repr__(self) -> str:
+        first = self.summary().splitlines()
+        return f"<ProtectResult method={self.method!r}: {first[0]}; {first[2] if len(first) > 2 else ''}>"
+
     def summary(self) -> str:
         """A few lines for the terminal: cells per status, information loss, audit, time.
 

@@ -213,3 +213,9 @@ def test_pattern_as_apriori_file_round_trips(tmp_path):
     q = apply_apriori(fresh, tmp_path / "p.hst")
     assert (q.sensitive == r.withheld).all()
     assert ((q.status == "P") == (~r.withheld & (r.problem.status != "Z"))).all()
+
+
+def test_result_repr_is_a_short_summary():
+    r = _result()
+    text = repr(r)
+    assert text.startswith("<ProtectResult method='none': 28 cells") and len(text) < 300
