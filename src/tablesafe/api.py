@@ -13,12 +13,12 @@ suppression method.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -138,10 +138,14 @@ class ProtectResult:
         c = self.counts
         loss = self.information_loss.iloc[0]
         lines = [
-            f"{self.problem.n} cells: {c['S']} safe, {c['U'] + c['A']} primary, {c['M']} secondary, "
-            f"{c['P']} protected, {c['Z']} empty",
-            f"withheld {int(loss['withheld'])} cells ({loss['withheld_pct']:.1f}%), "
-            f"value {loss['withheld_value']:,.2f} ({loss['withheld_value_pct']:.2f}% of the absolute total)",
+            (
+                f"{self.problem.n} cells: {c['S']} safe, {c['U'] + c['A']} primary, {c['M']} secondary, "
+                f"{c['P']} protected, {c['Z']} empty"
+            ),
+            (
+                f"withheld {int(loss['withheld'])} cells ({loss['withheld_pct']:.1f}%), "
+                f"value {loss['withheld_value']:,.2f} ({loss['withheld_value_pct']:.2f}% of the absolute total)"
+            ),
         ]
         if self.audit is not None:
             lines.append("audit: " + _audit_line(self.audit))
@@ -628,7 +632,7 @@ def prepare_problem(
             raise InputError("no sensitivity rule given (--rule), e.g. p(15) or freq(3)")
         assess = _stage_function("tablesafe.rules", "assess", "rules")
         with _stage(timings, "assess"):
-            kwargs: dict[str, Any] = dict(weight_mode=weight_mode, manual=manual, bounds=bounds, cost=cost)
+            kwargs: dict[str, Any] = {"weight_mode": weight_mode, "manual": manual, "bounds": bounds, "cost": cost}
             if cost_lambda != 1.0:
                 kwargs["cost_lambda"] = cost_lambda
             if count != "holdings":

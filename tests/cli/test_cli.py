@@ -9,7 +9,11 @@ from typer.testing import CliRunner
 
 from tablesafe.cli.main import app
 from tablesafe.cli.rules_cmd import explain
-from tablesafe.rules.params import k1_covering_p as k1_from_p, k2_covering_p as k2_from_p, p_covering_k1 as p_from_k1, p_covering_k2 as p_from_k2_covering, p_within_k2 as p_from_k2_natural
+from tablesafe.rules.params import k1_covering_p as k1_from_p
+from tablesafe.rules.params import k2_covering_p as k2_from_p
+from tablesafe.rules.params import p_covering_k1 as p_from_k1
+from tablesafe.rules.params import p_covering_k2 as p_from_k2_covering
+from tablesafe.rules.params import p_within_k2 as p_from_k2_natural
 
 runner = CliRunner()
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from iface_helpers import require_stages
 from typer.testing import CliRunner
 
-from iface_helpers import require_stages
 import tablesafe
 from tablesafe.cli.main import app
 
@@ -99,10 +99,10 @@ def test_pandas_polars_and_pyarrow_inputs_give_the_same_publication():
     import pyarrow as pa
 
     frame = pd.read_csv(EX / "enterprises.csv", dtype={"industry": str, "region": str})
-    kw = dict(
-        dims={"industry": EX / "industry.csv", "region": EX / "region.hrc"},
-        response="turnover", rules=["p(15)", "freq(3)"], holding="group", method="none",
-    )
+    kw = {
+        "dims": {"industry": EX / "industry.csv", "region": EX / "region.hrc"},
+        "response": "turnover", "rules": ["p(15)", "freq(3)"], "holding": "group", "method": "none",
+    }
     base = tablesafe.protect(frame, **kw).publication
     for data in (pl.from_pandas(frame), pa.Table.from_pandas(frame)):
         other = tablesafe.protect(data, **kw).publication

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from iface_helpers import hand_audit, small_jj, small_problem
+
 from tablesafe import InputError, protect
 from tablesafe.api import apply_apriori, information_loss
 from tablesafe.io.hst import read_hst
 from tablesafe.io.jj import read_jj
 from tablesafe.io.jobfile import read_job
-from tablesafe.io.publication import publication_frame, read_publication, staged_files, write_frame
+from tablesafe.io.publication import read_publication, staged_files, write_frame
 
 
 def _result(**kw):
@@ -96,10 +96,9 @@ def test_information_loss_overall_and_per_level():
 
 def test_staged_files_write_nothing_on_failure(tmp_path):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
-    with pytest.raises(RuntimeError):
-        with staged_files({"a": a, "b": b}) as tmp:
-            tmp["a"].write_text("x")
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), staged_files({"a": a, "b": b}) as tmp:
+        tmp["a"].write_text("x")
+        raise RuntimeError("boom")
     assert list(tmp_path.iterdir()) == []
     write_frame(pd.DataFrame({"x": [1]}), a)
     assert a.read_text() == "x\n1\n"
@@ -124,7 +123,7 @@ def test_hst_reader_and_apriori(tmp_path, benchmarks_dir):
     hst = tmp_path / "a.hst"
     hst.write_text('"N2";"1";u\n"N";"";p\n"S2";"2";c;7\n"S2";"1";pl;5;6\n"N2";"3";ab;10;200\n')
     q = apply_apriori(p, hst, manual_range=20)
-    name = lambda r, s: int(np.flatnonzero((p.codes["region"] == r) & (p.codes["size"] == s))[0])  # noqa: E731
+    name = lambda r, s: int(np.flatnonzero((p.codes["region"] == r) & (p.codes["size"] == s))[0])
     i = name("N2", "1")
     assert q.status[i] == "A" and q.upl[i] == pytest.approx(0.2 * p.value[i])
     assert q.status[name("N", "Total")] == "P"

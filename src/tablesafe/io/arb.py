@@ -81,7 +81,7 @@ def read_arb(path: str | Path) -> list[ArbCommand]:
     cmds = []
     for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
-        if not line or line.startswith("//") or line.startswith("\\\\"):
+        if not line or line.startswith(("//", "\\\\")):
             continue
         m = re.match(r"^<\s*([A-Za-z]+)\s*>(.*)$", line)
         if not m:
@@ -258,11 +258,10 @@ def run_arb(path: str | Path, *, outdir: str | Path | None = None, progress: boo
 
 def _read_table(t: ArbTable, data: Path, metadata: Path, tabular: bool, *, recompute: bool, progress: bool) -> None:
     """Tabulate (or read) the table and assess it with its safety rule."""
+    from tablesafe.api import rules_need_top
     from tablesafe.io.tauargus import read_asc, read_rda, read_tab
     from tablesafe.rules import assess, parse_rules
     from tablesafe.tabulate import from_tabular, tabulate
-
-    from tablesafe.api import rules_need_top
 
     md = read_rda(metadata)
     cost = _cost(t)
