@@ -137,3 +137,23 @@ def test_audit_of_a_jj_problem(tmp_path):
     frame.to_csv(pub, index=False)
     res = invoke("audit", jj, "--pattern", pub)
     assert res.exit_code == 0, res.output
+
+
+def test_protect_castro_jj_with_offsets_and_write_jj(tmp_path, benchmarks_dir):
+    """Castro's TARGUS (benchmarks/castro) has rounded values whose relations are off by a
+    few units; --jj-offsets takes those offsets as right-hand sides, and the protected
+    problem is written back as JJ with the complements marked m."""
+    from iface_helpers import require_stages
+    from tablesafe.io.jj import read_jj
+
+    require_stages("suppress", "audit")
+    out, back = tmp_path / "pub.csv", tmp_path / "prot.jj"
+    res = invoke("protect", "--jj", benchmarks_dir / "castro/TARGUS.jj", "--method", "none", "--out", out, "--quiet")
+    assert res.exit_code == 0  # method none: the audit's refusal of the offsets is a note, not a failure
+    res = invoke("protect", "--jj", benchmarks_dir / "castro/TARGUS.jj", "--jj-offsets", "--method", "optimal",
+                 "--out", out, "--write-jj", back, "--quiet")
+    assert res.exit_code == 0, res.output
+    p = read_jj(back)
+    assert p.sensitive.sum() == 13 and (p.status == "M").sum() > 0
+    pub = pd.read_csv(out)
+    assert pub["value"].isna().sum() == 13 + (p.status == "M").sum()

@@ -97,6 +97,7 @@ def protect(
     top: list[str] | None = typer.Option(None, "--top", help="Tabular input: column with a largest contribution (repeat, largest first)."),
     given_status: str | None = typer.Option(None, "--status", help="Tabular input: column with given statuses (S, U, P)."),
     recompute_totals: bool = typer.Option(False, "--recompute-totals", help="Tabular input: replace given totals by the sums of their parts."),
+    jj_offsets: bool = typer.Option(False, "--jj-offsets", help="JJ input whose values do not add up exactly (rounded): take each relation's offset as its right-hand side."),
     jj: Path | None = typer.Option(None, "--jj", help="Protect the problem in a JJ file (cells and relations) instead of microdata."),
     out_file: Path | None = typer.Option(None, "--out", "-o", help="Publication file (.csv, .parquet, .xlsx)."),
     cells: Path | None = typer.Option(None, "--cells", help="Analyst file (confidential): statuses, rules, levels, audit."),
@@ -126,6 +127,11 @@ def protect(
         data_arg: object = str(source)
         if jj is not None and dim:
             data_arg = _jj_as_table(jj, dim, total)
+        if jj is not None and jj_offsets:
+            from tablesafe.io.jj import read_jj
+
+            p = data_arg if not isinstance(data_arg, str) else read_jj(jj)
+            data_arg = p.copy(rhs=p.relations @ p.value)
         result = run(
             data_arg,
             dim,
