@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import cells_of
+from rules_builders import cells_of
 
 from tablesafe.errors import RuleError
 from tablesafe.rules import (

@@ -12,9 +12,9 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
-from conftest import build_cells
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rules_builders import build_cells
 
 from tablesafe.errors import RuleError
 from tablesafe.rules import assess

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import build_cells, cells_of
+from rules_builders import build_cells, cells_of
 
 from tablesafe.errors import RuleError
 from tablesafe.rules import assess, expand_top, rule_measure

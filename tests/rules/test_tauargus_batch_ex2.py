@@ -7,7 +7,7 @@ The expected output (test_batch_ex2.R) marks exactly one primary cell, the 6th o
 from __future__ import annotations
 
 import pandas as pd
-from conftest import build_cells_frame
+from rules_builders import build_cells_frame
 
 from tablesafe.rules import assess
 

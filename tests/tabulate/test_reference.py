@@ -89,3 +89,16 @@ def test_linked_tables_match_reference(recs, holding):
     assert len(names) == len(set(names))
     compare(cells, ref, 4)
     assert np.allclose(cells.model.relations @ cells.value, 0, atol=1e-9)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(recs=st.lists(record.map(lambda r: {**r, "wv": False, "x": abs(r["x"])}), min_size=1, max_size=30),
+       holding=st.booleans())
+def test_no_waivers_no_negatives_matches_reference(recs, holding):
+    """Without waivers and negatives the non-waived and absolute lists equal the top list."""
+    dims = [DimSpec("region", REGION), DimSpec("industry", "lengths:1,2,3")]
+    cells = tabulate(_frame(recs), dims, "turnover", holding="group" if holding else None, weight="weight",
+                     waiver="waiver", request="request", extra=["cost"])
+    ref = reference(recs, _hierarchies(cells), [["region", "industry"]], holding, 4, ["region", "industry"])
+    compare(cells, ref, 4)
+    assert np.array_equal(cells.nonwaived_top, cells.top) and np.array_equal(cells.abs_top, cells.top)

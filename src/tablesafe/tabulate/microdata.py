@@ -180,6 +180,10 @@ def _compute(plan: Plan, k: int, weight: str | None, response: str, bar: Any) ->
         complex_cells = None
     else:
         cols = plan.all_level_cols
+        if plan.src.kind in ("csv", "asc"):
+            # text is parsed once: the two passes below read a compact copy
+            con.execute(f"CREATE TEMP TABLE tablesafe_base AS {base}")
+            base = "SELECT * FROM tablesafe_base"
         # one row per holding; a holding whose records all sit in one bottom-level cell is
         # a unit of that cell only and rolls up like a record
         con.execute(

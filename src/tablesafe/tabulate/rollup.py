@@ -85,8 +85,15 @@ def merge_tops(ids: np.ndarray, n_out: int, tops: TopLists) -> TopLists:
     tie = (wrank.astype(np.int64) * 4 + tops.r.ravel() * 2 + tops.v.ravel()).astype(float)
     c, _, w, r, v = group_top(rid, n_out, k, [tops.c.ravel(), tie], [w, tops.r.ravel(), tops.v.ravel()])
     w = np.where(np.isnan(c), 1.0, w)
-    (nw,) = group_top(rid, n_out, k, [tops.nw.ravel()])
-    (ab,) = group_top(rid, n_out, k, [tops.ab.ravel()])
+    # lists equal to the value lists (no waivers, no negatives) merge to the same result
+    if np.array_equal(tops.nw, tops.c, equal_nan=True):
+        nw = c.copy()
+    else:
+        (nw,) = group_top(rid, n_out, k, [tops.nw.ravel()])
+    if np.array_equal(tops.ab, tops.c, equal_nan=True):
+        ab = c.copy()
+    else:
+        (ab,) = group_top(rid, n_out, k, [tops.ab.ravel()])
     return TopLists(c, w, r.astype(bool), v.astype(bool), nw, ab)
 
 
