@@ -113,3 +113,18 @@ def _castro_pattern(p):
     a = abs(p.relations)
     touched = (a.T @ (a @ sens)) >= 2
     return p.sensitive | (touched & ~p.empty)
+
+
+def test_sliding_level_and_zero_levels(grid):
+    """Certificates must span the sliding level; a cell with no level must just move."""
+    p, at = grid(TABLE6, sensitive=[(1, 1)], upl={(1, 1): 30}, lpl={(1, 1): 30},
+                 spl={(1, 1): 121})
+    w = [at(1, 1), at(1, 2), at(2, 1), at(2, 2)]
+    f = check_certificates(p, w, make_certificates(p, w))
+    assert [(x.direction, x.reason) for x in f] == [("sliding", "certificates span 120, needs 121")]
+    p.spl[at(1, 1)] = 120
+    assert check_certificates(p, w, make_certificates(p, w)) == []
+    q, at = grid(TABLE6, sensitive=[(1, 1)])          # frequency-rule style: levels 0
+    cert = make_certificates(q, w)
+    assert check_certificates(q, w, cert) == []
+    assert check_certificates(q, w, cert.iloc[0:0]) == [(q.names[at(1, 1)], "up", "missing")]

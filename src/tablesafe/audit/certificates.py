@@ -136,8 +136,10 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
     Returns:
         A list of :class:`CertificateFailure` ``(target, direction, reason)``: for each
         certificate that changes a published cell, names an unknown cell, breaks a
-        bound or a relation, or moves its target too little; and for each sensitive
-        cell and needed direction without a certificate (reason ``missing``).
+        bound or a relation, or moves its target too little; for each sensitive cell
+        and needed direction without a certificate (reason ``missing``); for a cell
+        with no levels that no certificate moves; and (direction ``sliding``) for a
+        cell whose up and down certificates together span less than its sliding level.
     """
     if isinstance(certificates, (str, bytes)) or hasattr(certificates, "__fspath__"):
         certificates = pd.read_parquet(certificates)
@@ -217,10 +219,16 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
     gt = np.where(first >= 0, tgt_i[first], 0)
     gdir = dirs[first]
     dense_move = np.asarray(d[gt, np.arange(g)]).ravel() if g else np.zeros(0)
+    best_up = np.zeros(n)
+    best_down = np.zeros(n)
+    present: set[tuple[int, str]] = set()
     for grp in range(g):
-        if bad[grp] or unknown[first[grp]]:
+        if unknown[first[grp]]:
             continue
-        t = gt[grp]
+        t = int(gt[grp])
+        present.add((t, str(gdir[grp])))
+        if bad[grp]:
+            continue
         if not problem.sensitive[t]:
             bad[grp] = True
             reasons[grp] = "target is not a sensitive cell"
@@ -229,15 +237,32 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
         need = up[t] if sign > 0 else down[t]
         moved = sign * dense_move[grp]
         tol = rel_tol * max(1.0, abs(problem.value[t]))
-        if moved < need - tol or (need <= 0 and moved <= tol):
+        if moved < need - tol:
             bad[grp] = True
             reasons[grp] = f"moves the target by {moved:g}, needs {need:g}"
+            continue
+        if sign > 0:
+            best_up[t] = max(best_up[t], moved)
+        else:
+            best_down[t] = max(best_down[t], moved)
     for grp in np.flatnonzero(bad):
         r = first[grp]
         failures.append(CertificateFailure(str(cert["target"][r]), str(dirs[r]), reasons[int(grp)]))
-    have = {(str(cert["target"][first[k]]), str(dirs[first[k]])) for k in range(g)}
-    for i, dname in _directions(problem):
-        if (str(problem.names[i]), dname) not in have:
-            why = "missing (cell is published)" if not mask[i] else "missing"
-            failures.append(CertificateFailure(str(problem.names[i]), dname, why))
+    tol_all = rel_tol * np.maximum(1.0, np.abs(problem.value))
+    for i in np.flatnonzero(problem.sensitive):
+        name = str(problem.names[i])
+        why = "missing (cell is published)" if not mask[i] else "missing"
+        if up[i] > 0 and (i, "up") not in present:
+            failures.append(CertificateFailure(name, "up", why))
+        if down[i] > 0 and (i, "down") not in present:
+            failures.append(CertificateFailure(name, "down", why))
+        if up[i] <= 0 and down[i] <= 0 and max(best_up[i], best_down[i]) <= tol_all[i]:
+            if (i, "up") not in present and (i, "down") not in present:
+                failures.append(CertificateFailure(name, "up", why))
+            else:
+                failures.append(CertificateFailure(name, "up", "no certificate moves the cell"))
+        spl = problem.spl[i]
+        if spl > 0 and best_up[i] + best_down[i] < spl - tol_all[i]:
+            failures.append(CertificateFailure(
+                name, "sliding", f"certificates span {best_up[i] + best_down[i]:g}, needs {spl:g}"))
     return failures
