@@ -278,3 +278,15 @@ def test_fast_missing_gives_clear_error(monkeypatch):
     p = grid_problem(np.array([[5.0, 6.0], [7.0, 8.0]]), {(1, 1): (1.0, 1.0)})
     with pytest.raises(InputError, match="'fast' suppression method is not available"):
         suppress(p, "fast")
+
+
+def test_local_first_attacks_keep_patterns_safe(monkeypatch):
+    """Big blocks are attacked on each target's neighbourhood first; forcing that path on a
+    small 3-D table still gives patterns the independent auditor accepts."""
+    import tablesafe.suppress.protection as prot
+
+    monkeypatch.setattr(prot, "LOCAL_FIRST", 0)
+    p = table_problem(12, [[2, 2], [2], [3]], units=120)
+    pat = suppress(p, "modular", time_limit=20, certificates=True)
+    assert not independent_audit(p, pat.withheld)
+    assert_certificates(p, pat)
