@@ -177,11 +177,13 @@ def test_optimal_matches_brute_force(interior, sens, frac):
 
 # --------------------------------------------------------------------------- generated tables
 
-@pytest.mark.parametrize("method", ["optimal", "modular"])
+@pytest.mark.parametrize("method", ["optimal", "modular", "fast"])
 @pytest.mark.parametrize("seed,shape,units", [(11, [[3, 2], [4]], 70), (12, [[2, 2], [2], [3]], 120)])
 def test_generated_tables_pass_independent_audit(method, seed, shape, units):
     """Hierarchical 2-D and 3-D tables with holdings (singletons): no sensitive cell is
     under-protected by the independent auditor; empty and protected cells never withheld."""
+    if method == "fast":
+        pytest.importorskip("tablesafe.suppress.fast")
     p = table_problem(seed, shape, units=units)
     rng = np.random.default_rng(seed)
     safe = np.flatnonzero(p.status == SAFE)
@@ -266,3 +268,25 @@ def test_capacity_option_limits_downward_moves():
     assert not np.array_equal(capped.withheld, free.withheld)
     b = Bounds.of(p2, capacity=True)
     assert not failing(b, check(p2, b, capped.withheld))
+
+
+def test_fast_missing_gives_clear_error(monkeypatch):
+    """Without the fast module the dispatcher names what is missing instead of a traceback."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tablesafe.suppress.fast", None)
+    p = grid_problem(np.array([[5.0, 6.0], [7.0, 8.0]]), {(1, 1): (1.0, 1.0)})
+    with pytest.raises(InputError, match="'fast' suppression method is not available"):
+        suppress(p, "fast")
+
+
+def test_local_first_attacks_keep_patterns_safe(monkeypatch):
+    """Big blocks are attacked on each target's neighbourhood first; forcing that path on a
+    small 3-D table still gives patterns the independent auditor accepts."""
+    import tablesafe.suppress.protection as prot
+
+    monkeypatch.setattr(prot, "LOCAL_FIRST", 0)
+    p = table_problem(12, [[2, 2], [2], [3]], units=120)
+    pat = suppress(p, "modular", time_limit=20, certificates=True)
+    assert not independent_audit(p, pat.withheld)
+    assert_certificates(p, pat)

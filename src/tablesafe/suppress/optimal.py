@@ -146,6 +146,7 @@ def optimal_pattern(
     start: np.ndarray | None = None,
     seed: int = 0,
     lp_rounds: int = 20,
+    mip_gap: float = 1e-5,
     log=None,
 ) -> tuple[np.ndarray, dict]:
     """Minimum-cost safe pattern by cut generation; returns (withheld mask, stats).
@@ -176,6 +177,7 @@ def optimal_pattern(
         return best, stats
 
     master = _Master(problem, cand, seed)
+    master.h.setOptionValue("mip_rel_gap", float(mip_gap))
     master.add(row_cuts(problem, bounds, fixed_one))
     targets = np.flatnonzero(sens)
 
@@ -265,7 +267,7 @@ def optimal_pattern(
                 pass
         if added == 0 and not pool:
             break
-        if best_cost <= lb * (1 + 1e-6):
+        if best_cost <= lb * (1 + max(mip_gap, 1e-6)):
             optimal = True
             break
     lb = min(lb, best_cost)

@@ -96,7 +96,8 @@ def keys_for(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets: np
 
 
 def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
-                want_dual: bool = True, stop_on_fail: bool = False, sparse: bool = False) -> dict[Key, Attack]:
+                want_dual: bool = True, stop_on_fail: bool = False, sparse: bool = False,
+                local: bool = True) -> dict[Key, Attack]:
     """Solve the attacker's LPs for ``keys`` under the (possibly fractional) pattern ``x``.
 
     ``stop_on_fail``: return as soon as one attack succeeds (for removal trials).
@@ -116,7 +117,14 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
             out[key] = att
             continue
         by_block.setdefault(b, []).append(key)
+    sizes = np.bincount(blocks.label[blocks.label >= 0], minlength=max(blocks.count, 1))
     for b, bkeys in by_block.items():
+        if sizes[b] > LOCAL_FIRST and local:
+            # big block: try each target on its neighbourhood first (cells further away held
+            # at their true values: a feasible point there is feasible for the block too)
+            bkeys = _local_first(problem, bounds, x, bkeys, out, want_dual, sparse)
+            if not bkeys:
+                continue
         lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
         for key in bkeys:
             k, d, s = key
@@ -127,6 +135,38 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                 return out
     _sliding(bounds, out)
     return out
+
+
+LOCAL_FIRST = 400  # blocks with more cells are attacked locally first
+
+
+def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], out: dict[Key, Attack],
+                 want_dual: bool, sparse: bool) -> list[Key]:
+    """Attack targets within two relation hops; returns the keys still unresolved."""
+    ac = _csc(problem)
+    a = problem.relations
+    active = x > 1e-9
+    by_target: dict[int, list[Key]] = {}
+    for key in keys:
+        by_target.setdefault(key[0], []).append(key)
+    left: list[Key] = []
+    for k, tkeys in by_target.items():
+        cells = np.array([k])
+        for _ in range(2):
+            rows = np.unique(ac[:, cells].indices)
+            cols = np.unique(a[rows].indices)
+            cells = np.union1d(cells, cols[active[cols]])
+        rows = np.unique(ac[:, cells].indices)
+        lp = BlockLP(problem, bounds, x, cells, rows)
+        for key in tkeys:
+            _, d, s = key
+            req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
+            att = lp.attack(k, d, req, s, want_dual=False, sparse=sparse)
+            if att.ok and bounds.req_sl[k] <= 0:
+                out[key] = att
+            else:
+                left.append(key)
+    return left
 
 
 def _sliding(bounds: Bounds, atts: dict[Key, Attack]) -> None:
