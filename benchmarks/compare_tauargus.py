@@ -1,0 +1,368 @@
+"""Side-by-side benchmark of tablesafe's suppression methods and tau-ARGUS (pytauargus).
+
+Run (from the repository root):
+
+    PYTHONPATH=src /work/benchvenv/bin/python benchmarks/compare_tauargus.py [--quick]
+
+Tables: the tau-ARGUS test data (tau_testW, Var2 by Size x Region with region2.hrc, p% rule
+p=15), generated hierarchical business tables of about 1,000, 13,000 and 60,000 cells
+(tablesafe.synthetic presets ``1k``, ``13k``, ``60k``; p% rule p=15 on enterprises, no
+holdings so that both tools see the same primaries), and the Castro JJ instances (our
+methods only: tau-ARGUS cannot read JJ through pytauargus' microdata pipeline).
+
+Every pattern — ours and tau-ARGUS's — is audited by the same LP audit on OUR model
+(``tablesafe.audit.audit`` when that module provides it, else the block-decomposed HiGHS
+audit below): the table counts the sensitive cells whose feasibility interval does not
+reach value + upl and value - lpl. tau-ARGUS runs in a subprocess (its native engine can
+crash) with its own time limit (OPT(1,minutes), MOD(1,minutes,1,1,0)).
+
+Results are written to the section ``## Suppression: fast and comparison with tau-ARGUS``
+of benchmarks/RESULTS.md (the rest of the file is left alone).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import highspy
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from tablesafe.problem import Problem  # noqa: E402
+from tablesafe.structure import Hierarchy  # noqa: E402
+from tablesafe.synthetic import SyntheticData, problem_from_data, synthetic_preset  # noqa: E402
+
+SHARED = Path(os.environ.get("TABLESAFE_SHARED", "/work/shared"))
+SECTION = "## Suppression: fast and comparison with tau-ARGUS"
+
+
+# ----------------------------------------------------------------------------- data
+def tau_testw() -> SyntheticData:
+    """tau_testW: Size x Region (region2.hrc), response Var2 (columns from Tau_TestW.rda)."""
+    base = SHARED / "benchmarks" / "tauargus"
+    df = pd.read_fwf(
+        base / "tau_testW.asc", colspecs=[(8, 10), (11, 13), (27, 37)], names=["size", "region", "Var2"],
+        dtype={"size": str, "region": str},
+    )
+    df["size"] = df["size"].str.strip()
+    df["region"] = df["region"].str.strip()
+    df.insert(0, "id", np.arange(len(df)))
+    df.insert(1, "holding", np.arange(len(df)))
+    hier = {
+        "size": Hierarchy.flat(sorted(df["size"].unique(), key=int)),
+        "region": Hierarchy.from_hrc(base / "region2.hrc"),
+    }
+    return SyntheticData(data=df, hierarchies=hier, response="Var2")
+
+
+def datasets(quick: bool) -> list[tuple[str, SyntheticData]]:
+    out = [("tau_testW Size x Region", tau_testw())]
+    for name in (["1k"] if quick else ["1k", "13k", "60k"]):
+        out.append((f"generated {name}", synthetic_preset(name, seed=1)))
+    return out
+
+
+# ----------------------------------------------------------------------------- audit
+def lp_audit(problem: Problem, withheld: np.ndarray, sample: int | None = None) -> tuple[int, int]:
+    """(under-protected, audited) sensitive cells by LP, block by block, warm-started.
+
+    The attacker knows every published cell, the relations and the a priori bounds; for
+    each audited sensitive cell two LPs give its feasibility interval. With ``sample`` only
+    a deterministic sample of that many sensitive cells is audited (for large tables).
+    """
+    try:  # the audit area's implementation, once it is on main
+        from tablesafe.audit import audit as real_audit  # type: ignore[attr-defined]
+    except ImportError:
+        real_audit = None
+    if real_audit is not None and sample is None:
+        res = real_audit(problem, withheld)
+        verdict = np.asarray(res.verdict)
+        return int(np.sum((verdict != "") & (verdict != "protected"))), int(problem.sensitive.sum())
+    sens = np.flatnonzero(problem.sensitive)
+    bad = int(np.sum(~withheld[sens]))  # a published sensitive cell is exact
+    sens = sens[withheld[sens]]
+    if sample is not None and len(sens) > sample:
+        sens = np.sort(np.random.default_rng(0).choice(sens, size=sample, replace=False))
+    A = problem.relations.tocsc()
+    W = np.flatnonzero(withheld)
+    Aw = A[:, W].tocsr()
+    rows = np.flatnonzero(np.diff(Aw.indptr) > 0)
+    Aw = Aw[rows]
+    adj = (abs(Aw).T @ abs(Aw)).tocsr()
+    ncomp, comp = connected_components(adj, directed=False)
+    rhs_all = Aw @ problem.value[W]  # truth's contribution: published part cancels
+    colpos = np.full(problem.n, -1)
+    colpos[W] = np.arange(len(W))
+    by_comp: dict[int, list[int]] = {}
+    for t in sens:
+        by_comp.setdefault(int(comp[colpos[t]]), []).append(int(t))
+    Awc = Aw.tocsc()
+    for k, targets in by_comp.items():
+        cols = np.flatnonzero(comp == k)
+        sub = Awc[:, cols].tocsr()
+        r = np.flatnonzero(np.diff(sub.indptr) > 0)
+        sub = sub[r].tocsc()
+        cells = W[cols]
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        lo = problem.lower[cells].astype(float)
+        hi = np.where(np.isfinite(problem.upper[cells]), problem.upper[cells], highspy.kHighsInf)
+        b = rhs_all[r]
+        h.passModel(
+            len(cells), len(r), sub.nnz, int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize),
+            0.0, np.zeros(len(cells)), lo, hi, b, b,
+            sub.indptr[:-1].astype(np.int32), sub.indices.astype(np.int32), sub.data.astype(float),
+            np.zeros(len(cells), dtype=np.int32),
+        )
+        pos = {int(c): i for i, c in enumerate(cells)}
+        prev = None
+        for t in targets:
+            j = pos[t]
+            if prev is not None:
+                h.changeColCost(prev, 0.0)
+            h.changeColCost(j, 1.0)
+            prev = j
+            v = problem.value[t]
+            need_up = problem.upl[t]
+            need_down = min(problem.lpl[t], v - problem.lower[t])
+            tol = 1e-6 * max(1.0, abs(v))
+            h.changeObjectiveSense(highspy.ObjSense.kMinimize)
+            h.run()
+            low = h.getInfo().objective_function_value
+            h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+            h.run()
+            st = h.getModelStatus()
+            high = np.inf if st == highspy.HighsModelStatus.kUnbounded else h.getInfo().objective_function_value
+            if high < v + need_up - tol or low > v - need_down + tol:
+                bad += 1
+    return bad, int(problem.sensitive.sum()) if sample is None else len(sens)
+
+
+# ----------------------------------------------------------------------------- tau-ARGUS
+def tau_worker(spec_file: str) -> None:
+    """Subprocess entry: run pytauargus.protect and write the statuses (codes, status)."""
+    import pytauargus
+
+    spec = json.loads(Path(spec_file).read_text())
+    os.chdir(spec["workdir"])  # HiTaS (MOD) writes into the working directory
+    df = pd.read_parquet(spec["data"])
+    t0 = time.perf_counter()
+    res = pytauargus.protect(
+        df, tables=spec["dims"], response=spec["response"], safety_rules="P(15,1)",
+        suppress=spec["suppress"], hrc=spec["hrc"], hierleadstring="@", totcode="Total",
+        workdir=spec["workdir"],
+    )
+    secs = time.perf_counter() - t0
+    frame = res.tables[0].dataframe()
+    frame.to_parquet(spec["out"])
+    Path(spec["out"] + ".json").write_text(json.dumps({"seconds": secs}))
+
+
+def run_tau(syn: SyntheticData, suppress: str, timeout: float) -> dict:
+    """Run tau-ARGUS in a subprocess; returns statuses per our cell name, seconds, error."""
+    wd = Path(tempfile.mkdtemp(prefix="tau_bench_"))
+    dims = syn.dims
+    hrc = {}
+    # tau-ARGUS matches codes as fixed-width text: recode every dimension to zero-padded
+    # positions in its hierarchy and write the hierarchy with those codes
+    back: dict[str, dict[str, str]] = {}
+    df = syn.data[[*dims, syn.response]].copy()
+    for name, h in syn.hierarchies.items():
+        width = len(str(len(h)))
+        code = {c: f"{i:0{width}d}" for i, c in enumerate(h.codes) if i > 0}
+        back[name] = {v: k for k, v in code.items()} | {"Total": h.total}
+        df[name] = df[name].astype(str).map(code)
+        if not h.is_flat:
+            path = wd / f"{name}.hrc"
+            depth = h.depths
+            lines = ["@" * (int(depth[i]) - 1) + code[h.codes[i]] for i in range(1, len(h))]
+            path.write_text("\n".join(lines) + "\n")
+            hrc[name] = str(path)
+    df.to_parquet(wd / "data.parquet")
+    spec = {
+        "workdir": str(wd), "data": str(wd / "data.parquet"), "dims": dims, "response": syn.response,
+        "suppress": suppress, "hrc": hrc or None, "out": str(wd / "result.parquet"),
+    }
+    (wd / "spec.json").write_text(json.dumps(spec))
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            [sys.executable, __file__, "--tau-worker", str(wd / "spec.json")],
+            capture_output=True, text=True, timeout=timeout, cwd=wd,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"no result within {timeout:.0f} s", "seconds": time.perf_counter() - t0}
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0 or not (wd / "result.parquet").exists():
+        tail = (proc.stderr or "").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        return {"error": tail[0][:80], "seconds": wall}
+    frame = pd.read_parquet(wd / "result.parquet")
+    secs = json.loads((wd / "result.parquet.json").read_text())["seconds"]
+    for name in dims:
+        frame[name] = frame[name].astype(str).str.strip().map(back[name])
+    names = frame[dims].astype(str).agg("|".join, axis=1) if len(dims) > 1 else frame[dims[0]].astype(str)
+    return {"status": dict(zip(names, frame["status"])), "seconds": secs}
+
+
+# ----------------------------------------------------------------------------- ours
+def run_ours(problem: Problem, method: str, time_limit: float) -> dict:
+    t0 = time.perf_counter()
+    try:
+        if method == "fast":
+            from tablesafe.suppress.fast import fast_pattern
+            from tablesafe.suppress.fast_certificates import check
+
+            pat = fast_pattern(problem, time_limit=time_limit)
+            fails = check(problem, pat.withheld, pat.certificates)
+            secs = time.perf_counter() - t0
+            return {"withheld": pat.withheld, "seconds": secs, "note": "certificates ok" if not fails else fails[0]}
+        from tablesafe.suppress import suppress  # type: ignore[attr-defined]
+
+        pat = suppress(problem, method=method, time_limit=time_limit)
+        return {"withheld": pat.withheld, "seconds": time.perf_counter() - t0, "note": ""}
+    except ImportError:
+        return {"error": "not on main yet", "seconds": 0.0}
+    except Exception as exc:  # noqa: BLE001 - a benchmark records failures and goes on
+        return {"error": f"{type(exc).__name__}: {str(exc)[:70]}", "seconds": time.perf_counter() - t0}
+
+
+def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None) -> dict:
+    out = {"table": table, "cells": problem.n, "sensitive": int(problem.sensitive.sum()), "tool": tool}
+    if "error" in res:
+        out.update(seconds=res["seconds"], withheld="-", withheld_value="-", secondary="-",
+                   under_protected="-", note=res["error"])
+        return out
+    w = res["withheld"]
+    t0 = time.perf_counter()
+    bad, audited = lp_audit(problem, w, sample)
+    audit_secs = time.perf_counter() - t0
+    sec = w & ~problem.sensitive
+    out.update(
+        seconds=res["seconds"], withheld=int(w.sum()), secondary=int(sec.sum()),
+        withheld_value=float(problem.value[sec].sum()),
+        under_protected=f"{bad}" if audited == out["sensitive"] else f"{bad} of {audited} sampled",
+        note=(res.get("note", "") + f" (audit {audit_secs:.0f} s)").strip(),
+    )
+    return out
+
+
+def tau_mask(problem: Problem, status: dict) -> tuple[np.ndarray, int]:
+    names = problem.names.astype(str)
+    st = np.array([status.get(n, "?") for n in names])
+    missing = int(np.sum(st == "?"))
+    return np.isin(st, ("U", "M")), missing
+
+
+def write_results(rows: list[dict], command: str, notes: list[str]) -> None:
+    path = HERE / "RESULTS.md"
+    text = path.read_text() if path.exists() else "# Benchmark results\n"
+    lines = [SECTION, "", f"Command: `{command}`", ""]
+    lines += notes + [""]
+    lines.append("| table | cells | sensitive | tool | seconds | withheld | secondary | withheld value "
+                 "(secondaries) | under-protected (our audit) | note |")
+    lines.append("|---|---:|---:|---|---:|---:|---:|---:|---|---|")
+    for r in rows:
+        wv = r["withheld_value"]
+        wv = f"{wv:,.0f}" if isinstance(wv, float) else wv
+        lines.append(
+            f"| {r['table']} | {r['cells']:,} | {r['sensitive']:,} | {r['tool']} | {r['seconds']:.1f} | "
+            f"{r['withheld']} | {r['secondary']} | {wv} | {r['under_protected']} | {r['note']} |"
+        )
+    block = "\n".join(lines) + "\n"
+    if SECTION in text:
+        start = text.index(SECTION)
+        nxt = text.find("\n## ", start + len(SECTION))
+        end = len(text) if nxt < 0 else nxt + 1
+        # keep a large-table subsection written by large_table.py
+        sub = text.find("\n### ", start)
+        if 0 <= sub < end:
+            block += text[sub + 1:end]
+        text = text[:start] + block + text[end:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tau-worker", help=argparse.SUPPRESS)
+    ap.add_argument("--quick", action="store_true", help="only tau_testW, 1k and two Castro instances")
+    ap.add_argument("--methods", default="fast,modular,optimal")
+    ap.add_argument("--tau-minutes", type=int, default=3, help="tau-ARGUS OPT/MOD time limit (minutes)")
+    ap.add_argument("--ours-seconds", type=float, default=300.0, help="time limit for our methods")
+    ap.add_argument("--audit-sample", type=int, default=2000,
+                    help="audit at most this many sensitive cells per large table (all when smaller)")
+    ap.add_argument("--no-castro", action="store_true")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    if args.tau_worker:
+        tau_worker(args.tau_worker)
+        return
+    methods = [m for m in args.methods.split(",") if m]
+    rows: list[dict] = []
+    for label, syn in datasets(args.quick):
+        problem = problem_from_data(syn, p=15, use_holdings=False)
+        big = problem.sensitive.sum() > args.audit_sample
+        sample = args.audit_sample if big else None
+        print(f"== {label}: {problem.n} cells, {int(problem.sensitive.sum())} sensitive", flush=True)
+        for m in methods:
+            r = row(label, f"tablesafe {m}", problem, run_ours(problem, m, args.ours_seconds), sample)
+            print(r, flush=True)
+            rows.append(r)
+        for sup, tool in ((f"OPT(1,{args.tau_minutes})", "tau-ARGUS OPT"),
+                          (f"MOD(1,{args.tau_minutes},1,1,0)", "tau-ARGUS MOD")):
+            res = run_tau(syn, sup, timeout=args.tau_minutes * 60 + 60)
+            if "status" in res:
+                mask, missing = tau_mask(problem, res.pop("status"))
+                res["withheld"] = mask
+                tau_prim = int(np.sum(mask & problem.sensitive))
+                res["note"] = f"{tau_prim} of our primaries withheld" + (f"; {missing} cells unmatched" if missing else "")
+            r = row(label, tool, problem, res, sample)
+            print(r, flush=True)
+            rows.append(r)
+    if not args.no_castro:
+        from tablesafe.io.jj import read_jj
+
+        files = sorted((SHARED / "benchmarks" / "castro").glob("*.jj"))
+        if args.quick:
+            files = [f for f in files if f.stem in ("TARGUS", "TABLE7")]
+        for f in files:
+            problem = read_jj(f)
+            big = problem.sensitive.sum() > args.audit_sample
+            for m in methods:
+                r = row(f"Castro {f.stem}", f"tablesafe {m}", problem,
+                        run_ours(problem, m, args.ours_seconds), args.audit_sample if big else None)
+                print(r, flush=True)
+                rows.append(r)
+    notes = [
+        f"Limits: tau-ARGUS OPT(1,{args.tau_minutes}) and MOD(1,{args.tau_minutes},1,1,0) "
+        f"(minutes; the subprocess is stopped one minute after that: tau-ARGUS OPT does not always honour its limit); our methods time_limit="
+        f"{args.ours_seconds:.0f} s (soft for `fast`). Audit: LP feasibility intervals on our model for "
+        f"every sensitive cell, or a deterministic sample of {args.audit_sample} where a table has more. "
+        "Generated tables: p% rule p=15 on enterprises (holdings not used, so both tools find the "
+        "same primaries); cost = cell value; bounds [0, inf). Withheld value = sum of the "
+        "secondary cells' values. Machine: 2 cores shared with other jobs.",
+    ]
+    if not args.no_write:
+        cmd = "PYTHONPATH=src /work/benchvenv/bin/python benchmarks/compare_tauargus.py " + " ".join(
+            a for a in sys.argv[1:])
+        write_results(rows, cmd.strip(), notes)
+
+
+if __name__ == "__main__":
+    main()

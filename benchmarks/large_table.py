@@ -1,0 +1,116 @@
+"""Protect a hierarchical 3-D table of about 1,000,000 cells with ``fast`` and check it.
+
+Run (from the repository root):
+
+    PYTHONPATH=src /work/benchvenv/bin/python benchmarks/large_table.py [--preset 1m] [--units N]
+
+Steps, each timed: generate the microdata (tablesafe.synthetic preset ``1m``: industry 105 x
+region 105 x size class 94 codes, three-level hierarchies, enterprises grouped in
+holdings), tabulate it with p%-rule primaries (p=15, holdings grouped), run
+``fast_pattern`` and check every certificate in one pass over the relations. The figures
+(seconds per step, peak memory) go to the subsection ``### Large table`` of
+``## Suppression: fast and comparison with tau-ARGUS`` in benchmarks/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))
+
+from tablesafe.suppress.fast import fast_pattern  # noqa: E402
+from tablesafe.suppress.fast_certificates import check  # noqa: E402
+from tablesafe.synthetic import problem_from_data, synthetic_preset  # noqa: E402
+
+SECTION = "## Suppression: fast and comparison with tau-ARGUS"
+SUB = "### Large table (fast, certificates)"
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preset", default="1m")
+    ap.add_argument("--units", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--progress", action="store_true")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    times: dict[str, float] = {}
+    t = time.perf_counter()
+    syn = synthetic_preset(args.preset, seed=args.seed, **({"units": args.units} if args.units else {}))
+    times["generate"] = time.perf_counter() - t
+    t = time.perf_counter()
+    problem = problem_from_data(syn, p=15)
+    times["tabulate + rules"] = time.perf_counter() - t
+    print(f"{problem.n} cells, {int(problem.sensitive.sum())} sensitive, {int(problem.empty.sum())} empty", flush=True)
+    t = time.perf_counter()
+    pattern = fast_pattern(problem, progress=args.progress)
+    times["fast suppression"] = time.perf_counter() - t
+    t = time.perf_counter()
+    failures = check(problem, pattern.withheld, pattern.certificates)
+    times["certificate check"] = time.perf_counter() - t
+    sec = pattern.withheld & ~problem.sensitive
+    res = {
+        "cells": problem.n,
+        "records": len(syn.data),
+        "sensitive": int(problem.sensitive.sum()),
+        "secondary": int(sec.sum()),
+        "withheld value (secondaries)": float(problem.value[sec].sum()),
+        "certificate rows": len(pattern.certificates),
+        "certificate failures": len(failures),
+        "peak memory (MB)": peak_mb(),
+    }
+    print(times, res, pattern.stats, flush=True)
+    if failures:
+        print("FAILURES:", failures[:5])
+    if args.no_write:
+        return
+    cmd = "PYTHONPATH=src /work/benchvenv/bin/python benchmarks/large_table.py " + " ".join(sys.argv[1:])
+    lines = [
+        SUB, "", f"Command: `{cmd.strip()}`", "",
+        f"Table: {res['cells']:,} cells (3-D, three-level hierarchies), {res['records']:,} enterprises, "
+        f"{res['sensitive']:,} sensitive (p% rule p=15 on holdings).", "",
+        "| step | seconds |", "|---|---:|",
+        *[f"| {k} | {v:.1f} |" for k, v in times.items()],
+        "", "| figure | value |", "|---|---:|",
+        f"| secondary cells | {res['secondary']:,} |",
+        f"| withheld value (secondaries) | {res['withheld value (secondaries)']:,.0f} |",
+        f"| certificate rows | {res['certificate rows']:,} |",
+        f"| certificate check failures | {res['certificate failures']} |",
+        f"| LP solves | {pattern.stats.get('lp_solves')} |",
+        f"| certificates found by | {pattern.stats.get('found_by')} |",
+        f"| peak memory (MB, whole process) | {res['peak memory (MB)']:,.0f} |",
+        "",
+    ]
+    path = HERE / "RESULTS.md"
+    text = path.read_text() if path.exists() else "# Benchmark results\n"
+    block = "\n".join(lines)
+    if SUB in text:
+        start = text.index(SUB)
+        nxt = [i for i in (text.find("\n## ", start), text.find("\n### ", start + 1)) if i >= 0]
+        end = min(nxt) + 1 if nxt else len(text)
+        text = text[:start] + block + text[end:]
+    elif SECTION in text:
+        start = text.index(SECTION)
+        nxt = text.find("\n## ", start + len(SECTION))
+        end = len(text) if nxt < 0 else nxt + 1
+        text = text[:end].rstrip("\n") + "\n\n" + block + text[end:]
+    else:
+        text = text.rstrip("\n") + f"\n\n{SECTION}\n\n" + block
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+if __name__ == "__main__":
+    main()
