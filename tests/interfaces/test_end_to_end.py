@@ -164,7 +164,8 @@ def test_job_file_with_two_tables_and_all_or_nothing(tmp_path):
         f'data = "{EX / "enterprises.csv"}"\nholding = "group"\nrules = ["p(15)", "freq(3)"]\nmethod = "modular"\n'
         '[[table]]\nname = "turnover"\n'
         f'dims = ["industry={EX / "industry.csv"}", "region={EX / "region.hrc"}"]\nresponse = "turnover"\n'
-        'out = "out/turnover.csv"\n'
+        'out = "out/turnover.csv"\ncertificates = "out/turnover_certificates.parquet"\n'
+        'write_apriori = "out/turnover.hst"\n'
         '[[table]]\nname = "employees"\n'
         f'dims = ["region={EX / "region.hrc"}"]\nresponse = "employees"\nout = "out/employees.parquet"\n'
         'report = "out/employees.html"\n'
@@ -172,6 +173,8 @@ def test_job_file_with_two_tables_and_all_or_nothing(tmp_path):
     res = CliRunner().invoke(app, ["run", str(job)])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "out/turnover.csv").exists() and (tmp_path / "out/employees.html").exists()
+    assert len(pd.read_parquet(tmp_path / "out/turnover_certificates.parquet")) > 0
+    assert (tmp_path / "out/turnover.hst").read_text().count(";u\n") == 45
     emp = pd.read_parquet(tmp_path / "out/employees.parquet")
     assert list(emp.columns) == ["region", "employees"] and len(emp) == 15
     # a failing second table: nothing of the job is written
