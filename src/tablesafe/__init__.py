@@ -71,7 +71,14 @@ try:  # show the rules stage's own docstring when it is installed
 except ImportError:  # pragma: no cover - before the rules stage lands
     pass
 
-from tablesafe.api import ProtectResult, apply_apriori, audit_publication, prepare_problem, protect, protect_problem  # noqa: E402
+from tablesafe.api import (
+    ProtectResult,
+    apply_apriori,
+    audit_publication,
+    prepare_problem,
+    protect,
+    protect_problem,
+)
 
 __all__ = [
     "AuditFailure",

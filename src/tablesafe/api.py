@@ -13,12 +13,12 @@ suppression method.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -32,7 +32,7 @@ TABLE_DATA_SUFFIXES = (".csv", ".parquet", ".pq", ".txt", ".asc")
 
 
 # =============================================================================== result
-@dataclass
+@dataclass(repr=False)
 class ProtectResult:
     """Everything a protection run produced.
 
@@ -125,6 +125,10 @@ class ProtectResult:
         return information_loss(self.problem, self.withheld)
 
     # ---------------------------------------------------------------- summary
+    def __repr__(self) -> str:
+        first = self.summary().splitlines()
+        return f"<ProtectResult method={self.method!r}: {first[0]}; {first[2] if len(first) > 2 else ''}>"
+
     def summary(self) -> str:
         """A few lines for the terminal: cells per status, information loss, audit, time.
 
@@ -134,10 +138,14 @@ class ProtectResult:
         c = self.counts
         loss = self.information_loss.iloc[0]
         lines = [
-            f"{self.problem.n} cells: {c['S']} safe, {c['U'] + c['A']} primary, {c['M']} secondary, "
-            f"{c['P']} protected, {c['Z']} empty",
-            f"withheld {int(loss['withheld'])} cells ({loss['withheld_pct']:.1f}%), "
-            f"value {loss['withheld_value']:,.2f} ({loss['withheld_value_pct']:.2f}% of the absolute total)",
+            (
+                f"{self.problem.n} cells: {c['S']} safe, {c['U'] + c['A']} primary, {c['M']} secondary, "
+                f"{c['P']} protected, {c['Z']} empty"
+            ),
+            (
+                f"withheld {int(loss['withheld'])} cells ({loss['withheld_pct']:.1f}%), "
+                f"value {loss['withheld_value']:,.2f} ({loss['withheld_value_pct']:.2f}% of the absolute total)"
+            ),
         ]
         if self.audit is not None:
             lines.append("audit: " + _audit_line(self.audit))
@@ -159,6 +167,7 @@ class ProtectResult:
         report: str | Path | None = None,
         certificates: str | Path | None = None,
         jj: str | Path | None = None,
+        apriori: str | Path | None = None,
     ) -> None:
         """Write the requested files, all or nothing.
 
@@ -169,6 +178,7 @@ class ProtectResult:
             certificates: Parquet file of protection certificates (columns ``target``,
                 ``direction``, ``cell``, ``value``).
             jj: the protected problem as a JJ file (complements marked).
+            apriori: the pattern as a tau-ARGUS a priori file (:meth:`apriori_frame`).
 
         Every file is first written under a temporary name beside its target; only when
         all are complete are they renamed into place. On any error no target is touched.
@@ -181,7 +191,8 @@ class ProtectResult:
                 "suppression method that produces them"
             )
         t0 = time.perf_counter()
-        targets = {"out": out, "cells": cells, "report": report, "certificates": certificates, "jj": jj}
+        targets = {"out": out, "cells": cells, "report": report, "certificates": certificates, "jj": jj,
+                   "apriori": apriori}
         with staged_files(targets) as tmp:
             if "out" in tmp:
                 write_frame_to(self.publication, tmp["out"], out, sheet="publication")
@@ -193,6 +204,10 @@ class ProtectResult:
                 from tablesafe.io.jj import write_jj
 
                 write_jj(self.protected_problem(), tmp["jj"], secondary="m")
+            if "apriori" in tmp:
+                from tablesafe.io.hst import hst_text
+
+                tmp["apriori"].write_text(hst_text(self.apriori_frame(), list(self.problem.codes.columns)), encoding="utf-8")
             if "report" in tmp:
                 from tablesafe.report import render_report
 
@@ -202,6 +217,18 @@ class ProtectResult:
     def report(self, path: str | Path) -> None:
         """Write the self-contained HTML report to ``path``."""
         self.write(report=path)
+
+    def apriori_frame(self, *, safe: str = "p", withheld: str = "u") -> pd.DataFrame:
+        """The pattern as tau-ARGUS a priori requests (see :mod:`tablesafe.io.hst`), so a
+        later run (of this or a linked table) keeps it: withheld cells (primary and
+        secondary) get ``withheld`` (default ``u``), published non-empty cells ``safe``
+        (default ``p``: must stay published); empty cells are left out."""
+        if self.problem.codes is None:
+            raise InputError("a priori files name cells by their codes; this table has none")
+        keep = self.problem.status != EMPTY
+        frame = self.problem.codes.loc[keep].reset_index(drop=True).astype(str)
+        kind = np.where(self.withheld[keep], withheld, safe)
+        return frame.assign(kind=kind, a=np.nan, b=np.nan)
 
     def protected_problem(self) -> Problem:
         """The problem with the final statuses (complements as ``M``)."""
@@ -605,7 +632,7 @@ def prepare_problem(
             raise InputError("no sensitivity rule given (--rule), e.g. p(15) or freq(3)")
         assess = _stage_function("tablesafe.rules", "assess", "rules")
         with _stage(timings, "assess"):
-            kwargs: dict[str, Any] = dict(weight_mode=weight_mode, manual=manual, bounds=bounds, cost=cost)
+            kwargs: dict[str, Any] = {"weight_mode": weight_mode, "manual": manual, "bounds": bounds, "cost": cost}
             if cost_lambda != 1.0:
                 kwargs["cost_lambda"] = cost_lambda
             if count != "holdings":
@@ -769,11 +796,12 @@ def audit_publication(
         InputError: when the publication lacks cells of the table, names cells the table
             does not have, or publishes a value that differs from the data.
     """
+    from tablesafe.io.analyst import codes_of
+
     timings = {} if timings is None else timings
-    if problem.codes is None:
-        raise InputError("the table has no codes to match the publication against")
-    dims = list(problem.codes.columns)
-    key_t = cell_keys(problem.codes, dims)
+    codes = codes_of(problem)  # a single "cell" column for problems without codes (JJ)
+    dims = list(codes.columns)
+    key_t = cell_keys(codes, dims)
     key_p = cell_keys(publication, dims)
     pos = {k: i for i, k in enumerate(key_t)}
     withheld = np.zeros(problem.n, dtype=bool)

@@ -7,10 +7,10 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
+from iface_helpers import require_stages
 
 from tablesafe import InputError
 from tablesafe.io.arb import parse_specifytable, read_arb, run_arb
-from iface_helpers import require_stages
 
 # Expected patterns stated in benchmarks/tauargus/batch/test_batch_ex{1,2}.R (sdcTable's
 # recoding of tau-ARGUS statuses: s safe, u primary, x secondary), rows in tau-ARGUS order.

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+from iface_helpers import require_stages, small_jj
 from typer.testing import CliRunner
 
-from iface_helpers import require_stages, small_jj
 from tablesafe.cli.main import app
 
 EX = Path(__file__).resolve().parents[2] / "examples"

@@ -9,7 +9,11 @@ from typer.testing import CliRunner
 
 from tablesafe.cli.main import app
 from tablesafe.cli.rules_cmd import explain
-from tablesafe.rules.params import k1_covering_p as k1_from_p, k2_covering_p as k2_from_p, p_covering_k1 as p_from_k1, p_covering_k2 as p_from_k2_covering, p_within_k2 as p_from_k2_natural
+from tablesafe.rules.params import k1_covering_p as k1_from_p
+from tablesafe.rules.params import k2_covering_p as k2_from_p
+from tablesafe.rules.params import p_covering_k1 as p_from_k1
+from tablesafe.rules.params import p_covering_k2 as p_from_k2_covering
+from tablesafe.rules.params import p_within_k2 as p_from_k2_natural
 
 runner = CliRunner()
 
@@ -118,3 +122,38 @@ def test_protect_errors_are_one_paragraph_and_write_nothing(tmp_path, benchmarks
 def test_version():
     res = invoke("version")
     assert res.exit_code == 0 and res.output.strip()
+
+
+def test_audit_of_a_jj_problem(tmp_path):
+    """The audit command works on JJ input too (cells named by index): primaries alone are
+    exposed (exit 1); withholding everything but the grand total protects them (exit 0)."""
+    jj = small_jj(tmp_path / "s.jj")
+    pub = tmp_path / "pub.csv"
+    assert invoke("protect", "--jj", jj, "--method", "none", "--out", pub, "--quiet").exit_code == 0
+    res = invoke("audit", jj, "--pattern", pub)
+    assert res.exit_code == 1 and "NOT protected" in res.output
+    frame = pd.read_csv(pub, dtype=str, keep_default_na=False)
+    frame.loc[1:, "value"] = ""
+    frame.to_csv(pub, index=False)
+    res = invoke("audit", jj, "--pattern", pub)
+    assert res.exit_code == 0, res.output
+
+
+def test_protect_castro_jj_with_offsets_and_write_jj(tmp_path, benchmarks_dir):
+    """Castro's TARGUS (benchmarks/castro) has rounded values whose relations are off by a
+    few units; --jj-offsets takes those offsets as right-hand sides, and the protected
+    problem is written back as JJ with the complements marked m."""
+    from iface_helpers import require_stages
+    from tablesafe.io.jj import read_jj
+
+    require_stages("suppress", "audit")
+    out, back = tmp_path / "pub.csv", tmp_path / "prot.jj"
+    res = invoke("protect", "--jj", benchmarks_dir / "castro/TARGUS.jj", "--method", "none", "--out", out, "--quiet")
+    assert res.exit_code == 0  # method none: the audit's refusal of the offsets is a note, not a failure
+    res = invoke("protect", "--jj", benchmarks_dir / "castro/TARGUS.jj", "--jj-offsets", "--method", "optimal",
+                 "--out", out, "--write-jj", back, "--quiet")
+    assert res.exit_code == 0, res.output
+    p = read_jj(back)
+    assert p.sensitive.sum() == 13 and (p.status == "M").sum() > 0
+    pub = pd.read_csv(out)
+    assert pub["value"].isna().sum() == 13 + (p.status == "M").sum()

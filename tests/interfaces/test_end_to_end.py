@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from iface_helpers import require_stages
 from typer.testing import CliRunner
 
-from iface_helpers import require_stages
 import tablesafe
 from tablesafe.cli.main import app
 
@@ -99,10 +99,10 @@ def test_pandas_polars_and_pyarrow_inputs_give_the_same_publication():
     import pyarrow as pa
 
     frame = pd.read_csv(EX / "enterprises.csv", dtype={"industry": str, "region": str})
-    kw = dict(
-        dims={"industry": EX / "industry.csv", "region": EX / "region.hrc"},
-        response="turnover", rules=["p(15)", "freq(3)"], holding="group", method="none",
-    )
+    kw = {
+        "dims": {"industry": EX / "industry.csv", "region": EX / "region.hrc"},
+        "response": "turnover", "rules": ["p(15)", "freq(3)"], "holding": "group", "method": "none",
+    }
     base = tablesafe.protect(frame, **kw).publication
     for data in (pl.from_pandas(frame), pa.Table.from_pandas(frame)):
         other = tablesafe.protect(data, **kw).publication
@@ -130,6 +130,9 @@ def test_tau_argus_microdata_from_the_command_line(tmp_path, benchmarks_dir):
     res = CliRunner().invoke(app, ["inspect", str(b / "tau_testW.asc"), "--metadata", str(b / "Tau_TestW.rda"),
                                    "--dim", f"Region={b / 'region2.hrc'}"])
     assert res.exit_code == 0 and "42,723 records" in res.output
+    res = CliRunner().invoke(app, ["inspect", str(b / "tau_testW.asc"), "--metadata", str(b / "Tau_TestW.rda"),
+                                   "--dim", "IndustryCode"])
+    assert res.exit_code == 0 and "digits:3,1,1" in res.output and "depth 3" in res.output
 
 
 COMMON = [
@@ -161,7 +164,8 @@ def test_job_file_with_two_tables_and_all_or_nothing(tmp_path):
         f'data = "{EX / "enterprises.csv"}"\nholding = "group"\nrules = ["p(15)", "freq(3)"]\nmethod = "modular"\n'
         '[[table]]\nname = "turnover"\n'
         f'dims = ["industry={EX / "industry.csv"}", "region={EX / "region.hrc"}"]\nresponse = "turnover"\n'
-        'out = "out/turnover.csv"\n'
+        'out = "out/turnover.csv"\ncertificates = "out/turnover_certificates.parquet"\n'
+        'write_apriori = "out/turnover.hst"\n'
         '[[table]]\nname = "employees"\n'
         f'dims = ["region={EX / "region.hrc"}"]\nresponse = "employees"\nout = "out/employees.parquet"\n'
         'report = "out/employees.html"\n'
@@ -169,6 +173,8 @@ def test_job_file_with_two_tables_and_all_or_nothing(tmp_path):
     res = CliRunner().invoke(app, ["run", str(job)])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "out/turnover.csv").exists() and (tmp_path / "out/employees.html").exists()
+    assert len(pd.read_parquet(tmp_path / "out/turnover_certificates.parquet")) > 0
+    assert (tmp_path / "out/turnover.hst").read_text().count(";u\n") == 45
     emp = pd.read_parquet(tmp_path / "out/employees.parquet")
     assert list(emp.columns) == ["region", "employees"] and len(emp) == 15
     # a failing second table: nothing of the job is written
@@ -242,3 +248,32 @@ def test_simple2d_protected_from_the_command_line(tmp_path, benchmarks_dir):
     print(f"Simple2D: secondaries tablesafe {ours_secondary} vs tau-ARGUS {(m['status_y'] == 11).sum()}; "
           f"withheld value {m.loc[m['status_x'].isin(['U', 'M']), 'value'].sum():,.2f} vs "
           f"{m.loc[m['status_y'].isin([3, 11]), 'value'].sum():,.2f}")
+
+
+def test_example_enterprise_with_apriori_file_matches_tau_argus(tmp_path, benchmarks_dir):
+    """tau-ARGUS GUI scenario 3 (benchmarks/tauargus/example_enterprise/GUItests.Rmd):
+    region x product of turnover, p% rule p=10 on holdings, zero cells unsafe (range 10),
+    the a priori file test_3a.hst (marginal cells protected), Modular. tau-ARGUS's output
+    test_3b.txt has 17 primaries, 15 protected, 13 empty and 8 secondary cells; ours must
+    have the same primaries, protected and empty cells and protect every primary."""
+    require_stages("tabulate", "rules", "audit", "suppress")
+    e = benchmarks_dir / "tauargus/example_enterprise"
+    res = CliRunner().invoke(app, [
+        "protect", str(e / "example_enterprise.asc"), "--metadata", str(e / "example_enterprise.rda"),
+        "--dim", "region", "--dim", "product", "--response", "turnover", "--holding", "h_id",
+        "--rule", "p(10)", "--rule", "zero(10)", "--apriori", str(e / "test_3a.hst"), "--method", "modular",
+        "--cells", str(tmp_path / "cells.csv"), "--quiet",
+    ])
+    assert res.exit_code == 0, res.output
+    ours = pd.read_csv(tmp_path / "cells.csv", dtype={"region": str, "product": str})
+    theirs = pd.read_csv(e / "test_3b.txt", header=None, names=["region", "product", "v", "st"],
+                         dtype={"region": str, "product": str})
+    m = ours.merge(theirs, on=["region", "product"])
+    assert len(m) == len(ours) == len(theirs) == 225
+    for letter, code in (("U", 3), ("P", 10), ("Z", 14)):
+        assert ((m["status"] == letter) == (m["st"] == code)).all(), letter
+    assert (m.loc[m["status"] == "U", "verdict"] == "protected").all()
+    sec_ours = m.loc[m["status"] == "M", "value"].abs().sum()
+    sec_theirs = m.loc[m["st"] == 11, "value"].abs().sum()
+    print(f"example_enterprise scenario 3: secondaries {(m['status'] == 'M').sum()} vs {(m['st'] == 11).sum()}, "
+          f"withheld secondary value {sec_ours:,.2f} vs {sec_theirs:,.2f}")

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from iface_helpers import hand_audit, small_jj, small_problem
+
 from tablesafe import InputError, protect
 from tablesafe.api import apply_apriori, information_loss
 from tablesafe.io.hst import read_hst
 from tablesafe.io.jj import read_jj
 from tablesafe.io.jobfile import read_job
-from tablesafe.io.publication import publication_frame, read_publication, staged_files, write_frame
+from tablesafe.io.publication import read_publication, staged_files, write_frame
 
 
 def _result(**kw):
@@ -96,10 +96,9 @@ def test_information_loss_overall_and_per_level():
 
 def test_staged_files_write_nothing_on_failure(tmp_path):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
-    with pytest.raises(RuntimeError):
-        with staged_files({"a": a, "b": b}) as tmp:
-            tmp["a"].write_text("x")
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), staged_files({"a": a, "b": b}) as tmp:
+        tmp["a"].write_text("x")
+        raise RuntimeError("boom")
     assert list(tmp_path.iterdir()) == []
     write_frame(pd.DataFrame({"x": [1]}), a)
     assert a.read_text() == "x\n1\n"
@@ -124,7 +123,7 @@ def test_hst_reader_and_apriori(tmp_path, benchmarks_dir):
     hst = tmp_path / "a.hst"
     hst.write_text('"N2";"1";u\n"N";"";p\n"S2";"2";c;7\n"S2";"1";pl;5;6\n"N2";"3";ab;10;200\n')
     q = apply_apriori(p, hst, manual_range=20)
-    name = lambda r, s: int(np.flatnonzero((p.codes["region"] == r) & (p.codes["size"] == s))[0])  # noqa: E731
+    name = lambda r, s: int(np.flatnonzero((p.codes["region"] == r) & (p.codes["size"] == s))[0])
     i = name("N2", "1")
     assert q.status[i] == "A" and q.upl[i] == pytest.approx(0.2 * p.value[i])
     assert q.status[name("N", "Total")] == "P"
@@ -199,3 +198,23 @@ def test_jj_back_to_a_table_with_its_dimensions(tmp_path):
     other = compile_tables(TableStructure((Dimension("a", Hierarchy.flat([str(i) for i in range(27)])),)))
     with pytest.raises(InputError, match="relations"):
         with_structure(read_jj(tmp_path / "t.jj"), other)
+
+
+def test_pattern_as_apriori_file_round_trips(tmp_path):
+    """A protected pattern written as a tau-ARGUS a priori file and applied to the same
+    unassessed table gives back the same withheld cells (u) and published ones (p)."""
+    r = _result()
+    r.write(apriori=tmp_path / "p.hst")
+    text = (tmp_path / "p.hst").read_text()
+    assert text.splitlines()[0] == '"Total";"Total";p'
+    fresh = small_problem()
+    fresh = fresh.copy(status=np.where(fresh.status == "Z", "Z", "S"), upl=np.zeros(fresh.n), lpl=np.zeros(fresh.n))
+    q = apply_apriori(fresh, tmp_path / "p.hst")
+    assert (q.sensitive == r.withheld).all()
+    assert ((q.status == "P") == (~r.withheld & (r.problem.status != "Z"))).all()
+
+
+def test_result_repr_is_a_short_summary():
+    r = _result()
+    text = repr(r)
+    assert text.startswith("<ProtectResult method='none': 28 cells") and len(text) < 300

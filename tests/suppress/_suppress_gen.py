@@ -139,13 +139,23 @@ def independent_audit(problem: Problem, withheld: np.ndarray, *, singleton: bool
                     continue
                 c = np.zeros(n)
                 c[k] = -sign
-                res = linprog(c, A_eq=a, b_eq=problem.rhs, bounds=list(zip(lo, [None if np.isinf(h) else h for h in hi])),
+                res = linprog(c, A_eq=a, b_eq=a @ v, bounds=list(zip(lo, [None if np.isinf(h) else h for h in hi])),
                               method="highs")
                 if res.status == 3:  # unbounded
                     continue
                 reach = sign * (res.x[k] - v[k])
                 if reach < req - 1e-6 * max(1, req):
                     bad.append(f"{problem.names[k]}:{'up' if sign > 0 else 'down'}:{s}")
+        if problem.spl[k] > 0:
+            width = 0.0
+            for sign in (1, -1):
+                c = np.zeros(n)
+                c[k] = -sign
+                res = linprog(c, A_eq=a, b_eq=a @ v, bounds=list(zip(lo_all, [None if np.isinf(h) else h for h in hi_all])),
+                              method="highs")
+                width += np.inf if res.status == 3 else sign * (res.x[k] - v[k])
+            if width < problem.spl[k] - 1e-6 * max(1, problem.spl[k]):
+                bad.append(f"{problem.names[k]}:sliding")
     return bad
 
 

@@ -47,7 +47,7 @@ def guarded(fn: Callable[[], T]) -> T:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
         raise fail("interrupted; nothing was written", 130) from None
-    except Exception as exc:  # noqa: BLE001 - the command line must never show a raw traceback
+    except Exception as exc:
         if os.environ.get("TABLESAFE_DEBUG"):
             raise
         raise fail(

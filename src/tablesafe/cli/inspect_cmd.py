@@ -123,8 +123,20 @@ def summarise(data: Any, dims: list[str], *, metadata: str | Path | None = None,
             )
         codes = sorted(frame[name].dropna().astype(str).str.strip().unique().tolist())
         ds = DimSummary(name, len(codes), hier.strip() or "flat (codes from the data)")
-        if hier.strip():
+        h = None
+        if not hier.strip() and metadata is not None:
+            from tablesafe.io.tauargus import read_rda
+
+            declared = read_rda(metadata).hierarchy(name, codes, total)
+            if isinstance(declared, str):
+                ds.hierarchy = f"{declared} (from the metadata)"
+                h = load_hierarchy(declared, codes, total)
+            elif declared is not None:
+                ds.hierarchy = "from the metadata"
+                h = declared
+        elif hier.strip():
             h = load_hierarchy(hier.strip(), codes, total)
+        if h is not None:
             known = set(h.codes)
             leaves = set(h.leaves)
             ds.codes = len(h)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -63,7 +62,7 @@ ManualRangeOpt = typer.Option(10.0, "--manual-range", help="Protection (percent 
 QuietOpt = typer.Option(False, "--quiet", "-q", help="Print nothing but errors (for scripts).")
 
 
-def _tables(table: Optional[list[str]]) -> Optional[list[list[str]]]:
+def _tables(table: list[str] | None) -> list[list[str]] | None:
     if not table:
         return None
     return [[x.strip() for x in t.split(",") if x.strip()] for t in table]
@@ -76,37 +75,39 @@ def _table_options(**kw) -> dict:
 # ------------------------------------------------------------------------- protect
 @app.command()
 def protect(
-    data: Optional[Path] = typer.Argument(None, help="Microdata (CSV, Parquet, tau-ARGUS .asc) or a .jj file."),
-    metadata: Optional[Path] = MetadataOpt,
-    dim: Optional[list[str]] = DimOpt,
-    response: Optional[str] = ResponseOpt,
-    holding: Optional[str] = HoldingOpt,
-    weight: Optional[str] = WeightOpt,
-    weight_mode: Optional[WeightMode] = WeightModeOpt,
-    waiver: Optional[str] = WaiverOpt,
-    request: Optional[str] = RequestOpt,
-    rule: Optional[list[str]] = RuleOpt,
+    data: Path | None = typer.Argument(None, help="Microdata (CSV, Parquet, tau-ARGUS .asc) or a .jj file."),
+    metadata: Path | None = MetadataOpt,
+    dim: list[str] | None = DimOpt,
+    response: str | None = ResponseOpt,
+    holding: str | None = HoldingOpt,
+    weight: str | None = WeightOpt,
+    weight_mode: WeightMode | None = WeightModeOpt,
+    waiver: str | None = WaiverOpt,
+    request: str | None = RequestOpt,
+    rule: list[str] | None = RuleOpt,
     method: Method = typer.Option(Method.modular, "--method", "-m", help="Secondary suppression method; 'none' = primary suppression only (no safety claim)."),
     cost: str = CostOpt,
     total: str = TotalOpt,
-    table: Optional[list[str]] = TableOpt,
-    apriori: Optional[Path] = AprioriOpt,
-    manual: Optional[Path] = ManualOpt,
+    table: list[str] | None = TableOpt,
+    apriori: Path | None = AprioriOpt,
+    manual: Path | None = ManualOpt,
     manual_range: float = ManualRangeOpt,
     tabular: bool = typer.Option(False, "--tabular", help="DATA holds cells (codes and value), not records: a CSV, or a tau-ARGUS .tab with --metadata."),
-    frequency: Optional[str] = typer.Option(None, "--frequency", help="Tabular input: column with the number of contributors."),
-    top: Optional[list[str]] = typer.Option(None, "--top", help="Tabular input: column with a largest contribution (repeat, largest first)."),
-    given_status: Optional[str] = typer.Option(None, "--status", help="Tabular input: column with given statuses (S, U, P)."),
+    frequency: str | None = typer.Option(None, "--frequency", help="Tabular input: column with the number of contributors."),
+    top: list[str] | None = typer.Option(None, "--top", help="Tabular input: column with a largest contribution (repeat, largest first)."),
+    given_status: str | None = typer.Option(None, "--status", help="Tabular input: column with given statuses (S, U, P)."),
     recompute_totals: bool = typer.Option(False, "--recompute-totals", help="Tabular input: replace given totals by the sums of their parts."),
-    jj: Optional[Path] = typer.Option(None, "--jj", help="Protect the problem in a JJ file (cells and relations) instead of microdata."),
-    out_file: Optional[Path] = typer.Option(None, "--out", "-o", help="Publication file (.csv, .parquet, .xlsx)."),
-    cells: Optional[Path] = typer.Option(None, "--cells", help="Analyst file (confidential): statuses, rules, levels, audit."),
-    report: Optional[Path] = typer.Option(None, "--report", help="HTML report (confidential)."),
-    certificates: Optional[Path] = typer.Option(None, "--certificates", help="Parquet file of protection certificates."),
-    write_jj: Optional[Path] = typer.Option(None, "--write-jj", help="Write the protected problem as a JJ file."),
-    marker: Optional[str] = typer.Option(None, "--marker", help="Text for withheld cells in the publication (default: empty)."),
-    empty_marker: Optional[str] = typer.Option(None, "--empty-marker", help="Text for empty cells (default: 0)."),
-    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Seconds for the suppression method."),
+    jj_offsets: bool = typer.Option(False, "--jj-offsets", help="JJ input whose values do not add up exactly (rounded): take each relation's offset as its right-hand side."),
+    jj: Path | None = typer.Option(None, "--jj", help="Protect the problem in a JJ file (cells and relations) instead of microdata."),
+    out_file: Path | None = typer.Option(None, "--out", "-o", help="Publication file (.csv, .parquet, .xlsx)."),
+    cells: Path | None = typer.Option(None, "--cells", help="Analyst file (confidential): statuses, rules, levels, audit."),
+    report: Path | None = typer.Option(None, "--report", help="HTML report (confidential)."),
+    certificates: Path | None = typer.Option(None, "--certificates", help="Parquet file of protection certificates."),
+    write_jj: Path | None = typer.Option(None, "--write-jj", help="Write the protected problem as a JJ file."),
+    write_apriori: Path | None = typer.Option(None, "--write-apriori", help="Write the pattern as a tau-ARGUS a priori file (.hst): withheld u, published p."),
+    marker: str | None = typer.Option(None, "--marker", help="Text for withheld cells in the publication (default: empty)."),
+    empty_marker: str | None = typer.Option(None, "--empty-marker", help="Text for empty cells (default: 0)."),
+    time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds for the suppression method."),
     insider: Insider = typer.Option(Insider.warn, "--insider", help="Insider findings of the audit (a single contributor of a withheld cell narrowing down a sensitive cell): warn, fail or off."),
     seed: int = typer.Option(0, "--seed", help="Seed for randomised steps (results are deterministic per seed)."),
     quiet: bool = QuietOpt,
@@ -126,6 +127,11 @@ def protect(
         data_arg: object = str(source)
         if jj is not None and dim:
             data_arg = _jj_as_table(jj, dim, total)
+        if jj is not None and jj_offsets:
+            from tablesafe.io.jj import read_jj
+
+            p = data_arg if not isinstance(data_arg, str) else read_jj(jj)
+            data_arg = p.copy(rhs=p.relations @ p.value)
         result = run(
             data_arg,
             dim,
@@ -159,9 +165,10 @@ def protect(
                 recompute_totals=recompute_totals or None,
             ),
         )
-        result.write(out=out_file, cells=cells, report=report, certificates=certificates, jj=write_jj)
+        result.write(out=out_file, cells=cells, report=report, certificates=certificates, jj=write_jj,
+                     apriori=write_apriori)
         say(quiet, result.summary())
-        for label, path in (("publication", out_file), ("analyst file", cells), ("report", report), ("certificates", certificates), ("JJ file", write_jj)):
+        for label, path in (("publication", out_file), ("analyst file", cells), ("report", report), ("certificates", certificates), ("JJ file", write_jj), ("a priori file", write_apriori)):
             if path is not None:
                 say(quiet, f"wrote {label}: {path}")
 
@@ -189,25 +196,25 @@ def _jj_as_table(jj: Path, dims: list[str], total: str):
 def audit(
     data: Path = typer.Argument(..., help="Microdata the publication was made from (or a .jj file)."),
     pattern: Path = typer.Option(..., "--pattern", "-p", help="Publication file to audit (withheld cells empty or --marker)."),
-    metadata: Optional[Path] = MetadataOpt,
-    dim: Optional[list[str]] = DimOpt,
-    response: Optional[str] = ResponseOpt,
-    holding: Optional[str] = HoldingOpt,
-    weight: Optional[str] = WeightOpt,
-    weight_mode: Optional[WeightMode] = WeightModeOpt,
-    waiver: Optional[str] = WaiverOpt,
-    request: Optional[str] = RequestOpt,
-    rule: Optional[list[str]] = RuleOpt,
+    metadata: Path | None = MetadataOpt,
+    dim: list[str] | None = DimOpt,
+    response: str | None = ResponseOpt,
+    holding: str | None = HoldingOpt,
+    weight: str | None = WeightOpt,
+    weight_mode: WeightMode | None = WeightModeOpt,
+    waiver: str | None = WaiverOpt,
+    request: str | None = RequestOpt,
+    rule: list[str] | None = RuleOpt,
     cost: str = CostOpt,
     total: str = TotalOpt,
-    table: Optional[list[str]] = TableOpt,
-    apriori: Optional[Path] = AprioriOpt,
-    manual: Optional[Path] = ManualOpt,
+    table: list[str] | None = TableOpt,
+    apriori: Path | None = AprioriOpt,
+    manual: Path | None = ManualOpt,
     manual_range: float = ManualRangeOpt,
-    marker: Optional[str] = typer.Option(None, "--marker", help="Marker of withheld cells in the publication, if not empty."),
-    cells: Optional[Path] = typer.Option(None, "--cells", help="Write the analyst file with audit_lower, audit_upper and verdict."),
-    report: Optional[Path] = typer.Option(None, "--report", help="HTML report of the audit."),
-    certificates: Optional[Path] = typer.Option(None, "--certificates", help="Certificates (Parquet) to check against the pattern."),
+    marker: str | None = typer.Option(None, "--marker", help="Marker of withheld cells in the publication, if not empty."),
+    cells: Path | None = typer.Option(None, "--cells", help="Write the analyst file with audit_lower, audit_upper and verdict."),
+    report: Path | None = typer.Option(None, "--report", help="HTML report of the audit."),
+    certificates: Path | None = typer.Option(None, "--certificates", help="Certificates (Parquet) to check against the pattern."),
     quiet: bool = QuietOpt,
 ) -> None:
     """Audit a publication: can any sensitive cell be recalculated too closely?
@@ -285,7 +292,7 @@ def audit(
 @app.command()
 def rules(
     rule: list[str] = typer.Argument(..., help="Rule strings, e.g. 'p(15)' 'nk(2,85)' 'P(15,1)|FREQ(3,10)'."),
-    to: Optional[str] = typer.Option(None, "--to", help="Convert to another rule family: p, nk2 or nk1."),
+    to: str | None = typer.Option(None, "--to", help="Convert to another rule family: p, nk2 or nk1."),
 ) -> None:
     """Explain in words what rule strings mean, and convert between rule families."""
 
@@ -312,8 +319,8 @@ def rules(
 @app.command()
 def inspect(
     data: Path = typer.Argument(..., help="Data file (CSV, Parquet, or tau-ARGUS .asc with --metadata)."),
-    metadata: Optional[Path] = MetadataOpt,
-    dim: Optional[list[str]] = DimOpt,
+    metadata: Path | None = MetadataOpt,
+    dim: list[str] | None = DimOpt,
     total: str = TotalOpt,
 ) -> None:
     """Summarise data: records, columns, and codes and hierarchy of each dimension."""
@@ -367,7 +374,7 @@ def run(
 @app.command()
 def arb(
     batch: Path = typer.Argument(..., help="tau-ARGUS batch file (.arb)."),
-    outdir: Optional[Path] = typer.Option(None, "--outdir", help="Folder for the files the batch writes (default: beside the .arb)."),
+    outdir: Path | None = typer.Option(None, "--outdir", help="Folder for the files the batch writes (default: beside the .arb)."),
     quiet: bool = QuietOpt,
 ) -> None:
     """Run a tau-ARGUS batch file (.arb): a useful subset of its commands."""

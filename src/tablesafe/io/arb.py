@@ -81,7 +81,7 @@ def read_arb(path: str | Path) -> list[ArbCommand]:
     cmds = []
     for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
-        if not line or line.startswith("//") or line.startswith("\\\\"):
+        if not line or line.startswith(("//", "\\\\")):
             continue
         m = re.match(r"^<\s*([A-Za-z]+)\s*>(.*)$", line)
         if not m:
@@ -258,11 +258,10 @@ def run_arb(path: str | Path, *, outdir: str | Path | None = None, progress: boo
 
 def _read_table(t: ArbTable, data: Path, metadata: Path, tabular: bool, *, recompute: bool, progress: bool) -> None:
     """Tabulate (or read) the table and assess it with its safety rule."""
+    from tablesafe.api import rules_need_top
     from tablesafe.io.tauargus import read_asc, read_rda, read_tab
     from tablesafe.rules import assess, parse_rules
     from tablesafe.tabulate import from_tabular, tabulate
-
-    from tablesafe.api import rules_need_top
 
     md = read_rda(metadata)
     cost = _cost(t)
@@ -314,7 +313,7 @@ def _holding_rules(rules: str) -> bool:
 def _write_table(t: ArbTable, kind: int, options: str, target: Path, *, file: str, line: int) -> None:
     from tablesafe.io.publication import staged_files
 
-    opts = {"AS": False, "FL": kind == 1, "QU": True, "SE": False}
+    opts = {"AS": False, "FL": kind == 2, "QU": True, "SE": False}  # tau-ARGUS: names first for type 2
     for m in re.finditer(r"([A-Za-z]{2})\s*([+-])", options):
         key = m.group(1).upper()
         if key not in ("AS", "FL", "QU", "SE", "HL", "SO", "AR", "HI", "TR"):

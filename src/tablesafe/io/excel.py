@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 
@@ -23,7 +24,7 @@ def write_excel(frame: pd.DataFrame, path: str | Path, *, sheet: str = "table") 
     for cell in ws[1]:
         cell.font = Font(bold=True)
     for row in frame.itertuples(index=False, name=None):
-        ws.append([None if (v is pd.NA or (isinstance(v, float) and v != v)) else _plain(v) for v in row])
+        ws.append([None if (v is pd.NA or (isinstance(v, float) and np.isnan(v))) else _plain(v) for v in row])
     ws.freeze_panes = "A2"
     for i, col in enumerate(frame.columns, start=1):
         width = max([len(str(col))] + [len(str(v)) for v in frame[col].head(200)]) + 2

@@ -95,16 +95,23 @@ def read_hst(
     return pd.DataFrame(rows, columns=[*dims, "kind", "a", "b", "line"])
 
 
+def hst_text(frame: pd.DataFrame, dims: list[str], *, sep: str = ";") -> str:
+    """A frame with dimension columns, ``kind``, ``a``, ``b`` as a priori file text."""
+    out = []
+    cols = [*dims, "kind", "a", "b"]
+    for row in frame[cols].itertuples(index=False, name=None):
+        codes, kind, a, b = row[: len(dims)], row[len(dims)], row[-2], row[-1]
+        parts = [f'"{c}"' for c in codes] + [str(kind)]
+        n = _NVALUES[KINDS[str(kind)]]
+        parts += [f"{v:.10g}" for v in (a, b)[:n]]
+        out.append(sep.join(parts))
+    return "\n".join(out) + "\n"
+
+
 def write_hst(frame: pd.DataFrame, dims: list[str], path: str | Path, *, sep: str = ";") -> None:
-    """Write a frame with dimension columns, ``kind``, ``a``, ``b`` as an a priori file."""
+    """Write a frame with dimension columns, ``kind``, ``a``, ``b`` as an a priori file
+    (atomically)."""
     from tablesafe.io.publication import staged_files
 
-    out = []
-    for row in frame.itertuples(index=False):
-        d = row._asdict()
-        parts = [f'"{d[c]}"' for c in dims] + [d["kind"]]
-        n = _NVALUES[KINDS[d["kind"]]]
-        parts += [f"{v:.10g}" for v in (d["a"], d["b"])[:n]]
-        out.append(sep.join(parts))
     with staged_files({"hst": path}) as tmp:
-        tmp["hst"].write_text("\n".join(out) + "\n", encoding="utf-8")
+        tmp["hst"].write_text(hst_text(frame, dims, sep=sep), encoding="utf-8")

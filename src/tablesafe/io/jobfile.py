@@ -21,8 +21,9 @@ Table keys: ``name``, ``data``, ``metadata``, ``jj``, ``dims``, ``response``, ``
 ``holding``, ``weight``, ``weight_mode``, ``waiver``, ``request``, ``method``, ``cost``,
 ``cost_lambda``, ``total``, ``tables``, ``apriori``, ``manual_range``, ``count``,
 ``zero_unsafe``, ``top_k``, ``missing_code``, ``time_limit``, ``seed``, ``marker``,
-``empty_marker``, and the outputs ``out``, ``cells``, ``report``, ``certificates``,
-``write_jj``.
+``empty_marker``, ``manual``, ``insider``, tabular input (``tabular``, ``frequency``,
+``top``, ``given_status``, ``recompute_totals``), and the outputs ``out``, ``cells``,
+``report``, ``certificates``, ``write_jj``, ``write_apriori``.
 """
 
 from __future__ import annotations
@@ -34,12 +35,14 @@ from typing import Any
 
 from tablesafe.errors import InputError
 
-PATH_KEYS = ("data", "metadata", "jj", "apriori", "out", "cells", "report", "certificates", "write_jj")
-OUTPUT_KEYS = ("out", "cells", "report", "certificates", "write_jj")
+PATH_KEYS = ("data", "metadata", "jj", "apriori", "manual", "out", "cells", "report", "certificates", "write_jj",
+             "write_apriori")
+OUTPUT_KEYS = ("out", "cells", "report", "certificates", "write_jj", "write_apriori")
 TABLE_KEYS = {
     "name", "data", "metadata", "jj", "dims", "response", "rules", "holding", "weight", "weight_mode",
     "waiver", "request", "method", "cost", "cost_lambda", "total", "tables", "apriori", "manual_range",
     "count", "zero_unsafe", "top_k", "missing_code", "time_limit", "seed", "marker", "empty_marker",
+    "manual", "insider", "tabular", "frequency", "top", "given_status", "recompute_totals",
     *OUTPUT_KEYS,
 }
 
@@ -143,8 +146,10 @@ def run_job(path: str | Path, *, progress: bool = False) -> list[tuple[TableJob,
             opts.pop(key, None)
         data = opts.pop("jj", None) or opts.pop("data")
         opts.pop("data", None)
-        results.append((job, protect(data, progress=progress, **opts)))
+        wants_certs = job.options.get("certificates") is not None
+        results.append((job, protect(data, progress=progress, certificates=wants_certs, **opts)))
     for job, result in results:
         o = job.outputs
-        result.write(out=o["out"], cells=o["cells"], report=o["report"], certificates=o["certificates"], jj=o["write_jj"])
+        result.write(out=o["out"], cells=o["cells"], report=o["report"], certificates=o["certificates"],
+                     jj=o["write_jj"], apriori=o["write_apriori"])
     return results

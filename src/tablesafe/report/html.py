@@ -117,13 +117,13 @@ def heatmaps(result: Any) -> list[dict]:
             for r in range(grid.shape[0]):
                 for c in range(grid.shape[1]):
                     v = vals[r, c]
-                    if v == v:
+                    if not np.isnan(v):
                         dark = letters[int(grid[r, c])] in (PRIMARY, MANUAL, PROTECTED)
                         ax.text(c, r, f"{v:,.0f}", ha="center", va="center", fontsize=6.5, color="white" if dark else "#222")
         ax.set_ylabel(da.name)
         if db is not None:
             ax.set_xlabel(db.name)
-        present = sorted(set(int(x) for x in grid.ravel()))
+        present = sorted({int(x) for x in grid.ravel()})
         ax.legend(
             handles=[Patch(facecolor=STATUS_STYLE[letters[i]][1], edgecolor="#888", label=STATUS_STYLE[letters[i]][0]) for i in present],
             loc="upper left",

@@ -36,6 +36,7 @@ from tablesafe.problem import Problem
 INF = float("inf")
 UP, DOWN = 1, -1
 _HINF = highspy.kHighsInf
+SIMPLEX_STRATEGY = 1  # dual simplex (measured faster here than primal)
 
 
 def _tol(req: float) -> float:
@@ -147,68 +148,88 @@ class Blocks:
 
 
 class BlockLP:
-    """One HiGHS model of the attacker's deviations over a block of active cells."""
+    """One HiGHS model of the attacker's deviations over a block of active cells.
 
-    def __init__(self, problem: Problem, bounds: Bounds, x: np.ndarray, cells: np.ndarray, rows: np.ndarray,
-                 rel_csr: sp.csr_matrix | None = None) -> None:
+    Deviations are split, ``z = p - q`` with ``0 <= p <= U x`` and ``0 <= q <= L x``, so
+    that a second solve can find a sparse certificate: with the target held at its level,
+    minimise the cost-weighted total movement of the other cells.
+    """
+
+    def __init__(self, problem: Problem, bounds: Bounds, x: np.ndarray, cells: np.ndarray, rows: np.ndarray) -> None:
         self.problem = problem
         self.bounds = bounds
         self.cells = cells
         self.rows = rows
         self.pos = {int(c): j for j, c in enumerate(cells)}
-        rel = problem.relations if rel_csr is None else rel_csr
-        self.arows = rel[rows]  # rows x all cells
+        self.arows = problem.relations[rows]  # rows x all cells
         sub = self.arows[:, cells].tocsc()
         xs = x[cells]
-        self.lo = -bounds.dn[cells] * xs
-        self.hi = bounds.up[cells] * xs
-        self.tlo = -bounds.tdn[cells] * xs
-        self.thi = bounds.tup[cells] * xs
+        nc = len(cells)
+        self.nc = nc
+        self.up = bounds.up[cells] * xs
+        self.dn = bounds.dn[cells] * xs
+        self.tup = bounds.tup[cells] * xs
+        self.tdn = bounds.tdn[cells] * xs
+        c = np.abs(problem.cost[cells]).astype(float)
+        self.weight = 1.0 + c / (float(c.max()) if nc and c.max() > 0 else 1.0)
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("presolve", "off")
+        h.setOptionValue("simplex_strategy", SIMPLEX_STRATEGY)
         lp = highspy.HighsLp()
-        lp.num_col_ = len(cells)
+        lp.num_col_ = 2 * nc
         lp.num_row_ = len(rows)
-        lp.col_cost_ = np.zeros(len(cells))
-        lp.col_lower_ = np.where(np.isfinite(self.lo), self.lo, -_HINF)
-        lp.col_upper_ = np.where(np.isfinite(self.hi), self.hi, _HINF)
+        lp.col_cost_ = np.zeros(2 * nc)
+        lp.col_lower_ = np.zeros(2 * nc)
+        hi = np.concatenate([self.up, self.dn])
+        lp.col_upper_ = np.where(np.isfinite(hi), hi, _HINF)
         lp.row_lower_ = np.zeros(len(rows))
         lp.row_upper_ = np.zeros(len(rows))
+        both = sp.hstack([sub, -sub]).tocsc()
         lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = sub.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = sub.indices.astype(np.int32)
-        lp.a_matrix_.value_ = sub.data.astype(float)
+        lp.a_matrix_.start_ = both.indptr.astype(np.int32)
+        lp.a_matrix_.index_ = both.indices.astype(np.int32)
+        lp.a_matrix_.value_ = both.data.astype(float)
         h.passModel(lp)
         self.h = h
-        self.x = xs
 
-    def _set_bounds(self, j: int, lo: float, hi: float) -> None:
-        self.h.changeColBounds(j, lo if np.isfinite(lo) else -_HINF, hi if np.isfinite(hi) else _HINF)
+    def _bound(self, col: int, lo: float, hi: float) -> None:
+        self.h.changeColBounds(col, float(lo), float(hi) if np.isfinite(hi) else _HINF)
+
+    def _set_cell(self, j: int, up_lo: float, up_hi: float, dn_lo: float, dn_hi: float) -> None:
+        self._bound(j, up_lo, up_hi)
+        self._bound(self.nc + j, dn_lo, dn_hi)
+
+    def _restore(self, j: int) -> None:
+        self._set_cell(j, 0.0, self.up[j], 0.0, self.dn[j])
+
+    def _z(self) -> np.ndarray:
+        v = np.asarray(self.h.getSolution().col_value)
+        return v[: self.nc] - v[self.nc:]
 
     def attack(self, target: int, direction: int, required: float, insider: int = -1,
-               want_dual: bool = True, force_dual: bool = False) -> Attack:
+               want_dual: bool = True, force_dual: bool = False, sparse: bool = False) -> Attack:
         """Solve the attacker's LP for ``target`` moving in ``direction``."""
         j = self.pos[int(target)]
         h = self.h
-        self._set_bounds(j, self.tlo[j], self.thi[j])
+        nc = self.nc
+        self._set_cell(j, 0.0, self.tup[j], 0.0, self.tdn[j])
         ji = self.pos.get(int(insider), -1) if insider >= 0 else -1
         if ji >= 0:
-            self._set_bounds(ji, 0.0, 0.0)
+            self._set_cell(ji, 0.0, 0.0, 0.0, 0.0)
+        # maximise direction * z_j = direction * (p_j - q_j)
         h.changeColCost(j, -float(direction))
+        h.changeColCost(nc + j, float(direction))
         h.run()
         status = h.getModelStatus()
         res = Attack(int(target), direction, int(insider), 0.0, float(required))
+        z = None
         if status == highspy.HighsModelStatus.kOptimal:
             sol = h.getSolution()
-            z = np.asarray(sol.col_value)
+            z = self._z()
             res.reached = float(direction * z[j])
-            nz = np.abs(z) > 1e-9 * max(1.0, abs(res.reached))
-            res.cells = self.cells[nz]
-            res.dev = z[nz]
             if want_dual and (force_dual or not res.ok):
                 y = np.asarray(sol.row_dual)
-                # reduced costs d = c - A^T y over every cell in the block's rows
                 d_all = -(self.arows.T @ y)
                 d_all[target] -= direction
                 cols = np.flatnonzero(np.abs(d_all) > 1e-12)
@@ -216,35 +237,40 @@ class BlockLP:
                 res.dual_d = d_all[cols]
         elif status in (highspy.HighsModelStatus.kUnbounded, highspy.HighsModelStatus.kUnboundedOrInfeasible):
             res.reached = INF
-            if required > 0:  # a certificate: a finite point moving the target by its level
-                if direction == UP:
-                    self._set_bounds(j, self.tlo[j], required)
-                else:
-                    self._set_bounds(j, -required, self.thi[j])
-                h.run()
-                if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
-                    z = np.asarray(h.getSolution().col_value)
-                    nz = np.abs(z) > 1e-9 * max(1.0, required)
-                    res.cells, res.dev = self.cells[nz], z[nz]
         else:
-            # numerical trouble: retry from scratch once, then report as unprotected
             h.clearSolver()
             h.run()
             if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
-                z = np.asarray(h.getSolution().col_value)
+                z = self._z()
                 res.reached = float(direction * z[j])
-                nz = np.abs(z) > 1e-9
-                res.cells, res.dev = self.cells[nz], z[nz]
             else:
                 res.reached = -INF
         h.changeColCost(j, 0.0)
-        self._set_bounds(j, self.lo[j], self.hi[j])
+        h.changeColCost(nc + j, 0.0)
+        if res.ok and required > 0 and (sparse or z is None):
+            # a certificate moving the target by exactly its level, other cells moving little
+            if direction == UP:
+                self._set_cell(j, required, required, 0.0, 0.0)
+            else:
+                self._set_cell(j, 0.0, 0.0, required, required)
+            w = np.concatenate([self.weight, self.weight])
+            w[j] = w[nc + j] = 0.0
+            h.changeColsCost(2 * nc, np.arange(2 * nc, dtype=np.int32), w)
+            h.run()
+            if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+                z = self._z()
+            h.changeColsCost(2 * nc, np.arange(2 * nc, dtype=np.int32), np.zeros(2 * nc))
+        if z is not None:
+            nz = np.abs(z) > 1e-9 * max(1.0, abs(required))
+            res.cells = self.cells[nz]
+            res.dev = z[nz]
+        self._restore(j)
         if ji >= 0:
-            self._set_bounds(ji, self.lo[ji], self.hi[ji])
+            self._restore(ji)
         return res
 
 
-def cut_from(attack: Attack, bounds: Bounds, fixed_one: np.ndarray) -> Cut:
+def cut_from(attack: Attack, bounds: Bounds, fixed_one: np.ndarray, cap: bool = True) -> Cut:
     """The capacity inequality of an unsuccessful attack (Fischetti-Salazar).
 
     ``fixed_one``: cells withheld whatever the master decides (sensitive cells); their
@@ -267,7 +293,9 @@ def cut_from(attack: Attack, bounds: Bounds, fixed_one: np.ndarray) -> Cut:
     rhs = attack.required - float(np.sum(np.minimum(coef[const], 1e300)))
     cells, coef = cells[~const], coef[~const]
     keep = coef > 1e-9 * max(1.0, abs(attack.required))
-    cells, coef = cells[keep], np.minimum(coef[keep], max(rhs, 0.0))
+    cells, coef = cells[keep], coef[keep]
+    if cap:
+        coef = np.minimum(coef, max(rhs, 0.0))
     return Cut(cells.astype(np.int64), coef, float(rhs), k, attack.direction)
 
 

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from tablesafe.errors import AuditFailure, InputError
+from tablesafe.errors import AuditFailure, InputError, TablesafeError
 from tablesafe.problem import Pattern, Problem
 from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.protection import certificates_frame, check, cleanup, failing, repair
@@ -101,9 +101,17 @@ def suppress(
                     "the 'fast' suppression method is not available in this installation "
                     f"(tablesafe.suppress.fast could not be imported: {exc})"
                 ) from None
-            pat = fast_pattern(problem, time_limit=time_limit, progress=progress, seed=seed)
-            withheld = np.asarray(pat.withheld, dtype=bool)
-            stats = dict(pat.stats)
+            try:
+                pat = fast_pattern(problem, time_limit=time_limit, progress=progress, seed=seed)
+                withheld = np.asarray(pat.withheld, dtype=bool)
+                stats = dict(pat.stats)
+            except AuditFailure:
+                raise
+            except TablesafeError as exc:
+                # the heuristic gave up; the repair below either protects every cell
+                # from the primaries on or proves which cell cannot be protected
+                withheld = sens.copy()
+                stats = {"fast_failed": str(exc)}
         withheld = withheld | sens
         if log:
             log("repairing: checking every sensitive cell")
@@ -113,7 +121,11 @@ def suppress(
         stats["repair_added"] = int(withheld.sum()) - before
         if log:
             log("cleanup: dropping complements no longer needed")
-        withheld, atts, removed = cleanup(problem, bounds, withheld, atts)
+        budget = None if time_limit is None else max(10.0, 0.5 * float(time_limit))
+        cdl = float("inf") if budget is None else time.monotonic() + budget
+        withheld, atts, removed = cleanup(problem, bounds, withheld, atts, deadline=cdl)
+        if time.monotonic() > cdl:
+            stats["cleanup_truncated"] = True
         stats["cleanup_removed"] = removed
         if audit:
             _final_audit(problem, bounds, withheld, singleton)

@@ -97,8 +97,14 @@ def modular_pattern(
     seed: int = 0,
     log=None,
     max_passes: int = 3,
+    subtable_limit: float = 30.0,
+    mip_gap: float = 1e-3,
 ) -> tuple[np.ndarray, dict]:
-    """HiTaS-style pattern (not yet audited across subtables); returns (mask, stats)."""
+    """HiTaS-style pattern (not yet audited across subtables); returns (mask, stats).
+
+    Each subtable gets at most ``subtable_limit`` seconds (and its share of the time
+    left) and is solved to a relative MIP gap of ``mip_gap``.
+    """
     t0 = time.monotonic()
     deadline = t0 + (time_limit if time_limit is not None else 1e12)
     say = log or (lambda *_: None)
@@ -132,7 +138,7 @@ def modular_pattern(
             sb = Bounds.of(sub, capacity=use_capacity, singleton=bounds.singleton.any())
             if use_capacity and capacity is not None:
                 sb.dn = np.minimum(sb.tdn, np.where(carried, sb.tdn, capacity[cells]))
-            sw, _ = optimal_pattern(sub, sb, time_limit=per, seed=seed)
+            sw, _ = optimal_pattern(sub, sb, time_limit=min(per, subtable_limit), seed=seed, mip_gap=mip_gap)
         except TablesafeError:
             failures += 1  # left to the full-table repair
             seen[cells] = True

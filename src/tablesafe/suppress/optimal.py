@@ -146,6 +146,7 @@ def optimal_pattern(
     start: np.ndarray | None = None,
     seed: int = 0,
     lp_rounds: int = 20,
+    mip_gap: float = 1e-5,
     log=None,
 ) -> tuple[np.ndarray, dict]:
     """Minimum-cost safe pattern by cut generation; returns (withheld mask, stats).
@@ -164,7 +165,7 @@ def optimal_pattern(
     # incumbent: a safe pattern
     if start is None:
         w, atts, _ = repair(problem, bounds, sens.copy(), deadline=deadline)
-        w, atts, _ = cleanup(problem, bounds, w, atts, deadline=t0 + 0.25 * (deadline - t0))
+        w, atts, _ = cleanup(problem, bounds, w, atts, deadline=time.monotonic() + 0.1 * (deadline - t0))
     else:
         w = start.copy() | sens
     best = w
@@ -176,6 +177,7 @@ def optimal_pattern(
         return best, stats
 
     master = _Master(problem, cand, seed)
+    master.h.setOptionValue("mip_rel_gap", float(mip_gap))
     master.add(row_cuts(problem, bounds, fixed_one))
     targets = np.flatnonzero(sens)
 
@@ -256,7 +258,8 @@ def optimal_pattern(
         if time.monotonic() < deadline:
             try:
                 w, watts, _ = repair(problem, bounds, x, deadline=deadline)
-                w, _, _ = cleanup(problem, bounds, w, watts, deadline=deadline)
+                w, _, _ = cleanup(problem, bounds, w, watts,
+                                  deadline=time.monotonic() + 0.1 * max(deadline - time.monotonic(), 0.0))
                 c = float(problem.cost[w & ~sens].sum())
                 if c < best_cost:
                     best, best_cost = w, c
@@ -264,7 +267,7 @@ def optimal_pattern(
                 pass
         if added == 0 and not pool:
             break
-        if best_cost <= lb * (1 + 1e-6):
+        if best_cost <= lb * (1 + max(mip_gap, 1e-6)):
             optimal = True
             break
     lb = min(lb, best_cost)

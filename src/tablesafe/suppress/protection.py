@@ -96,8 +96,12 @@ def keys_for(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets: np
 
 
 def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
-                want_dual: bool = True, deadline: float = float("inf")) -> dict[Key, Attack]:
-    """Solve the attacker's LPs for ``keys`` under the (possibly fractional) pattern ``x``."""
+                want_dual: bool = True, stop_on_fail: bool = False, sparse: bool = False,
+                local: bool = True) -> dict[Key, Attack]:
+    """Solve the attacker's LPs for ``keys`` under the (possibly fractional) pattern ``x``.
+
+    ``stop_on_fail``: return as soon as one attack succeeds (for removal trials).
+    """
     blocks = Blocks(problem.relations, x)
     by_block: dict[int, list[Key]] = {}
     out: dict[Key, Attack] = {}
@@ -106,21 +110,63 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         b = int(blocks.label[k])
         if b < 0:  # withheld but in no relation with another active cell
             req = bounds.req_up[k] if key[1] == UP else bounds.req_dn[k]
-            att = Attack(k, key[1], key[2], 0.0, float(req))
+            own = bounds.tup[k] if key[1] == UP else bounds.tdn[k]
+            att = Attack(k, key[1], key[2], float(own), float(req))
             att.dual_cells = np.array([k])
             att.dual_d = np.array([-float(key[1])])
             out[key] = att
             continue
         by_block.setdefault(b, []).append(key)
+    sizes = np.bincount(blocks.label[blocks.label >= 0], minlength=max(blocks.count, 1))
     for b, bkeys in by_block.items():
+        if sizes[b] > LOCAL_FIRST and local:
+            # big block: try each target on its neighbourhood first (cells further away held
+            # at their true values: a feasible point there is feasible for the block too)
+            bkeys = _local_first(problem, bounds, x, bkeys, out, want_dual, sparse)
+            if not bkeys:
+                continue
         lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
         for key in bkeys:
             k, d, s = key
             req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
             force = bounds.req_sl[k] > 0
-            out[key] = lp.attack(k, d, req, s, want_dual=want_dual, force_dual=force)
+            out[key] = lp.attack(k, d, req, s, want_dual=want_dual, force_dual=force, sparse=sparse)
+            if stop_on_fail and not out[key].ok:
+                return out
     _sliding(bounds, out)
     return out
+
+
+LOCAL_FIRST = 400  # blocks with more cells are attacked locally first
+
+
+def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], out: dict[Key, Attack],
+                 want_dual: bool, sparse: bool) -> list[Key]:
+    """Attack targets within two relation hops; returns the keys still unresolved."""
+    ac = _csc(problem)
+    a = problem.relations
+    active = x > 1e-9
+    by_target: dict[int, list[Key]] = {}
+    for key in keys:
+        by_target.setdefault(key[0], []).append(key)
+    left: list[Key] = []
+    for k, tkeys in by_target.items():
+        cells = np.array([k])
+        for _ in range(2):
+            rows = np.unique(ac[:, cells].indices)
+            cols = np.unique(a[rows].indices)
+            cells = np.union1d(cells, cols[active[cols]])
+        rows = np.unique(ac[:, cells].indices)
+        lp = BlockLP(problem, bounds, x, cells, rows)
+        for key in tkeys:
+            _, d, s = key
+            req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
+            att = lp.attack(k, d, req, s, want_dual=False, sparse=sparse)
+            if att.ok and bounds.req_sl[k] <= 0:
+                out[key] = att
+            else:
+                left.append(key)
+    return left
 
 
 def _sliding(bounds: Bounds, atts: dict[Key, Attack]) -> None:
@@ -142,15 +188,16 @@ def sliding_cut(bounds: Bounds, up: Attack, dn: Attack, fixed_one: np.ndarray) -
     if up.dual_cells is None or dn.dual_cells is None:
         return None
     cu = cut_from(Attack(up.target, UP, up.insider, 0, 0.0, dual_cells=up.dual_cells, dual_d=up.dual_d), bounds,
-                  fixed_one)
+                  fixed_one, cap=False)
     cd = cut_from(Attack(dn.target, DOWN, dn.insider, 0, 0.0, dual_cells=dn.dual_cells, dual_d=dn.dual_d), bounds,
-                  fixed_one)
+                  fixed_one, cap=False)
     # cut_from with required 0 leaves rhs = -constants; recombine without capping
     const = -(cu.rhs + cd.rhs)
     rhs = float(bounds.req_sl[up.target]) - const
-    idx = np.concatenate([cu.idx, cd.idx])
-    coef = np.concatenate([cu.coef, cd.coef])
-    return Cut(idx, coef, rhs, up.target, 0)
+    idx, inv = np.unique(np.concatenate([cu.idx, cd.idx]), return_inverse=True)
+    coef = np.zeros(len(idx))
+    np.add.at(coef, inv, np.concatenate([cu.coef, cd.coef]))
+    return Cut(idx, np.minimum(coef, max(rhs, 0.0)), rhs, up.target, 0)
 
 
 def failing(bounds: Bounds, atts: dict[Key, Attack]) -> list[Key]:
@@ -200,7 +247,7 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     cand = candidates(problem, bounds)
     fixed_one = problem.sensitive
     keys = keys_for(problem, bounds, w, np.flatnonzero(problem.sensitive))
-    atts = run_attacks(problem, bounds, w.astype(float), keys)
+    atts = run_attacks(problem, bounds, w.astype(float), keys, sparse=True)
     final = dict(atts)
     rounds = 0
     while True:
@@ -245,7 +292,7 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
             if added == 0:
                 raise _unprotectable(problem, bad[0], "no admissible complement is left")
         keys = keys_for(problem, bounds, w, np.unique([k[0] for k in bad]))
-        atts = run_attacks(problem, bounds, w.astype(float), keys)
+        atts = run_attacks(problem, bounds, w.astype(float), keys, sparse=True)
         final.update(atts)
     # attacks of insiders that appeared later are included because keys_for is recomputed
     return w, final, rounds
@@ -278,12 +325,17 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
         r = int(r)
         if time.monotonic() > deadline:
             break
-        users = sorted(uses.get(r, set()))
+        users = uses.get(r, set())
         w[r] = False
         if not users:
             removed += 1
             continue
-        new = run_attacks(problem, bounds, w.astype(float), users, want_dual=False)
+        # the attacks leaning hardest on r first: they are the likeliest to fail
+        lean = {key: abs(float(atts[key].dev[atts[key].cells == r].sum())) / max(atts[key].required, 1e-12)
+                for key in users}
+        users = sorted(users, key=lambda key: (-lean[key], key))
+        new = run_attacks(problem, bounds, w.astype(float), users, want_dual=False, stop_on_fail=True,
+                          sparse=True)
         if all(a.ok and getattr(a, "sliding_short", 0) <= 0 for a in new.values()):
             removed += 1
             for key, a in new.items():
@@ -310,8 +362,9 @@ def certificates_frame(problem: Problem, bounds: Bounds, atts: dict[Key, Attack]
         if s >= 0 or a.required <= 0 or len(a.cells) == 0:
             continue
         scale = 1.0
-        if np.isfinite(a.reached) and a.reached > a.required:
-            scale = a.required / a.reached
+        moved = abs(float(a.dev[a.cells == k].sum()))
+        if moved > a.required:
+            scale = a.required / moved
         dev = a.dev * scale
         keep = np.abs(dev) > 0
         vals = problem.value[a.cells[keep]] + dev[keep]

@@ -1,0 +1,139 @@
+"""Measure tablesafe's optimal and modular suppression on Castro's instances and on a
+generated hierarchical 3-D table; print a Markdown table for benchmarks/RESULTS.md.
+
+Usage:
+    PYTHONPATH=src python benchmarks/suppress_castro.py [--castro TARGUS,TABLE7,...]
+        [--generated CELLS] [--methods optimal,modular] [--time-limit SECONDS]
+
+Every pattern is audited again by a fresh attacker check (tablesafe.suppress.protection)
+and the number of under-protected sensitive cells is reported (0 = fully safe).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tablesafe.io.jj import read_jj
+from tablesafe.problem import EMPTY, PRIMARY, SAFE, Problem
+from tablesafe.structure import Dimension, Hierarchy, TableStructure, compile_tables
+from tablesafe.suppress import suppress
+from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.protection import check, failing
+
+SHARED = Path(__file__).resolve().parents[1] / "shared"
+CASTRO = Path("/work/shared/benchmarks/castro")
+
+
+def tree(prefix: str, branching: list[int]) -> Hierarchy:
+    """A regular tree: ``branching[l]`` children per node at level ``l``."""
+    t: dict[str, list[str]] = {}
+
+    def grow(code: str, level: int) -> None:
+        if level == len(branching):
+            return
+        kids = [f"{code}{i}" if code != "T" else f"{prefix}{i}" for i in range(1, branching[level] + 1)]
+        t[code] = kids
+        for k in kids:
+            grow(k, level + 1)
+
+    grow("T", 0)
+    return Hierarchy.from_tree("T", t)
+
+
+def generated(branchings: list[list[int]], units: int, seed: int = 0, p: float = 15.0) -> Problem:
+    """Business-like hierarchical table: lognormal unit values, holdings, p% rule levels."""
+    rng = np.random.default_rng(seed)
+    hs = [tree("abc"[j], b) for j, b in enumerate(branchings)]
+    ts = TableStructure(tuple(Dimension(f"d{j}", h) for j, h in enumerate(hs)))
+    model = compile_tables(ts)
+    n = ts.size
+    hold = rng.integers(0, units * 3 // 4, units)
+    val = np.round(rng.lognormal(4.0, 1.5, units)) + 1
+    chains = []
+    for h in hs:
+        leaves = np.array([h.index(c) for c in h.leaves])
+        pick = leaves[rng.integers(0, len(leaves), units)]
+        chain = [pick]
+        par = np.array(h.parent)
+        cur = pick
+        while True:
+            cur = par[cur]
+            if (cur < 0).all():
+                break
+            chain.append(cur)
+        chains.append(np.stack(chain))  # depth+1 x units
+    import itertools
+
+    cells, holds, vals = [], [], []
+    for combo in itertools.product(*[range(c.shape[0]) for c in chains]):
+        idx = tuple(chains[j][combo[j]] for j in range(len(hs)))
+        cells.append(np.ravel_multi_index(idx, ts.shape))
+        holds.append(hold)
+        vals.append(val)
+    cell = np.concatenate(cells)
+    hh = np.concatenate(holds)
+    vv = np.concatenate(vals)
+    key = cell.astype(np.int64) * (units + 1) + hh
+    uk, inv = np.unique(key, return_inverse=True)
+    hv = np.bincount(inv, weights=vv)
+    hc = uk // (units + 1)
+    value = np.bincount(hc, weights=hv, minlength=n)
+    cnt = np.bincount(hc, minlength=n)
+    order = np.lexsort((-hv, hc))
+    hc_o, hv_o = hc[order], hv[order]
+    first = np.r_[True, hc_o[1:] != hc_o[:-1]]
+    x1 = np.zeros(n)
+    x1[hc_o[first]] = hv_o[first]
+    second = np.r_[False, (hc_o[1:] == hc_o[:-1]) & first[:-1]]
+    x2 = np.zeros(n)
+    x2[hc_o[second]] = hv_o[second]
+    upl = p / 100.0 * x1 - (value - x1 - x2)
+    sens = (upl > 0) & (cnt > 0)
+    status = np.where(cnt == 0, EMPTY, np.where(sens, PRIMARY, SAFE))
+    lev = np.where(sens, np.ceil(upl), 0.0)
+    return Problem.from_arrays(value, model.relations, status=status, names=model.cell_names(),
+                               cost=np.maximum(value, 1.0), upl=lev, lpl=lev, contributors=cnt, model=model)
+
+
+def run(name: str, problem: Problem, method: str, time_limit: float) -> str:
+    t = time.monotonic()
+    try:
+        pat = suppress(problem, method, time_limit=time_limit)
+    except Exception as exc:  # noqa: BLE001 - report and go on
+        return f"| {name} | {problem.n} | {int(problem.sensitive.sum())} | {method} | failed: {type(exc).__name__} | | | | |"
+    secs = time.monotonic() - t
+    b = Bounds.of(problem)
+    bad = {k for k, _, _ in failing(b, check(problem, b, pat.withheld))}
+    s = pat.stats
+    gap = f"{s['gap']:.3f}" if "gap" in s else ""
+    return (f"| {name} | {problem.n} | {int(problem.sensitive.sum())} | {method} | {secs:.1f} | {s['secondary']} "
+            f"| {s['withheld_value']:.6g} | {gap} | {len(bad)} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--castro", default="TARGUS,TABLE7,HIE1372D,TABLE8")
+    ap.add_argument("--generated", default="")
+    ap.add_argument("--methods", default="optimal,modular")
+    ap.add_argument("--time-limit", type=float, default=120.0)
+    a = ap.parse_args()
+    print("| table | cells | sensitive | method | seconds | secondaries | withheld value | gap | under-protected |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for f in [x for x in a.castro.split(",") if x]:
+        p = read_jj(CASTRO / f"{f}.jj")
+        print(run(f, p, "optimal", a.time_limit), flush=True)
+    specs = {"1000": ([[3, 3], [2, 4], [4]], 1500), "13000": ([[4, 5], [4, 5], [3, 6]], 30000),
+             "60000": ([[5, 8], [4, 6], [3, 7]], 120000)}
+    for g in [x for x in a.generated.split(",") if x]:
+        br, units = specs[g]
+        p = generated(br, units)
+        for m in a.methods.split(","):
+            print(run(f"generated-{g}", p, m, a.time_limit), flush=True)
+
+
+if __name__ == "__main__":
+    main()
