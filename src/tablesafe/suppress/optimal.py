@@ -231,11 +231,15 @@ def optimal_pattern(
 
     master.integral(True)
     optimal = False
+    full_next = False
     while time.monotonic() < deadline:
         stats["iterations"] += 1
         master.start(best)
         pool.clear()
-        xv, bound = master.solve(deadline - time.monotonic(), on_solution)
+        left = deadline - time.monotonic()
+        # bounded rounds: an unsafe master solution found early still yields cuts and,
+        # repaired, a candidate incumbent; the last round gets the rest of the time
+        xv, bound = master.solve(left if (left < 20 or full_next) else max(10.0, 0.3 * left), on_solution)
         lb = max(lb, lift(bound)) if np.isfinite(bound) else lb
         master.add(pool)
         if xv is None:
@@ -249,9 +253,12 @@ def optimal_pattern(
         if not bad:
             if cost < best_cost:
                 best, best_cost = x, cost
-            optimal = mip_done
             say(f"round {stats['iterations']}: safe, cost {cost:.6g}")
-            break
+            if mip_done or full_next:
+                optimal = mip_done
+                break
+            full_next = True  # safe but not proved: let the master use the time left
+            continue
         added = master.add(cuts_for(problem, bounds, atts, bad, fixed_one))
         say(f"round {stats['iterations']}: {len(bad)} attacks succeed, +{added} inequalities, bound {lb:.6g}")
         # a safe pattern from this master solution
