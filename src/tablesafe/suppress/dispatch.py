@@ -17,7 +17,7 @@ import numpy as np
 from tablesafe.errors import AuditFailure, InputError, TablesafeError
 from tablesafe.problem import Pattern, Problem
 from tablesafe.suppress.attacker import Bounds
-from tablesafe.suppress.protection import certificates_frame, check, cleanup, failing, repair
+from tablesafe.suppress.protection import certificates_frame, cleanup, repair
 
 METHODS = ("optimal", "modular", "fast", "none")
 
@@ -140,13 +140,23 @@ def suppress(
 
 
 def _final_audit(problem: Problem, bounds: Bounds, withheld: np.ndarray, singleton: bool) -> None:
-    """Attack every sensitive cell afresh with the standard a priori bounds (no capacity)."""
-    plain = Bounds.of(problem, capacity=False, singleton=singleton)
-    atts = check(problem, plain, withheld)
-    bad = failing(plain, atts)
-    if bad:
-        names = ", ".join(repr(problem.names[k]) for k in sorted({b[0] for b in bad})[:10])
+    """The independent audit (:func:`tablesafe.audit.audit`, criterion 1, the attacker's
+    own a priori bounds, no capacity) must pass; otherwise nothing is returned.
+
+    Singleton protection was enforced by the repair's attacks (``bounds``); the audit here
+    is the separate, plain check every published pattern has to pass.
+    """
+    from tablesafe.audit import audit as run_audit
+
+    # like the attacks above, the audit works with the relations as they hold for the
+    # true values (a table rounded after aggregation keeps its offsets as right-hand sides)
+    residual = problem.relations @ problem.value
+    audited = problem if np.allclose(residual, problem.rhs) else problem.copy(rhs=residual)
+    result = run_audit(audited, withheld, insider=False)
+    if not result.ok:
+        bad = np.flatnonzero(np.isin(result.verdict, ("exact", "upper", "lower", "sliding")))
+        names = ", ".join(repr(problem.names[k]) for k in bad[:10])
         raise AuditFailure(
-            f"the final audit found {len(bad)} successful attacks on sensitive cells ({names}); "
+            f"the final audit found {len(bad)} under-protected sensitive cell(s) ({names}); "
             "the pattern is not published"
         )
