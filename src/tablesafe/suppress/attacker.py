@@ -64,7 +64,7 @@ class Bounds:
     singleton: np.ndarray  # cells whose single respondent is an insider
 
     @classmethod
-    def of(cls, problem: Problem, *, capacity: bool = False, singleton: bool = True) -> "Bounds":
+    def of(cls, problem: Problem, *, capacity: bool = False, singleton: bool = True) -> Bounds:
         """Deviation bounds and required levels of a problem."""
         v = problem.value
         tdn = np.maximum(v - problem.lower, 0.0)

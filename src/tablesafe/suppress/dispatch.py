@@ -13,6 +13,7 @@ import contextlib
 import time
 
 import numpy as np
+import pandas as pd
 
 from tablesafe.errors import AuditFailure, InputError, TablesafeError
 from tablesafe.problem import Pattern, Problem
@@ -20,6 +21,8 @@ from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.protection import certificates_frame, cleanup, repair
 
 METHODS = ("optimal", "modular", "fast", "none")
+LP_AUDIT_MAX_CELLS = 200_000
+"""Tables up to this size get the full LP audit; larger ones are proved by certificates."""
 
 
 def _logger(progress: bool):
@@ -84,6 +87,7 @@ def suppress(
     bounds = Bounds.of(problem, capacity=capacity, singleton=singleton)
     log, status = _logger(progress)
     stats: dict = {}
+    fast_certs = None
     with status:
         if method == "optimal":
             from tablesafe.suppress.optimal import optimal_pattern
@@ -102,9 +106,11 @@ def suppress(
                     f"(tablesafe.suppress.fast could not be imported: {exc})"
                 ) from None
             try:
-                pat = fast_pattern(problem, time_limit=time_limit, progress=progress, seed=seed)
+                pat = fast_pattern(problem, time_limit=time_limit, progress=progress, seed=seed,
+                                   singleton=singleton, capacity=capacity)
                 withheld = np.asarray(pat.withheld, dtype=bool)
                 stats = dict(pat.stats)
+                fast_certs = pat.certificates
             except AuditFailure:
                 raise
             except TablesafeError as exc:
@@ -113,29 +119,62 @@ def suppress(
                 withheld = sens.copy()
                 stats = {"fast_failed": str(exc)}
         withheld = withheld | sens
-        if log:
-            log("repairing: checking every sensitive cell")
-        before = int(withheld.sum())
-        withheld, atts, rounds = repair(problem, bounds, withheld)
-        stats["repair_rounds"] = rounds
-        stats["repair_added"] = int(withheld.sum()) - before
-        if log:
-            log("cleanup: dropping complements no longer needed")
-        budget = None if time_limit is None else max(10.0, 0.5 * float(time_limit))
-        cdl = float("inf") if budget is None else time.monotonic() + budget
-        withheld, atts, removed = cleanup(problem, bounds, withheld, atts, deadline=cdl)
-        if time.monotonic() > cdl:
-            stats["cleanup_truncated"] = True
-        stats["cleanup_removed"] = removed
+        proven = False
+        if fast_certs is not None:
+            proven, withheld = _proven_by_certificates(problem, withheld, fast_certs, stats)
+        if proven:
+            # every sensitive cell has a checked certificate; only the single-respondent
+            # insiders next to a target need the attacker LPs (small enough tables)
+            atts = {}
+            if singleton and bounds.singleton.any() and problem.n <= LP_AUDIT_MAX_CELLS:
+                if log:
+                    log("repairing: attacks by single respondents next to a target")
+                before = int(withheld.sum())
+                withheld, atts, rounds = repair(problem, bounds, withheld,
+                                                targets=_leaning_on_singletons(problem, bounds, fast_certs))
+                stats["repair_rounds"] = rounds
+                stats["repair_added"] = int(withheld.sum()) - before
+            elif singleton and bounds.singleton.any():
+                stats["singleton_attacks_checked"] = False
+        else:
+            if log:
+                log("repairing: checking every sensitive cell")
+            before = int(withheld.sum())
+            withheld, atts, rounds = repair(problem, bounds, withheld)
+            stats["repair_rounds"] = rounds
+            stats["repair_added"] = int(withheld.sum()) - before
+            if log:
+                log("cleanup: dropping complements no longer needed")
+            # cleanup is optional work: it gets half the time limit, or (without a limit)
+            # as long as the method and the repair took so far, at least 10 seconds
+            spent = time.monotonic() - t0
+            budget = max(10.0, 0.5 * float(time_limit)) if time_limit is not None else max(10.0, spent)
+            cdl = time.monotonic() + budget
+            withheld, atts, removed = cleanup(problem, bounds, withheld, atts, deadline=cdl)
+            if time.monotonic() > cdl:
+                stats["cleanup_truncated"] = True
+            stats["cleanup_removed"] = removed
         if audit:
-            _final_audit(problem, bounds, withheld, singleton)
+            if problem.n <= LP_AUDIT_MAX_CELLS:
+                _final_audit(problem, bounds, withheld, singleton)
+            elif not proven:
+                raise AuditFailure(
+                    f"the table has {problem.n:,} cells, too many for the LP audit, and no "
+                    "complete set of protection certificates proves the pattern; nothing is published"
+                )
+            stats["audit"] = "lp" if problem.n <= LP_AUDIT_MAX_CELLS else "certificates"
     stats["seconds"] = time.monotonic() - t0
     stats["withheld"] = int(withheld.sum())
     stats["secondary"] = int((withheld & ~sens).sum())
     stats["cost"] = float(problem.cost[withheld & ~sens].sum())
     stats["withheld_value"] = float(np.abs(problem.value[withheld & ~sens]).sum())
     stats["safe"] = True
-    certs = certificates_frame(problem, bounds, atts) if certificates else None
+    if not certificates:
+        certs = None
+    elif fast_certs is not None and proven:
+        certs = fast_certs
+    else:
+        certs = certificates_frame(problem, bounds, atts)
     return Pattern(withheld, method=method, stats=stats, certificates=certs)
 
 
@@ -160,3 +199,38 @@ def _final_audit(problem: Problem, bounds: Bounds, withheld: np.ndarray, singlet
             f"the final audit found {len(bad)} under-protected sensitive cell(s) ({names}); "
             "the pattern is not published"
         )
+
+
+def _proven_by_certificates(problem: Problem, withheld: np.ndarray, certs, stats: dict):
+    """Check a method's certificates in one pass; drop complements none of them moves.
+
+    Returns ``(proven, withheld)``. A complement that no certificate moves can be
+    published again: every certificate stays a feasible table (seed 003 B.2.b second pass).
+    """
+    from tablesafe.audit import check_certificates
+
+    residual = problem.relations @ problem.value
+    checked = problem if np.allclose(residual, problem.rhs) else problem.copy(rhs=residual)
+    failures = check_certificates(checked, withheld, certs)
+    stats["certificate_failures"] = len(failures)
+    if failures:
+        return False, withheld
+    used = np.isin(problem.names.astype(str), certs["cell"].astype(str).unique())
+    keep = problem.sensitive | (withheld & used)
+    stats["cleanup_removed"] = int((withheld & ~keep).sum())
+    return True, keep
+
+
+def _leaning_on_singletons(problem: Problem, bounds: Bounds, certs) -> np.ndarray:
+    """Sensitive cells whose certificate moves a withheld single-respondent cell.
+
+    A certificate that leaves a single-respondent cell at its true value stays a
+    feasible table for that respondent, who knows the value: it proves protection
+    against that insider too. Only the other targets need the insider's attacker LP.
+    """
+    names = problem.names.astype(str)
+    index = pd.Series(np.arange(problem.n), index=pd.Index(names))
+    cell = index.reindex(certs["cell"].astype(str).to_numpy()).to_numpy()
+    target = index.reindex(certs["target"].astype(str).to_numpy()).to_numpy()
+    lean = bounds.singleton[cell] & (cell != target)
+    return np.unique(target[lean]).astype(np.int64)

@@ -17,7 +17,17 @@ import pandas as pd
 
 from tablesafe.errors import AuditFailure
 from tablesafe.problem import EMPTY, PROTECTED, Problem
-from tablesafe.suppress.attacker import DOWN, UP, Attack, BlockLP, Blocks, Bounds, Cut, cut_from, row_cuts
+from tablesafe.suppress.attacker import (
+    DOWN,
+    UP,
+    Attack,
+    BlockLP,
+    Blocks,
+    Bounds,
+    Cut,
+    cut_from,
+    row_cuts,
+)
 
 Key = tuple[int, int, int]  # target, direction, insider (-1: outsider)
 
@@ -236,17 +246,19 @@ def _unprotectable(problem: Problem, key: Key, why: str) -> AuditFailure:
 
 
 def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: float = float("inf"),
-           progress=None) -> tuple[np.ndarray, dict[Key, Attack], int]:
+           progress=None, targets: np.ndarray | None = None) -> tuple[np.ndarray, dict[Key, Attack], int]:
     """Withhold more cells until every sensitive cell passes; returns (mask, attacks, rounds).
 
     For each failing attack, the capacity inequality of its dual says how much protection the
     published cells could add; the cheapest cells per unit of protection are withheld
-    until the inequality holds, then the failing cells are checked again.
+    until the inequality holds, then the failing cells are checked again. ``targets``
+    limits the first check to some sensitive cells (default: all).
     """
     w = withheld.copy() | problem.sensitive
     cand = candidates(problem, bounds)
     fixed_one = problem.sensitive
-    keys = keys_for(problem, bounds, w, np.flatnonzero(problem.sensitive))
+    first = np.flatnonzero(problem.sensitive) if targets is None else np.asarray(targets, dtype=np.int64)
+    keys = keys_for(problem, bounds, w, first)
     atts = run_attacks(problem, bounds, w.astype(float), keys, sparse=True)
     final = dict(atts)
     rounds = 0
