@@ -10,7 +10,7 @@ widens the attacker's intervals, so repair re-checks just the cells that failed.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -107,11 +107,37 @@ def keys_for(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets: np
 
 def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
                 want_dual: bool = True, stop_on_fail: bool = False, sparse: bool = False,
-                local: bool = True) -> dict[Key, Attack]:
+                local: bool = True, split_insiders: bool = True) -> dict[Key, Attack]:
     """Solve the attacker's LPs for ``keys`` under the (possibly fractional) pattern ``x``.
 
     ``stop_on_fail``: return as soon as one attack succeeds (for removal trials).
+
+    Insider attacks (a single respondent who knows its own withheld cell ``s``) are run
+    only where needed: when the outsider's best table for the same target and direction
+    reaches the level without moving ``s``, that table is feasible for the insider too,
+    so the insider's attack fails just the same and no LP is solved for it.
     """
+    insider_keys = [key for key in keys if key[2] >= 0]
+    if insider_keys and split_insiders:
+        wanted = set(keys)
+        outsider_keys = list(dict.fromkeys([key for key in keys if key[2] < 0]
+                                           + [(k, d, -1) for k, d, _ in insider_keys]))
+        out = run_attacks(problem, bounds, x, outsider_keys, want_dual, stop_on_fail, sparse, local,
+                          split_insiders=False)
+        if stop_on_fail and any(not out[key].ok for key in outsider_keys if key in wanted):
+            return {key: a for key, a in out.items() if key in wanted}
+        rest = []
+        for key in insider_keys:
+            k, d, ins = key
+            o = out.get((k, d, -1))
+            if o is not None and o.ok and not np.any((o.cells == ins) & (o.dev != 0)):
+                out[key] = replace(o, insider=ins)
+            else:
+                rest.append(key)
+        if rest:
+            out.update(run_attacks(problem, bounds, x, rest, want_dual, stop_on_fail, sparse, local,
+                                   split_insiders=False))
+        return {key: a for key, a in out.items() if key in wanted}
     blocks = Blocks(problem.relations, x)
     by_block: dict[int, list[Key]] = {}
     out: dict[Key, Attack] = {}
