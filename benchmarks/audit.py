@@ -19,6 +19,7 @@ DESIGN default [0, inf).
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 
@@ -105,10 +106,15 @@ def tau_pattern(micro: pd.DataFrame, prob: Problem, workdir: str) -> tuple[np.nd
     import pytauargus
 
     t = time.perf_counter()
-    res = pytauargus.protect(micro, tables=[["A", "B"]], response="Y",
-                             safety_rules="P(15,1)", suppress="MOD(1)",
-                             hrc={"A": "1 1 1", "B": "1 1 1"}, totcode="Total",
-                             workdir=workdir)
+    here = os.getcwd()
+    os.chdir(workdir)  # the engine leaves scratch files in the working directory
+    try:
+        res = pytauargus.protect(micro, tables=[["A", "B"]], response="Y",
+                                 safety_rules="P(15,1)", suppress="MOD(1)",
+                                 hrc={"A": "1 1 1", "B": "1 1 1"}, totcode="Total",
+                                 workdir=workdir)
+    finally:
+        os.chdir(here)
     secs = time.perf_counter() - t
     out = pd.DataFrame(res.tables[0].dataframe())
     names = out["A"].astype(str) + "|" + out["B"].astype(str)

@@ -46,7 +46,8 @@ def audit(
     mask = as_mask(problem, pattern_or_mask)
     sens = problem.sensitive
     cells = None if all_cells else (sens & mask)
-    res = solve_intervals(problem, mask, cells=cells, keep_points=insider, progress=progress)
+    res = solve_intervals(problem, mask, cells=cells, keep_points=insider, certify=insider,
+                          progress=progress)
     verdict = verdicts(problem, res.lower, res.upper, rel_tol=rel_tol)
     stats = dict(res.stats)
     stats["seconds_criterion1"] = time.perf_counter() - t0

@@ -64,7 +64,11 @@ def _directions(problem: Problem) -> list[tuple[int, str]]:
 
 
 def make_certificates(problem: Problem, withheld, *, intervals=None) -> pd.DataFrame:
-    """Certificates from the audit LPs: the argmax/argmin table of each sensitive cell.
+    """Certificates from the audit LPs, one table per sensitive cell and direction.
+
+    Each is the table closest to the truth (fewest, smallest changes) that moves the
+    cell by exactly its protection level, found by an LP warm-started per block; cells
+    with a zero level fall back to the argmax/argmin table of the interval LPs.
 
     A certificate is written only where the optimal table reaches the required move
     (a protected direction); :func:`check_certificates` reports the others as missing.
@@ -73,7 +77,7 @@ def make_certificates(problem: Problem, withheld, *, intervals=None) -> pd.DataF
     """
     mask = as_mask(problem, withheld)
     res = intervals if intervals is not None else solve_intervals(
-        problem, mask, cells=problem.sensitive & mask, keep_points=True)
+        problem, mask, cells=problem.sensitive & mask, keep_points=True, certify=True)
     up, down = required_moves(problem)
     tol = REL_TOL * np.maximum(1.0, np.abs(problem.value))
     rows: list[tuple[str, str, np.ndarray, np.ndarray]] = []
@@ -84,7 +88,7 @@ def make_certificates(problem: Problem, withheld, *, intervals=None) -> pd.DataF
         sign = 1 if d == "up" else -1
         need = up[i] if d == "up" else down[i]
         key = (i, sign)
-        pt = res.points.get(key)
+        pt = res.moves.get(key, res.points.get(key))
         if pt is None and sign == 1 and np.isinf(res.upper[i]) and res.block[i] >= 0:
             pt = _capped_point(problem, res, i, problem.value[i] + max(up[i], 1.0))
         if pt is None:

@@ -96,11 +96,11 @@ def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame 
         base: intervals already computed with ``keep_points=True`` (reused).
         stats: optional dict that receives ``insider_lp_solves``.
 
-    An insider scenario needs no LP for a target when a stored optimal table of the
-    base audit already satisfies the insider's bounds, or when a point on the segment
-    between the target's optimal table and another stored feasible table (or the
-    true table) does and still reaches the protection level: feasible tables form a
-    convex set, so such a point is a valid certificate.
+    An insider scenario needs no LP for a target when a stored optimal table or the
+    closest certificate of the base audit already satisfies the insider's bounds, or when a point on the segment
+    between the target's optimal table and the true table (or the target's other
+    optimal table) does and still reaches the protection level: feasible tables form
+    a convex set, so such a point is a valid certificate.
 
     Returns:
         Frame with ``target``, ``attacker``, ``kind`` (``singleton``/``unit``),
@@ -109,7 +109,7 @@ def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame 
     mask = as_mask(problem, withheld)
     sens = problem.sensitive & mask
     if base is None or not base.points:
-        base = solve_intervals(problem, mask, cells=sens, keep_points=True)
+        base = solve_intervals(problem, mask, cells=sens, keep_points=True, certify=True)
     base_verdict = verdicts(problem, base.lower, base.upper, rel_tol=rel_tol)
     records: list[dict] = []
     cache: dict[int, _BlockView] = {}
@@ -180,6 +180,8 @@ class _BlockView:
 
     def __init__(self, b, base: IntervalResult, eligible: np.ndarray) -> None:
         self.block = b
+        self.base = base
+        self._points: dict[tuple[int, int], np.ndarray | None] = {}
         self.targets = b.cols[eligible[b.cols]]
         self.tloc = np.searchsorted(b.cols, self.targets)
         self.mats: list[np.ndarray] = []
@@ -195,10 +197,32 @@ class _BlockView:
                 mat[np.searchsorted(b.cols, pt[0]), j] = pt[1]
             self.mats.append(mat)
             self.has.append(has)
-        # every stored feasible table plus the true one: ends of certificate segments
-        self.pool = np.hstack([self.mats[0][:, self.has[0]], self.mats[1][:, self.has[1]],
-                               b.truth[:, None]])
-        self.pool_t = self.pool[self.tloc]           # targets x pool
+        # closest certificates (few cells moved): valid under most insider knowledge
+        self.cmats: list[np.ndarray] = []
+        self.chas: list[np.ndarray] = []
+        for d in (1, -1):
+            mat = np.repeat(b.truth[:, None], len(self.targets), axis=1)
+            has = np.zeros(len(self.targets), dtype=bool)
+            for j, t in enumerate(self.targets):
+                pt = base.moves.get((int(t), d))
+                if pt is not None:
+                    has[j] = True
+                    mat[np.searchsorted(b.cols, pt[0]), j] = pt[1]
+            self.cmats.append(mat)
+            self.chas.append(has)
+
+    def _point(self, cell: int, d: int) -> np.ndarray | None:
+        """The stored optimal table of ``cell`` in direction ``d`` as a dense block vector."""
+        key = (cell, d)
+        if key not in self._points:
+            pt = self.base.points.get(key)
+            if pt is None:
+                self._points[key] = None
+            else:
+                x = self.block.truth.copy()
+                x[np.searchsorted(self.block.cols, pt[0])] = pt[1]
+                self._points[key] = x
+        return self._points[key]
 
     def unresolved(self, loc: np.ndarray, glo: np.ndarray, ghi: np.ndarray,
                    up_need: np.ndarray, dn_need: np.ndarray) -> list[np.ndarray]:
@@ -211,6 +235,10 @@ class _BlockView:
             tol = 1e-9 * (1.0 + np.abs(sub))
             inside = np.all((sub >= glo[:, None] - tol) & (sub <= ghi[:, None] + tol), axis=0)
             done = inside & has
+            csub = self.cmats[di][loc]
+            ctol = 1e-9 * (1.0 + np.abs(csub))
+            done |= self.chas[di] & np.all((csub >= glo[:, None] - ctol)
+                                           & (csub <= ghi[:, None] + ctol), axis=0)
             trivial = np.isinf(req)
             todo = ~done & ~trivial & has & ~np.isnan(req)
             if todo.any():
@@ -237,10 +265,22 @@ class _BlockView:
 
     def _best_single(self, x: int, lo: float, hi: float, mat: np.ndarray, idx: np.ndarray,
                      pt: np.ndarray, sign: float) -> np.ndarray:
-        """Best target value (times ``sign``) on segments pool -> optimum with x in [lo, hi]."""
-        qx = self.pool[x][None, :]
+        """Best target value (times ``sign``) with cell ``x`` in ``[lo, hi]`` on segments
+        from the true table and the target's two stored optima to its optimum ``mat``."""
+        tl = self.tloc[idx]
+        # candidate segment starts: truth, the target's up and down optima, and the
+        # optima of the insider's cell itself (they move x furthest both ways)
+        qx = [np.full(idx.size, self.block.truth[x]), self.mats[0][x, idx],
+              self.mats[1][x, idx]]
+        qt = [self.block.truth[tl], self.mats[0][tl, idx], self.mats[1][tl, idx]]
+        for d in (1, -1):
+            own = self._point(int(self.block.cols[x]), d)
+            if own is not None:
+                qx.append(np.full(idx.size, own[x]))
+                qt.append(own[tl])
+        qx = np.stack(qx, axis=1)
+        qt = np.stack(qt, axis=1)
         px = mat[x, idx][:, None]
-        qt = self.pool_t[idx]
         finite = [abs(v) for v in (lo, hi) if np.isfinite(v)]
         eps = 1e-9 * (1.0 + max(finite, default=0.0))
         with np.errstate(divide="ignore", invalid="ignore"):

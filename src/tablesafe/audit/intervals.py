@@ -143,6 +143,7 @@ class Block:
     upper: np.ndarray
     truth: np.ndarray         # true values of the block's cells
     highs: object = None
+    _dev: object = None
     _last: int = -1
     solves: int = 0
 
@@ -151,6 +152,9 @@ class Block:
         if self.highs is None:
             h = _lp.new_highs()
             h.setOptionValue("presolve", "off")
+            # Only the cost changes between solves: the basis stays primal feasible, so
+            # primal simplex re-optimises far faster than dual (5x on 4,000-cell blocks).
+            h.setOptionValue("simplex_strategy", 4)
             _lp.pass_lp(
                 h, np.zeros(len(self.cols)), self.lower, self.upper,
                 self.matrix, self.rhs, self.rhs,
@@ -190,6 +194,53 @@ class Block:
             )
         raise InfeasibleError(f"HiGHS stopped with status {st!r} on an audit LP")
 
+    def smallest_move(self, k: int, direction: int, need: float) -> np.ndarray | None:
+        """The feasible table closest to the truth (sum of absolute deviations) that
+        moves local cell ``k`` by at least ``need`` in ``direction``; None if none.
+
+        Such a certificate touches few cells (a short cycle of the table), so it stays
+        valid under most insider knowledge. Variables ``d+``, ``d-`` with
+        ``x = truth + d+ - d-``, ``A (d+ - d-) = 0``, ``d+ <= upper - truth``,
+        ``d- <= truth - lower``.
+        """
+        nb = len(self.cols)
+        if self._dev is None:
+            h = _lp.new_highs()
+            h.setOptionValue("presolve", "off")
+            with np.errstate(invalid="ignore"):
+                up_room = np.maximum(self.upper - self.truth, 0.0)
+                dn_room = np.maximum(self.truth - self.lower, 0.0)
+            mat = sp.hstack([self.matrix, -self.matrix]).tocsr()
+            zero = np.zeros(self.matrix.shape[0])
+            _lp.pass_lp(h, np.ones(2 * nb), np.zeros(2 * nb),
+                        np.concatenate([up_room, dn_room]), mat, zero, zero)
+            self._dev = h
+        h = self._dev
+        col = k if direction > 0 else nb + k
+        room = (self.upper[k] - self.truth[k]) if direction > 0 else (self.truth[k] - self.lower[k])
+        if need > room + 1e-9 * (1 + abs(need)):
+            return None
+        other = nb + k if direction > 0 else k
+        other_room = (self.truth[k] - self.lower[k]) if direction > 0 else \
+            (self.upper[k] - self.truth[k])
+        fin = _lp._finite(np.array([room, other_room]))
+        h.changeColBounds(col, float(need), float(fin[0]))
+        h.changeColBounds(other, 0.0, 0.0)       # no opposite move of the target itself
+        try:
+            h.run()
+            st = _lp.status(h)
+            if st not in ("optimal", "infeasible"):
+                h.clearSolver()
+                h.run()
+                st = _lp.status(h)
+        finally:
+            h.changeColBounds(col, 0.0, float(fin[0]))
+            h.changeColBounds(other, 0.0, float(max(fin[1], 0.0)))
+        if st != "optimal":
+            return None
+        d = _lp.col_values(h)
+        return self.truth + d[:nb] - d[nb:]
+
     def set_bounds(self, k: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
         """Change bounds of local variables (insider scenarios)."""
         h = self.model()
@@ -209,6 +260,8 @@ class IntervalResult:
         blocks: the :class:`Block` objects (their HiGHS models stay loaded for reuse).
         points: ``(cell, direction) -> (global columns, values)`` of the optimal table
             for that bound (only with ``keep_points``); direction ``+1`` max, ``-1`` min.
+        moves: like ``points``, the table closest to the truth that moves the cell by its
+            protection level (only with ``certify``; see :meth:`Block.smallest_move`).
         stats: counts and seconds.
     """
 
@@ -218,6 +271,7 @@ class IntervalResult:
     block: np.ndarray
     blocks: list[Block]
     points: dict = field(default_factory=dict)
+    moves: dict = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
 
 
@@ -335,13 +389,16 @@ def solve_intervals(
     *,
     cells=None,
     keep_points: bool = False,
+    certify: bool = False,
     linear_algebra: bool = True,
     progress: bool = False,
 ) -> IntervalResult:
     """Feasibility intervals with blocks, exact cells and (optionally) optimal points.
 
     ``cells`` (mask, indices or names) restricts the LPs to those withheld cells; the
-    others get NaN. See :func:`feasibility_intervals` for the plain arrays.
+    others get NaN. See :func:`feasibility_intervals` for the plain arrays. With
+    ``certify``, every requested sensitive cell whose interval reaches its protection
+    level also gets the closest table that moves it by that level (``moves``).
     """
     t0 = time.perf_counter()
     _check_bounds(problem)
@@ -426,6 +483,9 @@ def solve_intervals(
                     diff = np.abs(x - b.truth) > 1e-9 * (1 + np.abs(b.truth))
                     points[(int(b.cols[k]), d)] = (b.cols[diff], x[diff])
     tracker(done=True)
+    moves: dict = {}
+    if certify:
+        moves = _smallest_moves(problem, blocks, label, want, lower, upper)
     stats = {
         "cells": int(n), "withheld": int(mask.sum()), "exact": int(exact.sum()),
         "blocks": len(blocks),
@@ -433,8 +493,35 @@ def solve_intervals(
         "lp_solves": lp_solves, "lp_skipped": skipped,
         "seconds_structure": t1 - t0, "seconds": time.perf_counter() - t0,
     }
+    stats["seconds"] = time.perf_counter() - t0
     return IntervalResult(lower=lower, upper=upper, exact=exact, block=label,
-                          blocks=blocks, points=points, stats=stats)
+                          blocks=blocks, points=points, moves=moves, stats=stats)
+
+
+def _smallest_moves(problem: Problem, blocks: list[Block], label: np.ndarray,
+                    want: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> dict:
+    """Closest certificates for sensitive cells whose interval reaches their levels."""
+    sens = problem.sensitive & want & (label >= 0)
+    v = problem.value
+    tol = 1e-6 * np.maximum(1.0, np.abs(v))
+    lpl = np.maximum(np.minimum(problem.lpl, v - problem.lower), 0.0)
+    out: dict = {}
+    for i in np.flatnonzero(sens):
+        b = blocks[int(label[i])]
+        k = int(np.searchsorted(b.cols, i))
+        wide = problem.spl[i] > problem.upl[i] + lpl[i]
+        for d, need, reach in ((1, problem.upl[i], upper[i] - v[i]),
+                               (-1, lpl[i], v[i] - lower[i])):
+            if need <= 0 or reach < need - tol[i]:
+                continue
+            if wide and np.isfinite(reach):
+                need = reach       # a sliding level needs the whole interval
+            x = b.smallest_move(k, d, min(need, reach))
+            if x is None:
+                continue
+            diff = np.abs(x - b.truth) > 1e-9 * (1 + np.abs(b.truth))
+            out[(int(i), d)] = (b.cols[diff], x[diff])
+    return out
 
 
 def feasibility_intervals(problem: Problem, withheld, *, cells=None,
