@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from tablesafe.celltable import CellTable
-from tablesafe.errors import AuditFailure, InputError, TablesafeError
+from tablesafe.errors import AuditFailure, InputError, RuleError, TablesafeError
 from tablesafe.problem import EMPTY, MANUAL, PROTECTED, SAFE, SECONDARY, SENSITIVE, Pattern, Problem
 
 METHODS = ("optimal", "modular", "fast", "none")
@@ -144,7 +144,7 @@ class ProtectResult:
             ),
             (
                 f"withheld {int(loss['withheld'])} cells ({loss['withheld_pct']:.1f}%), "
-                f"value {loss['withheld_value']:,.2f} ({loss['withheld_value_pct']:.2f}% of the absolute total)"
+                f"value {loss['withheld_value']:,.2f} ({loss['withheld_value_pct']:.2f}% of the sum of all cell values, totals included)"
             ),
         ]
         if self.audit is not None:
@@ -597,6 +597,16 @@ def prepare_problem(
                     status=given_status, recompute_totals=recompute_totals, missing_code=missing_code,
                     top_k=max(top_k, rules_need_top(params["rules"])),
                 )
+            if "frequency" not in cells.extra and params["rules"]:
+                from tablesafe.rules import parse_rules
+                from tablesafe.rules.model import FreqRule
+
+                if any(isinstance(r, FreqRule) for r in parse_rules(list(params["rules"]))):
+                    raise RuleError(
+                        "a frequency rule on tabular input needs the number of contributors per "
+                        "cell: name the column with --frequency (Python: frequency=...); without "
+                        "it every given cell would count as one contributor"
+                    )
             given = given_statuses(cells)
             if given is not None:
                 manual = given if manual is None else pd.concat([manual, given], ignore_index=True)

@@ -93,8 +93,8 @@ def test_protect_jj_method_none_writes_files(tmp_path, benchmarks_dir):
     jj = small_jj(tmp_path / "in.jj")
     res = invoke("protect", "--jj", jj, "--method", "none",
                  "--out", out, "--cells", cells, "--report", rep, "--quiet")
-    assert res.exit_code == 0, res.output
-    assert res.output == ""
+    assert res.exit_code == 1, res.output  # method none: flagged unsafe, files still written
+    assert res.output.startswith("warning: the publication written leaves sensitive cells")  # even with --quiet
     pub = pd.read_csv(out)
     assert list(pub.columns) == ["cell", "value"] and len(pub) == 28
     assert pub["value"].isna().sum() == 2
@@ -129,7 +129,7 @@ def test_audit_of_a_jj_problem(tmp_path):
     exposed (exit 1); withholding everything but the grand total protects them (exit 0)."""
     jj = small_jj(tmp_path / "s.jj")
     pub = tmp_path / "pub.csv"
-    assert invoke("protect", "--jj", jj, "--method", "none", "--out", pub, "--quiet").exit_code == 0
+    assert invoke("protect", "--jj", jj, "--method", "none", "--out", pub, "--quiet").exit_code == 1  # method none: primaries only, the publication is flagged unsafe
     res = invoke("audit", jj, "--pattern", pub)
     assert res.exit_code == 1 and "NOT protected" in res.output
     frame = pd.read_csv(pub, dtype=str, keep_default_na=False)
@@ -149,7 +149,7 @@ def test_protect_castro_jj_with_offsets_and_write_jj(tmp_path, benchmarks_dir):
     require_stages("suppress", "audit")
     out, back = tmp_path / "pub.csv", tmp_path / "prot.jj"
     res = invoke("protect", "--jj", benchmarks_dir / "castro/TARGUS.jj", "--method", "none", "--out", out, "--quiet")
-    assert res.exit_code == 0  # method none: the audit's refusal of the offsets is a note, not a failure
+    assert res.exit_code == 1  # method none: primaries only, so the written publication is flagged unsafe
     res = invoke("protect", "--jj", benchmarks_dir / "castro/TARGUS.jj", "--jj-offsets", "--method", "optimal",
                  "--out", out, "--write-jj", back, "--quiet")
     assert res.exit_code == 0, res.output

@@ -218,3 +218,17 @@ def test_result_repr_is_a_short_summary():
     r = _result()
     text = repr(r)
     assert text.startswith("<ProtectResult method='none': 28 cells") and len(text) < 300
+
+
+def test_frequency_rule_on_tabular_input_needs_frequency(benchmarks_dir, tmp_path):
+    """Without contributor counts every given cell would count as one contributor."""
+    import tablesafe
+    from tablesafe.errors import RuleError
+
+    z1 = benchmarks_dir / "ssbtools" / "z1.csv"
+    with pytest.raises(RuleError, match="--frequency"):
+        tablesafe.protect(z1, dims=["region", "hovedint"], response="ant", rules=["freq(3)"],
+                          tabular=True, method="none")
+    res = tablesafe.protect(z1, dims=["region", "hovedint"], response="ant", rules=["freq(3)"],
+                            tabular=True, frequency="ant", method="none")
+    assert (res.cells["status"] == "U").sum() == 2

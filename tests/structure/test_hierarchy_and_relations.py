@@ -74,3 +74,9 @@ def test_linked_tables_share_cells_once():
     assert m.size == 15
     # the a-margin relation Total = x + y at b=Total, c=Total occurs in both tables, kept once
     assert m.relations.shape[0] == 6 + 6 - 1
+
+
+def test_parent_child_cycle_through_the_total_is_an_error():
+    """A row giving the total a parent closes a cycle (Total -> A -> A1 -> Total)."""
+    with pytest.raises(HierarchyError, match="line 3"):
+        Hierarchy.from_parent_child([("A", ""), ("A1", "A"), ("Total", "A1")])

@@ -171,6 +171,15 @@ def protect(
         for label, path in (("publication", out_file), ("analyst file", cells), ("report", report), ("certificates", certificates), ("JJ file", write_jj), ("a priori file", write_apriori)):
             if path is not None:
                 say(quiet, f"wrote {label}: {path}")
+        if out_file is not None and not result.ok:
+            # never a silent unsafe publication: say so even with --quiet, and exit 1
+            typer.echo(
+                "warning: the publication written leaves sensitive cells recalculable too closely "
+                "(see the audit line above or the analyst file); it is not safe to publish"
+                + (": method 'none' withholds the primary cells only." if result.method == "none" else "."),
+                err=True,
+            )
+            raise typer.Exit(1)
 
     guarded(body)
 

@@ -262,7 +262,12 @@ class Hierarchy:
             if not code:
                 raise HierarchyError("empty code", file=name, line=lineno)
             if code == total:
-                continue  # an explicit row for the total is allowed and ignored
+                if par and par != total:
+                    raise HierarchyError(
+                        f"the total code cannot have a parent (here {par!r}): that makes a cycle",
+                        file=name, line=lineno, code=code,
+                    )
+                continue  # an explicit row for the total without a parent is allowed
             if code in parent_of:
                 raise HierarchyError(
                     f"code listed twice (first on line {line_of[code]})", file=name, line=lineno, code=code

@@ -34,8 +34,7 @@ def _logger(progress: bool):
     status = console.status("suppressing ...")
 
     def log(msg: str) -> None:
-        status.update(msg)
-        console.log(msg)
+        status.update(msg)  # a live status line, not a log line per step
 
     return log, status
 
