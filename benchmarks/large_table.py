@@ -20,14 +20,12 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from tablesafe.suppress.fast import FastOptions, fast_pattern  # noqa: E402
-from tablesafe.audit import check_certificates  # noqa: E402
-from tablesafe.synthetic import problem_from_data, synthetic_preset  # noqa: E402
+from tablesafe.audit import check_certificates
+from tablesafe.suppress.fast import FastOptions, fast_pattern
+from tablesafe.synthetic import problem_from_data, synthetic_preset
 
 SECTION = "## Suppression: fast and comparison with tau-ARGUS"
 SUB = "### Large table (fast, certificates)"
@@ -79,8 +77,8 @@ def main() -> None:
     cmd = "PYTHONPATH=src /work/benchvenv/bin/python benchmarks/large_table.py " + " ".join(sys.argv[1:])
     lines = [
         SUB, "", f"Command: `{cmd.strip()}`", "",
-        f"Table: {res['cells']:,} cells (3-D, three-level hierarchies), {res['records']:,} enterprises, "
-        f"{res['sensitive']:,} sensitive (p% rule p=15 on holdings).", "",
+        (f"Table: {res['cells']:,} cells (3-D, three-level hierarchies), {res['records']:,} "
+         f"enterprises, {res['sensitive']:,} sensitive (p% rule p=15 on holdings)."), "",
         "| step | seconds |", "|---|---:|",
         *[f"| {k} | {v:.1f} |" for k, v in times.items()],
         "", "| figure | value |", "|---|---:|",

@@ -44,7 +44,7 @@ import scipy.sparse as sp
 from tablesafe.errors import InfeasibleError
 from tablesafe.problem import EMPTY, PROTECTED, Pattern, Problem
 
-__all__ = ["fast_pattern", "FastOptions"]
+__all__ = ["FastOptions", "fast_pattern"]
 
 _INF = highspy.kHighsInf
 
@@ -311,7 +311,7 @@ def fast_pattern(
     secs = time.perf_counter() - t0
     stats = {
         "seconds": secs,
-        "targets": int(len(targets)),
+        "targets": len(targets),
         "lp_solves": lp.solves,
         "found_by": dict(sorted(hop_hist.items())),
         "certificates_with_singletons": singleton_used,
@@ -394,9 +394,9 @@ class _Search:
         if self.geo is None:
             return []
         out = [lv for lv in self.opts.box_levels if self.geo.box_size(t, lv) <= self.opts.max_box]
-        if not out or self.geo.box_size(t, 1) > self.opts.max_box:
-            if self.geo.box_size(t, 3) <= self.opts.max_box:
-                out = [3, *out]  # compact box (children only below the target's codes)
+        too_big = not out or self.geo.box_size(t, 1) > self.opts.max_box
+        if too_big and self.geo.box_size(t, 3) <= self.opts.max_box:
+            out = [3, *out]  # compact box (children only below the target's codes)
         return out
 
     @staticmethod
@@ -511,7 +511,7 @@ class _Geometry:
     sets: list[list[list[np.ndarray]]]  # sets[level-1][dim][code] -> code positions
 
     @classmethod
-    def of(cls, problem: Problem) -> "_Geometry | None":
+    def of(cls, problem: Problem) -> _Geometry | None:
         model = problem.model
         if model is None or model.size != problem.n or len(model.dims) < 1:
             return None
