@@ -69,9 +69,9 @@ def tau_testw() -> SyntheticData:
     return SyntheticData(data=df, hierarchies=hier, response="Var2")
 
 
-def datasets(quick: bool) -> list[tuple[str, SyntheticData]]:
+def datasets(quick: bool, sizes: list[str]) -> list[tuple[str, SyntheticData]]:
     out = [("tau_testW Size x Region", tau_testw())]
-    for name in (["1k"] if quick else ["1k", "13k", "60k"]):
+    for name in (["1k"] if quick else sizes):
         out.append((f"generated {name}", synthetic_preset(name, seed=1)))
     return out
 
@@ -313,6 +313,10 @@ def main() -> None:
     ap.add_argument("--audit-sample", type=int, default=2000,
                     help="audit at most this many sensitive cells per large table (all when smaller)")
     ap.add_argument("--no-castro", action="store_true")
+    ap.add_argument("--sizes", default="1k,13k,60k", help="generated table presets")
+    ap.add_argument("--castro-methods", default="fast,modular,optimal")
+    ap.add_argument("--big-methods", default="fast",
+                    help="our methods on generated tables of more than 20,000 cells")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     if args.tau_worker:
@@ -320,12 +324,13 @@ def main() -> None:
         return
     methods = [m for m in args.methods.split(",") if m]
     rows: list[dict] = []
-    for label, syn in datasets(args.quick):
+    for label, syn in datasets(args.quick, [x for x in args.sizes.split(",") if x]):
         problem = problem_from_data(syn, p=15, use_holdings=False)
+        these = methods if problem.n <= 20_000 else [m for m in args.big_methods.split(",") if m]
         big = problem.sensitive.sum() > args.audit_sample
         sample = args.audit_sample if big else None
         print(f"== {label}: {problem.n} cells, {int(problem.sensitive.sum())} sensitive", flush=True)
-        for m in methods:
+        for m in these:
             r = row(label, f"tablesafe {m}", problem, run_ours(problem, m, args.ours_seconds), sample)
             print(r, flush=True)
             rows.append(r)
@@ -349,7 +354,7 @@ def main() -> None:
         for f in files:
             problem = read_jj(f)
             big = problem.sensitive.sum() > args.audit_sample
-            for m in methods:
+            for m in [x for x in args.castro_methods.split(",") if x]:
                 r = row(f"Castro {f.stem}", f"tablesafe {m}", problem,
                         run_ours(problem, m, args.ours_seconds), args.audit_sample if big else None)
                 print(r, flush=True)

@@ -30,10 +30,10 @@ __all__ = [
     "PRESETS",
     "SyntheticData",
     "make_hierarchy",
+    "problem_from_data",
     "synthetic_data",
     "synthetic_preset",
     "synthetic_problem",
-    "problem_from_data",
 ]
 
 
@@ -151,7 +151,7 @@ def synthetic_data(
     # top-level branch often (same industry), spread over the others.
     ids = np.arange(units)
     in_group = rng.random(units) < holding_share
-    n_groups = max(1, int(round(in_group.sum() / max(mean_holding_size, 1.0))))
+    n_groups = max(1, round(in_group.sum() / max(mean_holding_size, 1.0)))
     holding = ids.astype(np.int64) + n_groups  # singletons: own holding id
     grouped = np.flatnonzero(in_group)
     holding[grouped] = rng.integers(0, n_groups, size=len(grouped))

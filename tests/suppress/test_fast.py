@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from scipy.optimize import linprog
 
+from tablesafe.audit import check_certificates
 from tablesafe.io.jj import read_jj
 from tablesafe.problem import EMPTY, PROTECTED, SAFE, Problem
 from tablesafe.suppress.fast import fast_pattern
-from tablesafe.audit import check_certificates
 from tablesafe.synthetic import problem_from_data, synthetic_data
 
 
@@ -182,7 +182,7 @@ def test_tiny_table_rectangle():
     """2x2 table with margins: one sensitive cell needs the whole interior rectangle."""
     # rows r1, r2, total; cols c1, c2, total  -> cells in C order (r, c)
     vals = np.array([[10, 20, 30], [30, 40, 70], [40, 60, 100]], dtype=float).ravel()
-    idx = lambda r, c: 3 * r + c  # noqa: E731
+    idx = lambda r, c: 3 * r + c
     rel = []
     for r in range(3):
         row = np.zeros(9); row[idx(r, 2)] = -1; row[idx(r, 0)] = 1; row[idx(r, 1)] = 1; rel.append(row)

@@ -31,6 +31,7 @@ those certificates (an insider audit may then still find the target too exposed)
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ import scipy.sparse as sp
 from tablesafe.errors import InfeasibleError
 from tablesafe.problem import EMPTY, PROTECTED, Pattern, Problem
 
-__all__ = ["fast_pattern", "FastOptions"]
+__all__ = ["FastOptions", "fast_pattern"]
 
 _INF = highspy.kHighsInf
 
@@ -62,7 +63,7 @@ class FastOptions:
     """
 
     max_hops: int = 6
-    max_cells: int = 60_000
+    max_cells: int = 20_000
     withheld_weight: float = 1e-4
     tol: float = 1e-7
     singleton_penalty: float = 1e3
@@ -71,6 +72,8 @@ class FastOptions:
     inner: str = "box"
     strict_hops: int = 4
     strict_whole_max: int = 20_000
+    log_every: int = 0
+    max_box: int = 4_000
     stats: dict = field(default_factory=dict)
 
 
@@ -242,6 +245,7 @@ def fast_pattern(
         bar = Progress(transient=False)
         task = bar.add_task("fast suppression", total=len(targets))
         bar.start()
+    done = 0
     try:
         for t in targets:
             t = int(t)
@@ -285,6 +289,13 @@ def fast_pattern(
                 cert_d.append(dev)
             if bar is not None:
                 bar.advance(task)
+            done += 1
+            if opts.log_every and done % opts.log_every == 0:
+                print(
+                    f"fast: {done}/{len(targets)} targets, {time.perf_counter() - t0:.0f} s, "
+                    f"{int(withheld.sum())} withheld",
+                    file=sys.stderr, flush=True,
+                )
     finally:
         if bar is not None:
             bar.stop()
@@ -300,7 +311,7 @@ def fast_pattern(
     secs = time.perf_counter() - t0
     stats = {
         "seconds": secs,
-        "targets": int(len(targets)),
+        "targets": len(targets),
         "lp_solves": lp.solves,
         "found_by": dict(sorted(hop_hist.items())),
         "certificates_with_singletons": singleton_used,
@@ -352,8 +363,9 @@ class _Search:
         inner = withheld & free
         inner[t] = True
         # 1. among cells already withheld: no new suppression needed
+        levels = self._levels(t)
         if self.geo is not None and self.opts.inner == "box":
-            cands = [(f"inner-box{lv}", self.geo.box(t, lv)) for lv in self.opts.box_levels]
+            cands = [(f"inner-box{lv}", self.geo.box(t, lv)) for lv in levels]
         else:
             cands = [("inner-hops", None)]
         for how, cells in cands:
@@ -368,7 +380,7 @@ class _Search:
         movable = free.copy()
         movable[t] = True
         if self.geo is not None:
-            for level in self.opts.box_levels:
+            for level in levels:
                 cells = self._order(t, self.geo.box(t, level))
                 cells = cells[movable[cells]]
                 d = self._solve(t, cells, amount, cap, weight, withheld)
@@ -376,6 +388,16 @@ class _Search:
                     return d, cells, f"box{level}"
         d, cells, hops = self._grow(t, amount, movable, cap, weight, withheld, 2, max_hops, allow_whole)
         return d, cells, ("block" if hops > max_hops else f"hops{hops}")
+
+    def _levels(self, t: int) -> list[int]:
+        """Box levels to try for ``t``: those within ``max_box`` code combinations."""
+        if self.geo is None:
+            return []
+        out = [lv for lv in self.opts.box_levels if self.geo.box_size(t, lv) <= self.opts.max_box]
+        too_big = not out or self.geo.box_size(t, 1) > self.opts.max_box
+        if too_big and self.geo.box_size(t, 3) <= self.opts.max_box:
+            out = [3, *out]  # compact box (children only below the target's codes)
+        return out
 
     @staticmethod
     def _order(t: int, cells: np.ndarray) -> np.ndarray:
@@ -489,7 +511,7 @@ class _Geometry:
     sets: list[list[list[np.ndarray]]]  # sets[level-1][dim][code] -> code positions
 
     @classmethod
-    def of(cls, problem: Problem) -> "_Geometry | None":
+    def of(cls, problem: Problem) -> _Geometry | None:
         model = problem.model
         if model is None or model.size != problem.n or len(model.dims) < 1:
             return None
@@ -504,15 +526,20 @@ class _Geometry:
         shape = tuple(len(d.hierarchy) for d in model.dims)
         flat = np.ravel_multi_index(tuple(idx.T), shape)
         order = np.argsort(flat, kind="stable")
-        sets = [[], []]
+        sets = [[], [], []]  # levels 1, 2 and 3 (compact: children only below the code)
         for d in model.dims:
-            l1, l2 = _code_sets(d.hierarchy)
+            l1, l2, l0 = _code_sets(d.hierarchy)
             sets[0].append(l1)
             sets[1].append(l2)
+            sets[2].append(l0)
         return cls(idx, shape, flat[order], order, sets)
 
+    def box_size(self, t: int, level: int) -> int:
+        """Number of code combinations in the box (an upper bound on its cells)."""
+        return int(np.prod([len(self.sets[level - 1][j][self.idx[t, j]]) for j in range(len(self.shape))]))
+
     def box(self, t: int, level: int) -> np.ndarray:
-        """Cells of the box around cell ``t`` at the given level (1 or 2)."""
+        """Cells of the box around cell ``t`` at the given level (1, 2, or 3 = compact)."""
         parts = [self.sets[level - 1][j][self.idx[t, j]] for j in range(len(self.shape))]
         grid = np.meshgrid(*parts, indexing="ij")
         flat = np.ravel_multi_index(tuple(g.ravel() for g in grid), self.shape)
@@ -522,8 +549,10 @@ class _Geometry:
         return self.key_cell[at[ok]]
 
 
-def _code_sets(h) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per code: level-1 set (self, siblings, ancestors, descendants) and level-2 set."""
+def _code_sets(h) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """Per code: level-1 set (self, siblings, ancestors, descendants), level-2 set (also
+    the ancestors' siblings and the siblings' children) and the compact set (self,
+    siblings, ancestors, children)."""
     n = len(h)
     parent = np.asarray(h.parent)
     kids = [list(h.children(i)) for i in range(n)]
@@ -531,7 +560,7 @@ def _code_sets(h) -> tuple[list[np.ndarray], list[np.ndarray]]:
     for i in range(n - 1, -1, -1):  # pre-order: children after parents
         for c in kids[i]:
             desc[i].extend([c, *desc[c]])
-    l1, l2 = [], []
+    l1, l2, l0 = [], [], []
     for i in range(n):
         anc = []
         p = parent[i]
@@ -548,7 +577,8 @@ def _code_sets(h) -> tuple[list[np.ndarray], list[np.ndarray]]:
             s2.update(kids[s])
         l1.append(np.array(sorted(s1), dtype=np.int64))
         l2.append(np.array(sorted(s2), dtype=np.int64))
-    return l1, l2
+        l0.append(np.array(sorted({i, *sib, *anc, *kids[i]}), dtype=np.int64))
+    return l1, l2, l0
 
 
 def _certificate_frame(
