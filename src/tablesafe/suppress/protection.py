@@ -124,7 +124,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                                            + [(k, d, -1) for k, d, _ in insider_keys]))
         out = run_attacks(problem, bounds, x, outsider_keys, want_dual, stop_on_fail, sparse, local,
                           split_insiders=False)
-        if stop_on_fail and any(not out[key].ok for key in outsider_keys if key in wanted):
+        if stop_on_fail and any(not a.ok for a in out.values()):
             return {key: a for key, a in out.items() if key in wanted}
         rest = []
         for key in insider_keys:
