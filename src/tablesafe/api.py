@@ -537,6 +537,7 @@ def prepare_problem(
     symmetric: bool = True,
     top_k: int = 4,
     missing_code: str | None = None,
+    negative: str | None = None,
     tabular: bool = False,
     frequency: str | None = None,
     top: Sequence[str] | None = None,
@@ -651,6 +652,8 @@ def prepare_problem(
                 kwargs["zero_unsafe"] = zero_unsafe
             if not symmetric:
                 kwargs["symmetric"] = symmetric
+            if negative is not None:
+                kwargs["negative"] = negative
             problem = assess(cells, params["rules"], **kwargs)
     if apriori is not None:
         with _stage(timings, "apriori"):
@@ -684,6 +687,7 @@ def protect(
     symmetric: bool = True,
     top_k: int = 4,
     missing_code: str | None = None,
+    negative: str | None = None,
     tabular: bool = False,
     frequency: str | None = None,
     top: Sequence[str] | None = None,
@@ -759,6 +763,7 @@ def protect(
         cost=cost, cost_lambda=cost_lambda, total=total, tables=tables, metadata=metadata,
         apriori=apriori, manual=manual, manual_range=manual_range, bounds=bounds, count=count,
         zero_unsafe=zero_unsafe, symmetric=symmetric, top_k=top_k, missing_code=missing_code,
+        negative=negative,
         tabular=tabular, frequency=frequency, top=top, given_status=given_status,
         recompute_totals=recompute_totals, progress=progress, timings=timings,
     )

@@ -135,3 +135,28 @@ def test_non_additive_tabular_input(tmp_path, benchmarks_dir):
     out.mkdir()
     res = runner.invoke(app, ["arb", str(work / "batch_ex1.arb"), "--outdir", str(out)])
     check(res, out)
+
+
+def test_missing_code_and_negative_options_on_the_command_line(tmp_path):
+    """The options that the error messages name exist on the command line and work."""
+    from typer.testing import CliRunner
+
+    from tablesafe.cli.main import app
+
+    runner = CliRunner()
+    hrc = tmp_path / "r.hrc"
+    hrc.write_text("A\nB\n")
+    data = tmp_path / "d.csv"
+    data.write_text("region,x\nA,10\nB,5\nZZ,7\nB,4\nA,3\n")
+    base = ["protect", str(data), "--dim", f"region={hrc}", "--response", "x", "--rule", "p(15)",
+            "--method", "none", "--quiet"]
+    bad = runner.invoke(app, base)
+    assert bad.exit_code == 2 and "--missing-code" in bad.output
+    cells = tmp_path / "c.csv"
+    ok = runner.invoke(app, [*base, "--missing-code", "A", "--cells", str(cells)])
+    assert ok.exit_code == 0, ok.output
+    assert "ZZ" not in cells.read_text()
+    negdata = tmp_path / "n.csv"
+    negdata.write_text("region,x\nA,10\nB,5\nA,-2\nB,4\nA,3\n")
+    neg = runner.invoke(app, ["protect", str(negdata), *base[2:]])
+    assert neg.exit_code == 2 and "--negative abs" in neg.output

@@ -97,6 +97,8 @@ def protect(
     top: list[str] | None = typer.Option(None, "--top", help="Tabular input: column with a largest contribution (repeat, largest first)."),
     given_status: str | None = typer.Option(None, "--status", help="Tabular input: column with given statuses (S, U, P)."),
     recompute_totals: bool = typer.Option(False, "--recompute-totals", help="Tabular input: replace given totals by the sums of their parts."),
+    missing_code: str | None = typer.Option(None, "--missing-code", help="Map codes the hierarchy does not know to this (missing) code instead of failing."),
+    negative: str | None = typer.Option(None, "--negative", help="'abs': apply p%, (n,k) and linear rules to absolute contributions when data have negative values."),
     jj_offsets: bool = typer.Option(False, "--jj-offsets", help="JJ input whose values do not add up exactly (rounded): take each relation's offset as its right-hand side."),
     jj: Path | None = typer.Option(None, "--jj", help="Protect the problem in a JJ file (cells and relations) instead of microdata."),
     out_file: Path | None = typer.Option(None, "--out", "-o", help="Publication file (.csv, .parquet, .xlsx)."),
@@ -163,6 +165,8 @@ def protect(
                 top=top or None,
                 given_status=given_status,
                 recompute_totals=recompute_totals or None,
+                missing_code=missing_code,
+                negative=negative,
             ),
         )
         result.write(out=out_file, cells=cells, report=report, certificates=certificates, jj=write_jj,

@@ -325,7 +325,7 @@ def assess(
     if has_neg and nonneg_rules and negative == "refuse":
         raise RuleError(
             f"rule(s) {', '.join(r.to_string() for r in nonneg_rules)} assume non-negative contributions, but "
-            f"cell(s) {_cell_list(names, neg)} have negative ones. Use negative='abs' to apply them to absolute "
+            f"cell(s) {_cell_list(names, neg)} have negative ones. Use --negative abs (Python: negative='abs') to apply them to absolute "
             "contributions (seed 001 section 5), a (p,q) rule, or a frequency rule; see also the p/f and k_f "
             "adjustments of seed 002 (tablesafe.rules.params.p_negative, k_negative)."
         )

@@ -225,7 +225,7 @@ def prepare(
     level_cols: dict[str, list[str]] = {}
     for j, s in enumerate(specs):
         if "" in data_codes[s.name] and missing_code is None:
-            raise src.error_at(f"dimension {s.name!r}: blank or missing code; pass missing_code=... to map "
+            raise src.error_at(f"dimension {s.name!r}: blank or missing code; use --missing-code CODE (Python: missing_code=...) to map "
                                "blank codes to a missing code", s.name, src.locate(s.name, lambda v: not (v or "").strip()),
                                code="")
         try:
@@ -253,7 +253,7 @@ def prepare(
                 shown = ", ".join(map(repr, leaves[:20])) + (", ..." if len(leaves) > 20 else "")
                 raise src.error_at(
                     f"dimension {s.name!r}: code {c!r} is not in its hierarchy (known codes: {shown}); "
-                    "pass missing_code=... to map unknown codes to a missing code",
+                    "use --missing-code CODE (Python: missing_code=...) to map unknown codes to a missing code",
                     s.name, src.locate(s.name, lambda v, c=c: (v or "").strip() == c), code=c)
         depths = h.depths
         dmax = int(depths.max())

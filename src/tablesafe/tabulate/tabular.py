@@ -335,6 +335,6 @@ def _check_additive(model: CompiledModel, value: np.ndarray, file: str | None) -
     raise NonAdditiveError(
         f"non-additive input ({len(bad)} relation(s) fail): total cell {names[total]!r} = "
         f"{value[total]:.10g} but its parts {shown} sum to {psum:.10g} (difference "
-        f"{value[total] - psum:.10g}); pass recompute_totals=True to replace totals by the sums",
+        f"{value[total] - psum:.10g}); use --recompute-totals (Python: recompute_totals=True) to replace totals by the sums",
         file=file,
     )
