@@ -107,14 +107,13 @@ def small_jj(path) -> str:
 
 
 def require_stages(*names: str) -> None:
-    """Skip the calling test until the named pipeline stages are installed.
+    """Assert that the named pipeline stages are installed and documented.
 
-    Guards for integration tests while stages land in parallel (the lead removes them at
-    the end): ``tabulate``, ``rules`` (assess), ``suppress``, ``audit``, ``from_tabular``.
+    (Once a skip guard while the stages landed in parallel; now a missing stage fails the
+    test.) Names: ``tabulate``, ``rules`` (assess), ``suppress``, ``audit``, ``from_tabular``.
     """
     import importlib
 
-    import pytest
 
     where = {
         "tabulate": ("tablesafe.tabulate", "tabulate"),
@@ -131,4 +130,4 @@ def require_stages(*names: str) -> None:
         except ImportError:
             ok = False
         if not ok:
-            pytest.skip(f"stage {mod}.{fn} not installed yet")
+            raise AssertionError(f"stage {mod}.{fn} is not installed")

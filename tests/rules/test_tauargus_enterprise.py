@@ -10,9 +10,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+import tablesafe.tabulate as tabulate_mod
 from tablesafe.rules import analyst_frame, assess
 
-tabulate_mod = pytest.importorskip("tablesafe.tabulate")
 if not hasattr(tabulate_mod, "tabulate"):
     pytest.skip("tabulation stage not available on this branch", allow_module_level=True)
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+import tablesafe.tabulate as tabulate_mod
+from tablesafe.io import tauargus
 from tablesafe.rules import analyst_frame, assess
 
-tabulate_mod = pytest.importorskip("tablesafe.tabulate")
-tauargus = pytest.importorskip("tablesafe.io.tauargus")
 if not hasattr(tabulate_mod, "tabulate") or not hasattr(tauargus, "read_asc"):
     pytest.skip("tabulation stage not available on this branch", allow_module_level=True)
 

@@ -6,10 +6,10 @@ import itertools
 
 import numpy as np
 import pytest
+from _suppress_gen import independent_audit, table_problem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _suppress_gen import independent_audit, table_problem
 from tablesafe.errors import AuditFailure, InputError
 from tablesafe.problem import EMPTY, PRIMARY, PROTECTED, SAFE, Problem
 from tablesafe.structure import Dimension, Hierarchy, TableStructure, compile_tables
@@ -182,8 +182,6 @@ def test_optimal_matches_brute_force(interior, sens, frac):
 def test_generated_tables_pass_independent_audit(method, seed, shape, units):
     """Hierarchical 2-D and 3-D tables with holdings (singletons): no sensitive cell is
     under-protected by the independent auditor; empty and protected cells never withheld."""
-    if method == "fast":
-        pytest.importorskip("tablesafe.suppress.fast")
     p = table_problem(seed, shape, units=units)
     rng = np.random.default_rng(seed)
     safe = np.flatnonzero(p.status == SAFE)
