@@ -154,7 +154,7 @@ def suppress(
                 stats["cleanup_truncated"] = True
             stats["cleanup_removed"] = removed
         if audit and not proven:
-            _final_audit(problem, bounds, withheld, singleton)
+            _final_audit(problem, withheld)
         stats["audit"] = "certificates" if proven else ("lp" if audit else "none")
     stats["seconds"] = time.monotonic() - t0
     stats["withheld"] = int(withheld.sum())
@@ -171,7 +171,7 @@ def suppress(
     return Pattern(withheld, method=method, stats=stats, certificates=certs)
 
 
-def _final_audit(problem: Problem, bounds: Bounds, withheld: np.ndarray, singleton: bool) -> None:
+def _final_audit(problem: Problem, withheld: np.ndarray) -> None:
     """The independent audit (:func:`tablesafe.audit.audit`, criterion 1, the attacker's
     own a priori bounds, no capacity) must pass; otherwise nothing is returned.
 
@@ -180,11 +180,7 @@ def _final_audit(problem: Problem, bounds: Bounds, withheld: np.ndarray, singlet
     """
     from tablesafe.audit import audit as run_audit
 
-    # like the attacks above, the audit works with the relations as they hold for the
-    # true values (a table rounded after aggregation keeps its offsets as right-hand sides)
-    residual = problem.relations @ problem.value
-    audited = problem if np.allclose(residual, problem.rhs) else problem.copy(rhs=residual)
-    result = run_audit(audited, withheld, insider=False)
+    result = run_audit(_with_true_offsets(problem), withheld, insider=False)
     if not result.ok:
         bad = np.flatnonzero(np.isin(result.verdict, ("exact", "upper", "lower", "sliding")))
         names = ", ".join(repr(problem.names[k]) for k in bad[:10])
@@ -202,9 +198,7 @@ def _proven_by_certificates(problem: Problem, withheld: np.ndarray, certs, stats
     """
     from tablesafe.audit import check_certificates
 
-    residual = problem.relations @ problem.value
-    checked = problem if np.allclose(residual, problem.rhs) else problem.copy(rhs=residual)
-    failures = check_certificates(checked, withheld, certs)
+    failures = check_certificates(_with_true_offsets(problem), withheld, certs)
     stats["certificate_failures"] = len(failures)
     if failures:
         return False, withheld
@@ -227,3 +221,13 @@ def _leaning_on_singletons(problem: Problem, bounds: Bounds, certs) -> np.ndarra
     target = index.reindex(certs["target"].astype(str).to_numpy()).to_numpy()
     lean = bounds.singleton[cell] & (cell != target)
     return np.unique(target[lean]).astype(np.int64)
+
+
+def _with_true_offsets(problem: Problem) -> Problem:
+    """The problem with the relations as they hold for the true values.
+
+    The attacks work on deviations from the truth, so a table rounded after aggregation
+    keeps its offsets as right-hand sides; the audit and certificate checks must agree.
+    """
+    residual = problem.relations @ problem.value
+    return problem if np.allclose(residual, problem.rhs) else problem.copy(rhs=residual)
