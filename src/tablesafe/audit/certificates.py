@@ -127,7 +127,7 @@ def _capped_point(problem: Problem, res, i: int, cap: float):
 
 
 def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | str,
-                       *, rel_tol: float = REL_TOL) -> list[CertificateFailure]:
+                       *, rel_tol: float = REL_TOL, insiders=None) -> list[CertificateFailure]:
     """Check certificates in one vectorised pass; return what fails or is missing.
 
     Args:
@@ -136,6 +136,15 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
         certificates: DataFrame (or path of a Parquet file) with columns ``target``,
             ``direction`` (``up``/``down``), ``cell``, ``value``.
         rel_tol: relative tolerance for relations, bounds and moves.
+        insiders: optional mask (or ``True`` for the single-contributor cells of
+            ``problem.contributors``) of cells whose respondent knows their value. For
+            every withheld insider cell ``s`` and every target ``t`` it does not overlap
+            (see :class:`tablesafe.structure.overlap.CellOverlap`), some valid
+            certificate of ``t`` and each direction must leave ``s`` unchanged:
+            otherwise that respondent can rule out every certificate (seed 002,
+            "singletons"). Certificates may list several tables per target and
+            direction (the optional ``insider`` column says which respondent each one
+            is for; the check does not rely on it).
 
     Returns:
         A list of :class:`CertificateFailure` ``(target, direction, reason)``: for each
@@ -161,6 +170,8 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
     bad_dir = ~np.isin(dirs, ["up", "down"])
     unknown = np.isnan(tgt) | np.isnan(cel) | bad_dir
     key = cert["target"].astype(str) + "\x00" + pd.Series(dirs)
+    if "insider" in cert.columns:
+        key = key + "\x00" + cert["insider"].fillna("").astype(str)
     codes, uniq = pd.factorize(key)
     g = len(uniq)
     bad = np.zeros(g, dtype=bool)
@@ -252,6 +263,9 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
     for grp in np.flatnonzero(bad):
         r = first[grp]
         failures.append(CertificateFailure(str(cert["target"][r]), str(dirs[r]), reasons[int(grp)]))
+    if insiders is not None and g:
+        failures.extend(_insider_gaps(problem, mask, insiders, ok, tgt_i, cel_i, dev, codes,
+                                      bad | unknown[np.maximum(first, 0)], first, dirs, rel_tol))
     tol_all = rel_tol * np.maximum(1.0, np.abs(problem.value))
     for i in np.flatnonzero(problem.sensitive):
         name = str(problem.names[i])
@@ -270,3 +284,49 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
             failures.append(CertificateFailure(
                 name, "sliding", f"certificates span {best_up[i] + best_down[i]:g}, needs {spl:g}"))
     return failures
+
+
+def _insider_gaps(problem: Problem, mask: np.ndarray, insiders, ok: np.ndarray, tgt: np.ndarray,
+                  cel: np.ndarray, dev: np.ndarray, codes: np.ndarray, invalid: np.ndarray,
+                  first: np.ndarray, dirs: np.ndarray, rel_tol: float) -> list[CertificateFailure]:
+    """(target, direction) pairs all of whose valid certificates move one insider cell."""
+    from tablesafe.structure.overlap import CellOverlap, occupied_cells
+
+    if insiders is True:
+        if problem.contributors is None:
+            return []
+        ins = np.asarray(problem.contributors) == 1
+    else:
+        ins = as_mask(problem, insiders)
+    ins = ins & mask
+    g = len(first)
+    # (target, direction) of every certificate group, and how many valid groups each has
+    td_of_group = pd.factorize(pd.Series(tgt[first]).astype(str) + "\x00" + pd.Series(dirs[first]))[0]
+    nvalid = np.bincount(td_of_group[~invalid], minlength=int(td_of_group.max()) + 1)
+    moved = ok & ins[cel] & (cel != tgt) & (np.abs(dev) > rel_tol * np.maximum(1.0, np.abs(problem.value[cel])))
+    moved &= ~invalid[codes]
+    if not moved.any():
+        return []
+    pairs = pd.DataFrame({"td": td_of_group[codes[moved]], "cell": cel[moved], "grp": codes[moved]})
+    pairs = pairs.drop_duplicates(["grp", "cell"])
+    count = pairs.groupby(["td", "cell"], sort=True).size().reset_index(name="n")
+    gap = count[count["n"].to_numpy() >= nvalid[count["td"].to_numpy()]]
+    if gap.empty:
+        return []
+    rep = np.full(len(nvalid), -1)
+    rep[td_of_group[::-1]] = np.arange(g)[::-1]
+    grp = rep[gap["td"].to_numpy()]
+    t = tgt[first[grp]]
+    s_cells = gap["cell"].to_numpy()
+    geo = CellOverlap.of(problem)
+    if geo is not None:
+        occ = occupied_cells(problem)
+        inside = np.array([geo.overlaps(np.array([c]), int(tt), occ)[0] for tt, c in zip(t, s_cells)], dtype=bool)
+    else:
+        inside = np.zeros(len(t), dtype=bool)
+    out = []
+    for k in np.flatnonzero(~inside):
+        out.append(CertificateFailure(
+            str(problem.names[t[k]]), str(dirs[first[grp[k]]]),
+            f"every certificate moves {problem.names[s_cells[k]]}, whose single respondent knows its value"))
+    return out

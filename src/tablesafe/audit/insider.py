@@ -10,7 +10,9 @@
 
 For a target cell, the attacker's knowledge of the target itself is left out: the
 protection levels already model a contributor of the target (the second largest one for
-the p% rule). Every sensitive cell whose verdict turns from ``protected`` into something
+the p% rule). For the same reason a singleton's respondent is not an attacker of the
+targets its cell overlaps (:class:`tablesafe.structure.overlap.CellOverlap`: nested
+codes in every dimension and a non-empty common part): it is one of their contributors. Every sensitive cell whose verdict turns from ``protected`` into something
 else is reported with the attacker who achieves it.
 
 - *Sensitive unions* (seed 003 B.2.a.i; seed 001 sections 3-5; seed 000 section 5.2):
@@ -27,6 +29,7 @@ from tablesafe.audit.intervals import IntervalResult, as_mask, solve_intervals
 from tablesafe.audit.result import REL_TOL, _empty_insider, _empty_union, verdict_of, verdicts
 from tablesafe.errors import InputError
 from tablesafe.problem import Problem
+from tablesafe.structure.overlap import CellOverlap, occupied_cells
 
 
 def contribution_frame(problem: Problem, contributions: pd.DataFrame) -> pd.DataFrame:
@@ -57,10 +60,16 @@ def _scenarios(problem: Problem, mask: np.ndarray, base: IntervalResult,
     free = mask & ~base.exact & (base.block >= 0)
     if problem.contributors is not None:
         single = np.flatnonzero(free & (np.asarray(problem.contributors) == 1))
+        geo = CellOverlap.of(problem) if len(single) else None
+        occ = occupied_cells(problem)
+        sens = np.flatnonzero(problem.sensitive & mask)
         for i in single:
             v = problem.value[i]
+            # the sole contributor is one of the contributors of every target its cell
+            # overlaps; their protection levels already allow for what it knows of itself
+            own = np.array([i]) if geo is None else np.union1d([i], sens[geo.overlaps(sens, int(i), occ)])
             yield (f"sole contributor of {problem.names[i]}", "singleton",
-                   np.array([i]), np.array([v]), np.array([v]), np.array([i]))
+                   np.array([i]), np.array([v]), np.array([v]), own)
     if contributions is not None:
         cf = contribution_frame(problem, contributions)
         own_all = cf

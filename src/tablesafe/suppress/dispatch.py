@@ -119,22 +119,24 @@ def suppress(
                 stats = {"fast_failed": str(exc)}
         withheld = withheld | sens
         proven = False
+        gaps = np.zeros(0, dtype=np.int64)
         if fast_certs is not None:
-            proven, withheld = _proven_by_certificates(problem, withheld, fast_certs, stats)
+            proven, withheld, gaps = _proven_by_certificates(problem, withheld, fast_certs, stats, singleton)
         if proven:
-            # every sensitive cell has a checked certificate; only the single-respondent
-            # insiders next to a target need the attacker LPs (small enough tables)
+            # every sensitive cell has a checked certificate, and so has every single
+            # respondent next to it; a target whose insider certificates are missing gets
+            # the attacker LPs (tables small enough), or is flagged in the stats
             atts = {}
-            if singleton and bounds.singleton.any() and problem.n <= SINGLETON_LP_MAX_CELLS:
+            if len(gaps) and problem.n <= SINGLETON_LP_MAX_CELLS:
                 if log:
                     log("repairing: attacks by single respondents next to a target")
                 before = int(withheld.sum())
-                withheld, atts, rounds = repair(problem, bounds, withheld,
-                                                targets=_leaning_on_singletons(problem, bounds, fast_certs))
+                withheld, atts, rounds = repair(problem, bounds, withheld, targets=gaps)
                 stats["repair_rounds"] = rounds
                 stats["repair_added"] = int(withheld.sum()) - before
-            elif singleton and bounds.singleton.any():
+            elif len(gaps):
                 stats["singleton_attacks_checked"] = False
+                stats["insider_gaps"] = len(gaps)
         else:
             if log:
                 log("repairing: checking every sensitive cell")
@@ -190,37 +192,31 @@ def _final_audit(problem: Problem, withheld: np.ndarray) -> None:
         )
 
 
-def _proven_by_certificates(problem: Problem, withheld: np.ndarray, certs, stats: dict):
+def _proven_by_certificates(problem: Problem, withheld: np.ndarray, certs, stats: dict, singleton: bool):
     """Check a method's certificates in one pass; drop complements none of them moves.
 
-    Returns ``(proven, withheld)``. A complement that no certificate moves can be
-    published again: every certificate stays a feasible table (seed 003 B.2.b second pass).
+    Returns ``(proven, withheld, gaps)``: ``proven`` when every sensitive cell has valid
+    certificates against the outsider; ``gaps`` are the targets for which some single
+    respondent (``singleton``) has no certificate that keeps its own cell fixed. A
+    complement that no certificate moves can be published again: every certificate stays
+    a feasible table (seed 003 B.2.b second pass).
     """
     from tablesafe.audit import check_certificates
 
-    failures = check_certificates(_with_true_offsets(problem), withheld, certs)
-    stats["certificate_failures"] = len(failures)
-    if failures:
-        return False, withheld
-    used = np.isin(problem.names.astype(str), certs["cell"].astype(str).unique())
+    failures = check_certificates(_with_true_offsets(problem), withheld, certs,
+                                  insiders=True if singleton else None)
+    insider = [f for f in failures if f.reason.startswith("every certificate moves")]
+    stats["certificate_failures"] = len(failures) - len(insider)
+    stats["insider_certificate_gaps"] = len(insider)
+    if len(failures) > len(insider):
+        return False, withheld, np.zeros(0, dtype=np.int64)
+    # (pandas' hash lookup: numpy's isin on string arrays takes seconds on 10^4 cells)
+    index = pd.Index(problem.names.astype(str))
+    used = index.isin(pd.unique(certs["cell"].astype(str).to_numpy()))
     keep = problem.sensitive | (withheld & used)
     stats["cleanup_removed"] = int((withheld & ~keep).sum())
-    return True, keep
-
-
-def _leaning_on_singletons(problem: Problem, bounds: Bounds, certs) -> np.ndarray:
-    """Sensitive cells whose certificate moves a withheld single-respondent cell.
-
-    A certificate that leaves a single-respondent cell at its true value stays a
-    feasible table for that respondent, who knows the value: it proves protection
-    against that insider too. Only the other targets need the insider's attacker LP.
-    """
-    names = problem.names.astype(str)
-    index = pd.Series(np.arange(problem.n), index=pd.Index(names))
-    cell = index.reindex(certs["cell"].astype(str).to_numpy()).to_numpy()
-    target = index.reindex(certs["target"].astype(str).to_numpy()).to_numpy()
-    lean = bounds.singleton[cell] & (cell != target)
-    return np.unique(target[lean]).astype(np.int64)
+    gaps = np.unique(index.get_indexer(pd.unique(np.array([f.target for f in insider], dtype=str))))
+    return True, keep, gaps.astype(np.int64)
 
 
 def _with_true_offsets(problem: Problem) -> Problem:

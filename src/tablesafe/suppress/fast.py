@@ -43,6 +43,7 @@ import scipy.sparse as sp
 
 from tablesafe.errors import InfeasibleError
 from tablesafe.problem import EMPTY, PROTECTED, Pattern, Problem
+from tablesafe.structure.overlap import CellOverlap, occupied_cells
 
 __all__ = ["FastOptions", "fast_pattern"]
 
@@ -91,23 +92,26 @@ class _LocalLP:
 
     def solve(
         self,
-        sub: sp.csc_matrix,
+        indptr: np.ndarray,
+        index: np.ndarray,
+        value: np.ndarray,
+        nrow: int,
         cost: np.ndarray,
         cap_up: np.ndarray,
         cap_down: np.ndarray,
         target_pos: int,
         amount: float,
     ) -> np.ndarray | None:
-        """Minimise ``cost . (p + q)`` with ``sub (p - q) = 0``, ``p_t = amount``; d or None.
+        """Minimise ``cost . (p + q)`` with ``M (p - q) = 0``, ``p_t = amount``; d or None.
 
+        ``M`` is given column-wise (``indptr``, ``index``, ``value``, ``nrow`` rows);
         ``p <= cap_up`` and ``q <= cap_down`` bound the upward and downward deviations.
         """
-        k = sub.shape[1]
-        nrow = sub.shape[0]
+        k = len(indptr) - 1
         # columns: p_0..p_{k-1}, q_0..q_{k-1}
-        start = np.concatenate((sub.indptr, sub.indptr[1:] + sub.indptr[-1])).astype(np.int32)
-        index = np.concatenate((sub.indices, sub.indices)).astype(np.int32)
-        value = np.concatenate((sub.data, -sub.data)).astype(np.float64)
+        start = np.concatenate((indptr[:-1], indptr[:-1] + indptr[-1])).astype(np.int32)
+        index = np.concatenate((index, index)).astype(np.int32)
+        value = np.concatenate((value, -value)).astype(np.float64)
         col_cost = np.concatenate((cost, cost))
         lo = np.zeros(2 * k)
         hi = np.concatenate((cap_up, cap_down))
@@ -117,7 +121,7 @@ class _LocalLP:
         self.h.clearSolver()
         self.h.passModel(
             2 * k, nrow, len(value), int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize),
-            0.0, col_cost, lo, hi, zeros, zeros, start[: 2 * k], index, value,
+            0.0, col_cost, lo, hi, zeros, zeros, start, index, value,
             np.zeros(2 * k, dtype=np.int32),
         )
         self.h.run()
@@ -126,6 +130,16 @@ class _LocalLP:
             return None
         x = np.asarray(self.h.getSolution().col_value)
         return x[:k] - x[k:]
+
+
+def _gather(ptr: np.ndarray, sel: np.ndarray) -> np.ndarray:
+    """Positions ``ptr[s]:ptr[s+1]`` for every ``s`` in ``sel``, concatenated in order."""
+    lens = ptr[sel + 1] - ptr[sel]
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(lens)
+    return np.repeat(ptr[sel] - ends + lens, lens) + np.arange(total)
 
 
 def _protection_amounts(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
@@ -159,6 +173,7 @@ def fast_pattern(
     seed: int = 0,
     singleton: bool = True,
     capacity: bool = False,
+    insiders: bool | None = None,
     options: FastOptions | None = None,
 ) -> Pattern:
     """Choose complementary suppressions for a large table and prove them by certificates.
@@ -174,12 +189,19 @@ def fast_pattern(
         singleton: avoid single-contributor cells as partners (see the module text).
         capacity: use ``problem.capacity`` (seed 000 section 7.1) to limit how far a cell
             may move when it protects another.
+        insiders: for every certificate that moves a single-respondent cell ``s`` (other
+            than the target), also find one that keeps ``s`` at its value: that
+            respondent knows it (seed 002, "singletons"). Such certificates carry ``s`` in
+            the ``insider`` column. Default: the value of ``singleton``. Pairs for which
+            no such certificate exists are counted in ``stats["insider_unprotected"]``
+            and listed in ``stats["insider_unprotected_pairs"]`` (first 20).
         options: tuning knobs.
 
     Returns:
         A :class:`Pattern` (method ``fast``) whose ``certificates`` frame proves every
         sensitive cell's protection (columns ``target``, ``direction``, ``cell``,
-        ``value``; cells named by ``problem.names``).
+        ``value``, ``insider``; cells named by ``problem.names``; ``insider`` is empty
+        for the outsider's certificate).
 
     Raises:
         InfeasibleError: a sensitive cell cannot be moved by its level by any table that
@@ -188,6 +210,8 @@ def fast_pattern(
     """
     del seed
     opts = options or FastOptions()
+    if insiders is None:
+        insiders = singleton
     t0 = time.perf_counter()
     n = problem.n
     v = problem.value.astype(float)
@@ -230,6 +254,7 @@ def fast_pattern(
     cert_c: list[np.ndarray] = []
     cert_d: list[np.ndarray] = []
     cert_k: list[np.ndarray] = []
+    cert_i: list[np.ndarray] = []
     singleton_used = 0
     unprotectable: list[int] = []
     # singletons: a large weight keeps them out of certificates wherever a local
@@ -237,6 +262,7 @@ def fast_pattern(
     weight = abs_cost * np.where(single, opts.singleton_penalty, 1.0)
     search.scale = np.where(scale > 0, scale, np.inf)
     free = ~fixed
+    occupied = occupied_cells(problem)
 
     bar = None
     if progress:
@@ -246,47 +272,78 @@ def fast_pattern(
         task = bar.add_task("fast suppression", total=len(targets))
         bar.start()
     done = 0
+    insider_pairs = 0
+    insider_open: list[tuple[int, int]] = []
+
+    def protect(t: int, movable: np.ndarray) -> list | None:
+        """Certificates ``(direction, cells, deviation)`` for ``t`` moving only ``movable``."""
+        amount = max(upl[t], lpl[t])
+        found = []
+        d, cells, how = search.certify(t, amount, movable, single, withheld, cap, weight)
+        if d is not None:
+            keep = np.abs(d) > opts.tol * amount
+            cells, d = cells[keep], d[keep] / amount
+            if upl[t] > 0:
+                found.append((0, cells, d * upl[t]))
+            if lpl[t] > 0:
+                found.append((1, cells, -d * lpl[t]))
+            hop_hist[how] += 1
+            return found
+        # the symmetric box is too tight: each direction on its own, within the
+        # a priori bounds (a downward move is an upward move with bounds swapped)
+        for direction, amt, cu, cdn, sign in (
+            (0, upl[t], room_up, room_down, 1.0),
+            (1, lpl[t], room_down, room_up, -1.0),
+        ):
+            if amt <= 0:
+                continue
+            d, cells, how = search.certify(t, amt, movable, single, withheld, cu, weight, cdn)
+            if d is None:
+                return None
+            keep = np.abs(d) > opts.tol * amt
+            found.append((direction, cells[keep], sign * d[keep]))
+            hop_hist["one-way " + how] += 1
+        return found
+
+    def record(t: int, found: list, insider: int) -> None:
+        for direction, cells, dev in found:
+            withheld[cells] = True
+            cert_t.append(np.full(len(cells), t, dtype=np.int64))
+            cert_k.append(np.full(len(cells), direction, dtype=np.int8))
+            cert_c.append(cells)
+            cert_d.append(dev)
+            cert_i.append(np.full(len(cells), insider, dtype=np.int64))
+
     try:
         for t in targets:
             t = int(t)
-            amount = max(upl[t], lpl[t])
-            found = []  # (direction, cells, deviation)
-            d, cells, how = search.certify(t, amount, free, single, withheld, cap, weight)
-            if d is not None:
-                keep = np.abs(d) > opts.tol * amount
-                cells, d = cells[keep], d[keep] / amount
-                if upl[t] > 0:
-                    found.append((0, cells, d * upl[t]))
-                if lpl[t] > 0:
-                    found.append((1, cells, -d * lpl[t]))
-                hop_hist[how] += 1
-            else:
-                # the symmetric box is too tight: each direction on its own, within the
-                # a priori bounds (a downward move is an upward move with bounds swapped)
-                for direction, amt, cu, cdn, sign in (
-                    (0, upl[t], room_up, room_down, 1.0),
-                    (1, lpl[t], room_down, room_up, -1.0),
-                ):
-                    if amt <= 0:
-                        continue
-                    d, cells, how = search.certify(t, amt, free, single, withheld, cu, weight, cdn)
-                    if d is None:
-                        found = None
-                        break
-                    keep = np.abs(d) > opts.tol * amt
-                    found.append((direction, cells[keep], sign * d[keep]))
-                    hop_hist["one-way " + how] += 1
+            found = protect(t, free)
             if not found:
                 unprotectable.append(t)
                 continue
-            for direction, cells, dev in found:
-                if single[cells[cells != t]].any():
-                    singleton_used += 1
-                withheld[cells] = True
-                cert_t.append(np.full(len(cells), t, dtype=np.int64))
-                cert_k.append(np.full(len(cells), direction, dtype=np.int8))
-                cert_c.append(cells)
-                cert_d.append(dev)
+            record(t, found, -1)
+            # a single respondent knows its cell's value: a certificate that moves such a
+            # cell proves nothing to that respondent, who needs one that keeps it fixed
+            moved = np.unique(np.concatenate([c for _, c, _ in found]))
+            leaning = moved[single[moved] & (moved != t)]
+            if len(leaning) and search.geo is not None:
+                # the respondent of a single-respondent cell that overlaps the target (a
+                # non-empty common part) is one of the target's own contributors, whom the
+                # rule's protection level already allows for (seed 000 section 5.1: the
+                # second contributor knows its own value)
+                leaning = leaning[~search.geo.overlaps(leaning, t, occupied)]
+            if len(leaning):
+                singleton_used += 1
+            if insiders:
+                for s_cell in leaning.tolist():
+                    insider_pairs += 1
+                    held = free.copy()
+                    held[s_cell] = False
+                    alt = protect(t, held)
+                    if alt:
+                        record(t, alt, s_cell)
+                    else:
+                        insider_open.append((t, s_cell))
             if bar is not None:
                 bar.advance(task)
             done += 1
@@ -307,7 +364,7 @@ def fast_pattern(
             f"the published cells, the relations and the a priori bounds moves them by their "
             f"protection level (first: {names})"
         )
-    certs = _certificate_frame(problem, cert_t, cert_k, cert_c, cert_d)
+    certs = _certificate_frame(problem, cert_t, cert_k, cert_c, cert_d, cert_i)
     secs = time.perf_counter() - t0
     stats = {
         "seconds": secs,
@@ -315,6 +372,11 @@ def fast_pattern(
         "lp_solves": lp.solves,
         "found_by": dict(sorted(hop_hist.items())),
         "certificates_with_singletons": singleton_used,
+        "insider_certificates": insider_pairs - len(insider_open),
+        "insider_unprotected": len(insider_open),
+        "insider_unprotected_pairs": [
+            (str(problem.names[a]), str(problem.names[b])) for a, b in insider_open[:20]
+        ],
         "withheld": int(withheld.sum()),
         "secondary": int((withheld & ~sens).sum()),
         "time_limit_hit": bool(time_limit is not None and secs > time_limit),
@@ -334,6 +396,11 @@ class _Search:
 
     def __init__(self, problem: Problem, A: sp.csr_matrix, At: sp.csr_matrix, lp: _LocalLP, opts: FastOptions):
         self.A, self.At, self.lp, self.opts = A, At, lp, opts
+        self.a_ptr, self.a_ind = A.indptr.astype(np.int64), A.indices.astype(np.int64)
+        self.t_ptr, self.t_ind = At.indptr.astype(np.int64), At.indices.astype(np.int64)
+        self.t_dat = At.data.astype(np.float64)
+        self.row_mark = np.zeros(A.shape[0], dtype=bool)
+        self._boxes: dict[tuple[int, int], np.ndarray] = {}
         self.n = problem.n
         self.pos = np.full(problem.n, -1, dtype=np.int64)
         self.geo = _Geometry.of(problem)
@@ -350,8 +417,14 @@ class _Search:
         self.cap_down = cap_down
         if single.any():
             strict = free & ~single
+            # with a table structure the strict search stays within the boxes (measured on
+            # the 13k table: growing beyond them found no singleton-free certificate the
+            # boxes missed, at 4x the time); without one it grows by relation hops
+            boxes = self.geo is not None
             d, cells, how = self._certify(
-                t, amount, strict, withheld, cap, weight, self.opts.strict_hops, self.n <= self.opts.strict_whole_max
+                t, amount, strict, withheld, cap, weight,
+                1 if boxes else self.opts.strict_hops,
+                not boxes and self.n <= self.opts.strict_whole_max,
             )
             if d is not None:
                 return d, cells, how
@@ -365,7 +438,7 @@ class _Search:
         # 1. among cells already withheld: no new suppression needed
         levels = self._levels(t)
         if self.geo is not None and self.opts.inner == "box":
-            cands = [(f"inner-box{lv}", self.geo.box(t, lv)) for lv in levels]
+            cands = [(f"inner-box{lv}", self._box(t, lv)) for lv in levels]
         else:
             cands = [("inner-hops", None)]
         for how, cells in cands:
@@ -381,13 +454,23 @@ class _Search:
         movable[t] = True
         if self.geo is not None:
             for level in levels:
-                cells = self._order(t, self.geo.box(t, level))
+                cells = self._order(t, self._box(t, level))
                 cells = cells[movable[cells]]
                 d = self._solve(t, cells, amount, cap, weight, withheld)
                 if d is not None:
                     return d, cells, f"box{level}"
         d, cells, hops = self._grow(t, amount, movable, cap, weight, withheld, 2, max_hops, allow_whole)
         return d, cells, ("block" if hops > max_hops else f"hops{hops}")
+
+    def _box(self, t: int, level: int) -> np.ndarray:
+        """The geometry's box around ``t`` (cached for the current target)."""
+        key = (t, level)
+        got = self._boxes.get(key)
+        if got is None:
+            if self._boxes and next(iter(self._boxes))[0] != t:
+                self._boxes.clear()
+            got = self._boxes[key] = self.geo.box(t, level)
+        return got
 
     def _levels(self, t: int) -> list[int]:
         """Box levels to try for ``t``: those within ``max_box`` code combinations."""
@@ -425,19 +508,23 @@ class _Search:
 
     def _neighbourhood(self, t: int, hops: int, movable: np.ndarray) -> np.ndarray:
         """Movable cells within ``hops`` relation steps of ``t`` (through movable cells), t first."""
-        A, At = self.A, self.At
         seen = np.zeros(self.n, dtype=bool)
         seen[t] = True
+        rows_seen = np.zeros(len(self.a_ptr) - 1, dtype=bool)
         frontier = np.array([t], dtype=np.int64)
         order = [frontier]
         for _ in range(hops):
-            rows = np.unique(At[frontier].indices)
+            rows = self.t_ind[_gather(self.t_ptr, frontier)]
+            rows = rows[~rows_seen[rows]]
+            rows_seen[rows] = True
+            rows = np.flatnonzero(rows_seen) if len(rows) > 4096 else np.unique(rows)
             if len(rows) == 0:
                 break
-            cand = np.unique(A[rows].indices)
+            cand = self.a_ind[_gather(self.a_ptr, rows)]
             cand = cand[movable[cand] & ~seen[cand]]
             if len(cand) == 0:
                 break
+            cand = np.unique(cand)
             seen[cand] = True
             order.append(cand)
             frontier = cand
@@ -448,51 +535,49 @@ class _Search:
         k = len(cells)
         if k < 2:
             return None
-        A = self.A
-        pos = self.pos
-        pos[cells] = np.arange(k)
-        try:
-            rows = np.unique(self.At[cells].indices)
-            sub = A[rows]
-            col = pos[sub.indices]
-        finally:
-            pos[cells] = -1
-        keep = col >= 0
-        r = np.repeat(np.arange(len(rows)), np.diff(sub.indptr))[keep]
-        c = col[keep]
-        val = sub.data[keep]
+        # the local matrix column by column: every relation touching a neighbourhood cell
+        # takes part, with the cells outside the neighbourhood held at their value
+        at = _gather(self.t_ptr, cells)
+        lens = self.t_ptr[cells + 1] - self.t_ptr[cells]
+        c = np.repeat(np.arange(k), lens)
+        rows, r = np.unique(self.t_ind[at], return_inverse=True)
+        val = self.t_dat[at]
         # peel: a cell that is the only neighbourhood member of a relation cannot move
         # (the relation's other cells are held at their value); repeat until stable
         alive = np.ones(k, dtype=bool)
+        live = np.ones(len(c), dtype=bool)
         while True:
-            live = alive[c]
             cnt = np.bincount(r[live], minlength=len(rows))
             lone = live & (cnt[r] == 1)
             if not lone.any():
                 break
-            dead = np.unique(c[lone])
-            if dead[0] == 0:
+            dead = c[lone]
+            if alive[0] and (dead == 0).any():
                 return None  # the target itself is pinned
             alive[dead] = False
-        live = alive[c]
-        r, c, val = r[live], c[live], val[live]
-        idx = np.flatnonzero(alive)
-        newpos = np.cumsum(alive) - 1
-        c = newpos[c]
-        used_rows, r = np.unique(r, return_inverse=True)
+            live = alive[c]
+        if not live.all():
+            r, c, val = r[live], c[live], val[live]
+            idx = np.flatnonzero(alive)
+            c = (np.cumsum(alive) - 1)[c]
+            used, r = np.unique(r, return_inverse=True)
+            nrow = len(used)
+        else:
+            idx = np.arange(k)
+            nrow = len(rows)
         kk = len(idx)
         if kk < 2:
             return None
-        order = np.argsort(c, kind="stable")
-        indptr = np.concatenate(([0], np.cumsum(np.bincount(c, minlength=kk))))
-        mat = sp.csc_matrix((val[order], r[order], indptr), shape=(len(used_rows), kk))
+        # c is sorted (cells were gathered in order), so this is already column-wise
+        indptr = np.zeros(kk + 1, dtype=np.int64)
+        np.cumsum(np.bincount(c, minlength=kk), out=indptr[1:])
         sel = cells[idx]
         # linear relaxation of the fixed charge cost_i * [d_i != 0] with big-M equal to
         # the most the cell will move for this target: min(range_i, amount)
         w = weight[sel] / np.minimum(self.scale[sel], amount)
         w = w * np.where(withheld[sel], self.opts.withheld_weight, 1.0)
         cd = self.cap_down if self.cap_down is not None else cap
-        dd = self.lp.solve(mat, w, cap[sel].copy(), cd[sel].copy(), 0, amount)
+        dd = self.lp.solve(indptr, r, val, nrow, w, cap[sel], cd[sel], 0, amount)
         if dd is None:
             return None
         d = np.zeros(k)
@@ -504,49 +589,41 @@ class _Search:
 class _Geometry:
     """Code positions of every cell and per-code neighbour sets, for box neighbourhoods."""
 
-    idx: np.ndarray              # (n, ndims) code position per dimension
-    shape: tuple[int, ...]
-    keys: np.ndarray             # sorted flat keys of the cells
-    key_cell: np.ndarray         # cell of each sorted key
+    cells: CellOverlap
     sets: list[list[list[np.ndarray]]]  # sets[level-1][dim][code] -> code positions
 
     @classmethod
     def of(cls, problem: Problem) -> _Geometry | None:
-        model = problem.model
-        if model is None or model.size != problem.n or len(model.dims) < 1:
+        cells = CellOverlap.of(problem)
+        if cells is None:
             return None
-        cols = []
-        for d in model.dims:
-            h = d.hierarchy
-            pos = pd.Index(h.codes).get_indexer(model.codes[d.name].astype(str).to_numpy())
-            if (pos < 0).any():
-                return None
-            cols.append(pos)
-        idx = np.stack(cols, axis=1).astype(np.int64)
-        shape = tuple(len(d.hierarchy) for d in model.dims)
-        flat = np.ravel_multi_index(tuple(idx.T), shape)
-        order = np.argsort(flat, kind="stable")
         sets = [[], [], []]  # levels 1, 2 and 3 (compact: children only below the code)
-        for d in model.dims:
+        for d in problem.model.dims:
             l1, l2, l0 = _code_sets(d.hierarchy)
             sets[0].append(l1)
             sets[1].append(l2)
             sets[2].append(l0)
-        return cls(idx, shape, flat[order], order, sets)
+        return cls(cells, sets)
+
+    def overlaps(self, cells: np.ndarray, t: int, occupied: np.ndarray) -> np.ndarray:
+        """Which ``cells`` share a non-empty part with cell ``t`` (see :class:`CellOverlap`)."""
+        return self.cells.overlaps(cells, t, occupied)
 
     def box_size(self, t: int, level: int) -> int:
         """Number of code combinations in the box (an upper bound on its cells)."""
-        return int(np.prod([len(self.sets[level - 1][j][self.idx[t, j]]) for j in range(len(self.shape))]))
+        idx = self.cells.idx
+        return int(np.prod([len(self.sets[level - 1][j][idx[t, j]]) for j in range(idx.shape[1])]))
 
     def box(self, t: int, level: int) -> np.ndarray:
         """Cells of the box around cell ``t`` at the given level (1, 2, or 3 = compact)."""
-        parts = [self.sets[level - 1][j][self.idx[t, j]] for j in range(len(self.shape))]
+        g = self.cells
+        parts = [self.sets[level - 1][j][g.idx[t, j]] for j in range(len(g.shape))]
         grid = np.meshgrid(*parts, indexing="ij")
-        flat = np.ravel_multi_index(tuple(g.ravel() for g in grid), self.shape)
-        at = np.searchsorted(self.keys, flat)
-        at = np.minimum(at, len(self.keys) - 1)
-        ok = self.keys[at] == flat
-        return self.key_cell[at[ok]]
+        flat = np.ravel_multi_index(tuple(x.ravel() for x in grid), g.shape)
+        at = np.searchsorted(g.keys, flat)
+        at = np.minimum(at, len(g.keys) - 1)
+        ok = g.keys[at] == flat
+        return g.key_cell[at[ok]]
 
 
 def _code_sets(h) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
@@ -587,30 +664,37 @@ def _certificate_frame(
     cert_k: list[np.ndarray],
     cert_c: list[np.ndarray],
     cert_d: list[np.ndarray],
+    cert_i: list[np.ndarray],
 ) -> pd.DataFrame:
-    """Certificates as a frame: one row per (target, direction, moved cell), value = v + d."""
+    """Certificates as a frame: one row per (target, direction, insider, moved cell),
+    value = v + d; ``insider`` names the single-respondent cell the certificate keeps
+    at its value for that respondent ("" for the outsider's certificate)."""
     if cert_t:
         t = np.concatenate(cert_t)
         k = np.concatenate(cert_k)
         c = np.concatenate(cert_c)
         d = np.concatenate(cert_d)
+        i = np.concatenate(cert_i)
     else:
-        t = c = np.zeros(0, dtype=np.int64)
+        t = c = i = np.zeros(0, dtype=np.int64)
         k = np.zeros(0, dtype=np.int8)
         d = np.zeros(0)
-    order = np.lexsort((c, k, t))
-    t, k, c, d = t[order], k[order], c[order], d[order]
-    cats = pd.Index(problem.names.astype(str))
+    order = np.lexsort((c, i, k, t))
+    t, k, c, d, i = t[order], k[order], c[order], d[order], i[order]
+    names = problem.names.astype(str)
+    cats = pd.Index(names)
     if cats.is_unique:
         target = pd.Categorical.from_codes(t, categories=cats)
         cell = pd.Categorical.from_codes(c, categories=cats)
     else:
         target, cell = cats[t], cats[c]
+    insider = np.where(i >= 0, names[np.maximum(i, 0)], "") if len(i) else np.zeros(0, dtype=str)
     return pd.DataFrame(
         {
             "target": target,
             "direction": pd.Categorical.from_codes(k.astype(np.int64), categories=["up", "down"]),
             "cell": cell,
             "value": problem.value[c] + d,
+            "insider": insider,
         }
     )

@@ -1,0 +1,161 @@
+"""Single respondents as attackers: insider certificates of ``fast``, their check, and the
+overlap rule shared by the certificate check and the audit (seed 002 "singletons")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import linprog
+
+from tablesafe.audit import audit, check_certificates
+from tablesafe.problem import EMPTY, PRIMARY, SAFE, Problem
+from tablesafe.structure import Dimension, Hierarchy, TableStructure, compile_tables
+from tablesafe.structure.overlap import CellOverlap, occupied_cells
+from tablesafe.suppress import suppress
+from tablesafe.suppress.fast import fast_pattern
+from tablesafe.synthetic import problem_from_data, synthetic_data
+
+
+def grid_with_model(inner, *, sensitive=(), upl=None, contributors=None, empty=()):
+    """A two-way table with margins that carries its structure (codes 1..R, 1..C, Total)."""
+    inner = np.asarray(inner, dtype=float)
+    r, c = inner.shape
+    ts = TableStructure([Dimension("row", Hierarchy.flat([str(i) for i in range(1, r + 1)])),
+                         Dimension("col", Hierarchy.flat([str(j) for j in range(1, c + 1)]))])
+    model = compile_tables(ts)
+    g = np.zeros((r + 1, c + 1))
+    g[1:, 1:] = inner
+    g[0, 1:] = inner.sum(axis=0)
+    g[1:, 0] = inner.sum(axis=1)
+    g[0, 0] = inner.sum()
+
+    def at(i, j):
+        return i * (c + 1) + j
+
+    n = (r + 1) * (c + 1)
+    status = np.array([SAFE] * n)
+    for rc in sensitive:
+        status[at(*rc)] = PRIMARY
+    for rc in empty:
+        status[at(*rc)] = EMPTY
+    lv = np.zeros(n)
+    for rc, v in (upl or {}).items():
+        lv[at(*rc)] = v
+    contrib = np.full(n, 10, dtype=int)
+    for rc, v in (contributors or {}).items():
+        contrib[at(*rc)] = v
+    for rc in empty:
+        contrib[at(*rc)] = 0
+    p = Problem.from_arrays(g.ravel(), ts.relations(), status=status, names=ts.cell_names(),
+                            contributors=contrib, upl=lv, lpl=lv, model=model)
+    return p, at
+
+
+def test_overlap_is_nesting_in_every_dimension_with_a_nonempty_common_part():
+    p, at = grid_with_model([[40, 30, 20], [10, 50, 60], [5, 5, 5]], empty=[])
+    geo = CellOverlap.of(p)
+    occ = occupied_cells(p)
+    s = at(1, 1)
+    cells = np.array([at(1, 0), at(0, 1), at(0, 0), at(1, 1), at(2, 1), at(1, 2), at(2, 0)])
+    assert list(geo.overlaps(cells, s, occ)) == [True, True, True, True, False, False, False]
+    # row 1 total and column 1 total meet in cell (1, 1): no overlap once it is empty
+    p2, at2 = grid_with_model([[0, 30, 20], [10, 50, 60], [5, 5, 5]], empty=[(1, 1)])
+    geo2 = CellOverlap.of(p2)
+    assert not geo2.overlaps(np.array([at2(0, 1)]), at2(1, 0), occupied_cells(p2))[0]
+    assert geo2.overlaps(np.array([at2(0, 2)]), at2(1, 0), occupied_cells(p2))[0]
+    # no table structure: no overlap information
+    assert CellOverlap.of(Problem.from_arrays([1.0, 2.0, 3.0], [[1, 1, -1]])) is None
+
+
+def test_audit_ignores_a_singleton_inside_the_target_but_not_elsewhere():
+    """Rectangle (1,0),(1,1),(2,0),(2,1): fixing the single-respondent cell (1,1) pins the
+    row total (1,0) (which contains it: its respondent is a contributor there) and the
+    cell (2,1) (a different respondent's cell: a real insider disclosure)."""
+    p, at = grid_with_model([[40, 30, 20], [10, 50, 60], [5, 5, 5]],
+                            sensitive=[(1, 1), (1, 0), (2, 1)],
+                            upl={(1, 1): 4, (1, 0): 4, (2, 1): 2}, contributors={(1, 1): 1})
+    w = [at(1, 1), at(1, 0), at(2, 1), at(2, 0)]
+    res = audit(p, w, insider=True)
+    assert res.verdict[w[:3]].tolist() == ["protected"] * 3
+    f = res.insider_findings
+    got = set(zip(f["target"], f["attacker"]))
+    attacker = f"sole contributor of {p.names[at(1, 1)]}"
+    assert (p.names[at(2, 1)], attacker) in got
+    assert (p.names[at(1, 0)], attacker) not in got
+    # without the structure the overlap is unknown and both are reported
+    bare = p.copy(model=None)
+    f2 = audit(bare, w, insider=True).insider_findings
+    assert (p.names[at(1, 0)], attacker) in set(zip(f2["target"], f2["attacker"]))
+
+
+@pytest.fixture(scope="module")
+def table():
+    # 2-D, about 1,100 cells, holdings: many single-holding cells
+    return problem_from_data(synthetic_data([[3, 10], [2, 3, 4]], 2500, seed=23))
+
+
+@pytest.fixture(scope="module")
+def pattern(table):
+    return fast_pattern(table)
+
+
+def test_fast_gives_insider_certificates_that_pass_the_check(table, pattern):
+    certs = pattern.certificates
+    assert "insider" in certs.columns
+    assert (certs["insider"] != "").any()
+    assert pattern.stats["insider_unprotected"] == 0
+    assert check_certificates(table, pattern.withheld, certs, insiders=True) == []
+
+
+def test_check_finds_a_missing_insider_certificate(table, pattern):
+    certs = pattern.certificates
+    outsider_only = certs[certs["insider"] == ""].reset_index(drop=True)
+    assert check_certificates(table, pattern.withheld, outsider_only) == []
+    gaps = check_certificates(table, pattern.withheld, outsider_only, insiders=True)
+    assert gaps and all(g.reason.startswith("every certificate moves") for g in gaps)
+
+
+def _insider_interval_ok(problem: Problem, withheld: np.ndarray, t: int, s: int) -> bool:
+    """Independent LP: with cell s fixed at its value, does t still reach its levels?"""
+    A = problem.relations.tocsc()
+    w = np.flatnonzero(withheld)
+    pub = np.flatnonzero(~withheld)
+    rhs = A @ problem.value - A[:, pub] @ problem.value[pub]
+    Aw = A[:, w]
+    lo = problem.lower[w].copy()
+    hi = np.where(np.isfinite(problem.upper[w]), problem.upper[w], np.inf)
+    k = int(np.flatnonzero(w == s)[0])
+    lo[k] = hi[k] = problem.value[s]
+    bounds = [(a, None if not np.isfinite(b) else b) for a, b in zip(lo, hi)]
+    c = np.zeros(len(w))
+    c[int(np.flatnonzero(w == t)[0])] = 1.0
+    v = problem.value[t]
+    tol = 1e-6 * max(1.0, abs(v))
+    low = linprog(c, A_eq=Aw, b_eq=rhs, bounds=bounds, method="highs")
+    high = linprog(-c, A_eq=Aw, b_eq=rhs, bounds=bounds, method="highs")
+    up = np.inf if high.status == 3 else -high.fun
+    need_dn = min(problem.lpl[t], v - problem.lower[t])
+    return up >= v + problem.upl[t] - tol and low.fun <= v - need_dn + tol
+
+
+def test_independent_lp_confirms_insider_certificates(table, pattern):
+    """For targets whose outsider certificate moves a single-respondent cell, an
+    independent LP with that cell fixed still reaches the protection levels."""
+    certs = pattern.certificates
+    pairs = certs.loc[certs["insider"] != "", ["target", "insider"]].drop_duplicates()
+    assert len(pairs) >= 5
+    index = pd.Index(table.names.astype(str))
+    for tname, sname in pairs.head(25).itertuples(index=False):
+        t, s = index.get_loc(str(tname)), index.get_loc(str(sname))
+        assert _insider_interval_ok(table, pattern.withheld, t, s), (tname, sname)
+
+
+def test_dispatcher_proves_insiders_by_certificates(table):
+    pat = suppress(table, "fast", certificates=True)
+    assert pat.stats["audit"] == "certificates"
+    assert pat.stats["insider_certificate_gaps"] == 0
+    res = audit(table, pat.withheld, insider=True)
+    assert res.ok or res.failing.size == 0
+    singles = res.insider_findings
+    assert singles.empty or (singles["kind"] != "singleton").all()
