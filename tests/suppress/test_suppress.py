@@ -268,16 +268,6 @@ def test_capacity_option_limits_downward_moves():
     assert not failing(b, check(p2, b, capped.withheld))
 
 
-def test_fast_missing_gives_clear_error(monkeypatch):
-    """Without the fast module the dispatcher names what is missing instead of a traceback."""
-    import sys
-
-    monkeypatch.setitem(sys.modules, "tablesafe.suppress.fast", None)
-    p = grid_problem(np.array([[5.0, 6.0], [7.0, 8.0]]), {(1, 1): (1.0, 1.0)})
-    with pytest.raises(InputError, match="'fast' suppression method is not available"):
-        suppress(p, "fast")
-
-
 def test_local_first_attacks_keep_patterns_safe(monkeypatch):
     """Big blocks are attacked on each target's neighbourhood first; forcing that path on a
     small 3-D table still gives patterns the independent auditor accepts."""
@@ -288,3 +278,36 @@ def test_local_first_attacks_keep_patterns_safe(monkeypatch):
     pat = suppress(p, "modular", time_limit=20, certificates=True)
     assert not independent_audit(p, pat.withheld)
     assert_certificates(p, pat)
+
+
+@pytest.mark.parametrize("method", ["optimal", "modular"])
+def test_large_table_path_repairs_and_proves_by_certificates(method, monkeypatch):
+    """Above ``LP_REPAIR_MAX_CELLS`` the methods' patterns are repaired by local
+    certificates seeded with the pattern; the result passes the independent auditor with
+    single-respondent insiders, and its certificates pass the check."""
+    import tablesafe.suppress.dispatch as dispatch
+
+    monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 50)
+    p = table_problem(12, [[2, 2], [2], [3]], units=120)
+    assert p.n > 50
+    pat = suppress(p, method, time_limit=20, certificates=True)
+    assert pat.stats["audit"] == "certificates"
+    assert "certificate_repair_added" in pat.stats
+    assert not independent_audit(p, pat.withheld)
+    assert_certificates(p, pat)
+
+
+def test_modular_stops_at_its_time_limit_and_stays_safe(monkeypatch):
+    """A time limit too short for any subtable leaves them to the repair: the run ends
+    promptly, reports the skipped subtables, and the pattern is still safe."""
+    import time
+
+    import tablesafe.suppress.dispatch as dispatch
+
+    monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 50)
+    p = table_problem(12, [[2, 2], [2], [3]], units=120)
+    t0 = time.monotonic()
+    pat = suppress(p, "modular", time_limit=1e-6)
+    assert time.monotonic() - t0 < 20
+    assert pat.stats["subtables_skipped"] > 0 and pat.stats["time_limit_hit"]
+    assert not independent_audit(p, pat.withheld)

@@ -229,6 +229,7 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
             reasons[int(grp)] = f"relation {int(row)} violated by {resid.data[resid.indptr[grp]]:g}"
     # Target moves.
     up, down = required_moves(problem)
+    sensitive = problem.sensitive
     first = np.full(g, -1)
     first[codes[::-1]] = np.arange(len(codes))[::-1]
     gt = np.where(first >= 0, tgt_i[first], 0)
@@ -244,7 +245,7 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
         present.add((t, str(gdir[grp])))
         if bad[grp]:
             continue
-        if not problem.sensitive[t]:
+        if not sensitive[t]:
             bad[grp] = True
             reasons[grp] = "target is not a sensitive cell"
             continue

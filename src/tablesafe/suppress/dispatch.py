@@ -1,10 +1,19 @@
 """The one entry point of secondary suppression: choose a method, then audit, repair, clean.
 
-Whatever the method, the pattern goes through the same end: every sensitive cell is
-attacked (:mod:`tablesafe.suppress.protection`), cells the attack finds under-protected
-get more complements until the whole table passes, complements no longer needed are
-dropped again (seed 003 B.2.b, "second pass"), and a final audit must pass or
-:class:`~tablesafe.errors.AuditFailure` is raised: an unsafe pattern is never returned.
+Whatever the method, the pattern goes through the same end, and an unsafe pattern is
+never returned:
+
+- Tables of up to ``LP_REPAIR_MAX_CELLS`` cells (``optimal`` and ``modular``): every
+  sensitive cell is attacked by LP (:mod:`tablesafe.suppress.protection`), cells found
+  under-protected get more complements until the whole table passes, complements no
+  longer needed are dropped again (seed 003 B.2.b, "second pass"), and the audit area's
+  independent audit must pass or :class:`~tablesafe.errors.AuditFailure` is raised.
+- ``fast``, and every method on larger tables: each sensitive cell gets a local
+  certificate (and one per single respondent next to it) from
+  :func:`tablesafe.suppress.fast.fast_pattern`, seeded with the method's pattern so that
+  it only adds cells where that pattern falls short; the certificates are checked in one
+  pass (:func:`tablesafe.audit.check_certificates`) and are the proof of safety;
+  complements no certificate uses are dropped.
 """
 
 from __future__ import annotations
@@ -23,6 +32,9 @@ from tablesafe.suppress.protection import certificates_frame, cleanup, repair
 METHODS = ("optimal", "modular", "fast", "none")
 SINGLETON_LP_MAX_CELLS = 5_000
 """Up to this size a pattern proved by certificates also gets the singleton insiders' LPs."""
+LP_REPAIR_MAX_CELLS = 5_000
+"""Above this size every method's pattern is repaired and proved by certificates (the
+``fast`` search seeded with the pattern) instead of full-table attacker LPs."""
 
 
 def _logger(progress: bool):
@@ -96,27 +108,32 @@ def suppress(
             from tablesafe.suppress.modular import modular_pattern
 
             withheld, stats = modular_pattern(problem, bounds, time_limit=time_limit, seed=seed, log=log)
-        else:
-            try:
-                from tablesafe.suppress.fast import fast_pattern
-            except ImportError as exc:
-                raise InputError(
-                    "the 'fast' suppression method is not available in this installation "
-                    f"(tablesafe.suppress.fast could not be imported: {exc})"
-                ) from None
+        if method == "fast" or problem.n > LP_REPAIR_MAX_CELLS:
+            # fast, and the repair of the other methods' patterns on large tables: a local
+            # certificate per sensitive cell (and per single respondent next to it), found
+            # among the cells already withheld where possible
+            from tablesafe.suppress.fast import fast_pattern
+
+            initial = None if method == "fast" else withheld
+            before = int(withheld.sum()) if initial is not None else 0
             try:
                 pat = fast_pattern(problem, time_limit=time_limit, progress=progress, seed=seed,
-                                   singleton=singleton, capacity=capacity)
+                                   singleton=singleton, capacity=capacity, initial=initial)
+                if initial is None:
+                    stats = dict(pat.stats)
+                else:
+                    stats["certificate_repair_added"] = int(pat.withheld.sum()) - before
+                    stats["certificate_repair_seconds"] = pat.stats["seconds"]
+                    stats["insider_unprotected"] = pat.stats["insider_unprotected"]
                 withheld = np.asarray(pat.withheld, dtype=bool)
-                stats = dict(pat.stats)
                 fast_certs = pat.certificates
             except AuditFailure:
                 raise
             except TablesafeError as exc:
-                # the heuristic gave up; the repair below either protects every cell
-                # from the primaries on or proves which cell cannot be protected
-                withheld = sens.copy()
-                stats = {"fast_failed": str(exc)}
+                # the heuristic gave up; the LP repair below either protects every cell
+                # or proves which cell cannot be protected
+                withheld = sens.copy() if initial is None else initial
+                stats["fast_failed"] = str(exc)
         withheld = withheld | sens
         proven = False
         gaps = np.zeros(0, dtype=np.int64)

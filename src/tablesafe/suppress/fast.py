@@ -75,6 +75,7 @@ class FastOptions:
     strict_whole_max: int = 20_000
     log_every: int = 0
     max_box: int = 4_000
+    share: bool = True
     stats: dict = field(default_factory=dict)
 
 
@@ -174,6 +175,7 @@ def fast_pattern(
     singleton: bool = True,
     capacity: bool = False,
     insiders: bool | None = None,
+    initial: np.ndarray | None = None,
     options: FastOptions | None = None,
 ) -> Pattern:
     """Choose complementary suppressions for a large table and prove them by certificates.
@@ -195,6 +197,9 @@ def fast_pattern(
             the ``insider`` column. Default: the value of ``singleton``. Pairs for which
             no such certificate exists are counted in ``stats["insider_unprotected"]``
             and listed in ``stats["insider_unprotected_pairs"]`` (first 20).
+        initial: cells already withheld (for example another method's pattern): they
+            cost almost nothing to use, so the certificates lean on them and the run
+            only adds cells where that pattern falls short.
         options: tuning knobs.
 
     Returns:
@@ -243,6 +248,8 @@ def fast_pattern(
     )
 
     withheld = sens.copy()
+    if initial is not None:
+        withheld |= np.asarray(initial, dtype=bool) & ~fixed
     targets = np.flatnonzero(sens & ((upl > 0) | (lpl > 0)))
     need = np.maximum(upl, lpl)[targets]
     targets = targets[np.lexsort((targets, -need))]  # largest protection need first
@@ -275,11 +282,16 @@ def fast_pattern(
     insider_pairs = 0
     insider_open: list[tuple[int, int]] = []
 
-    def protect(t: int, movable: np.ndarray) -> list | None:
-        """Certificates ``(direction, cells, deviation)`` for ``t`` moving only ``movable``."""
+    def protect(t: int, movable: np.ndarray, strict: bool = True):
+        """``(certificates, direction)`` for ``t`` moving only ``movable`` cells.
+
+        ``certificates`` lists ``(direction, cells, deviation)`` (``None`` if there is
+        none); ``direction`` is ``(cells, d)`` with ``d[target] = 1`` when one symmetric
+        direction serves both ways (``None`` otherwise).
+        """
         amount = max(upl[t], lpl[t])
         found = []
-        d, cells, how = search.certify(t, amount, movable, single, withheld, cap, weight)
+        d, cells, how = search.certify(t, amount, movable, single, withheld, cap, weight, strict=strict)
         if d is not None:
             keep = np.abs(d) > opts.tol * amount
             cells, d = cells[keep], d[keep] / amount
@@ -288,7 +300,7 @@ def fast_pattern(
             if lpl[t] > 0:
                 found.append((1, cells, -d * lpl[t]))
             hop_hist[how] += 1
-            return found
+            return found, (cells, d)
         # the symmetric box is too tight: each direction on its own, within the
         # a priori bounds (a downward move is an upward move with bounds swapped)
         for direction, amt, cu, cdn, sign in (
@@ -297,13 +309,13 @@ def fast_pattern(
         ):
             if amt <= 0:
                 continue
-            d, cells, how = search.certify(t, amt, movable, single, withheld, cu, weight, cdn)
+            d, cells, how = search.certify(t, amt, movable, single, withheld, cu, weight, cdn, strict=strict)
             if d is None:
-                return None
+                return None, None
             keep = np.abs(d) > opts.tol * amt
             found.append((direction, cells[keep], sign * d[keep]))
             hop_hist["one-way " + how] += 1
-        return found
+        return found, None
 
     def record(t: int, found: list, insider: int) -> None:
         for direction, cells, dev in found:
@@ -314,24 +326,69 @@ def fast_pattern(
             cert_d.append(dev)
             cert_i.append(np.full(len(cells), insider, dtype=np.int64))
 
+    def leaning_on(t: int, moved: np.ndarray) -> np.ndarray:
+        """Single-respondent cells a certificate of ``t`` moves whose respondent is not
+        one of ``t``'s own contributors.
+
+        A single respondent knows its cell's value, so a certificate that moves the cell
+        proves nothing to it. The respondent of a cell that overlaps the target (a
+        non-empty common part) is one of the target's contributors, whom the rule's
+        protection level already allows for (seed 000 section 5.1: the second
+        contributor knows its own value).
+        """
+        lean = moved[single[moved] & (moved != t)]
+        if len(lean) and search.geo is not None:
+            lean = lean[~search.geo.overlaps(lean, t, occupied)]
+        return lean
+
+    reused = 0
+
+    def share(t: int, direction) -> None:
+        """Other targets the direction of ``t``'s certificate already protects.
+
+        ``v + lam * d`` stays within every moved cell's symmetric range for
+        ``|lam| <= rho = min(cap / |d|)``; a target ``s`` the direction moves (``d_s != 0``)
+        is then protected both ways when its amount is at most ``rho * |d_s|``, and the
+        scaled direction is its certificate (no LP needed).
+        """
+        nonlocal reused
+        cells, d = direction
+        ad = np.abs(d)
+        rho = float(np.min(cap[cells] / ad))
+        cand = (cells != t) & open_target[cells]
+        if not cand.any():
+            return
+        amt = np.maximum(upl[cells], lpl[cells])
+        fits = cand & (amt <= rho * ad * (1.0 - 1e-9))
+        for k in np.flatnonzero(fits).tolist():
+            s_cell = int(cells[k])
+            if insiders and len(leaning_on(s_cell, cells)):
+                continue
+            unit = d / d[k]  # the direction with s moving by +1
+            found = []
+            if upl[s_cell] > 0:
+                found.append((0, cells, unit * upl[s_cell]))
+            if lpl[s_cell] > 0:
+                found.append((1, cells, -unit * lpl[s_cell]))
+            record(s_cell, found, -1)
+            open_target[s_cell] = False
+            reused += 1
+
+    open_target = np.zeros(n, dtype=bool)
+    open_target[targets] = True
     try:
         for t in targets:
             t = int(t)
-            found = protect(t, free)
+            if not open_target[t]:
+                continue  # protected by the direction of an earlier certificate
+            open_target[t] = False
+            found, direction = protect(t, free)
             if not found:
                 unprotectable.append(t)
                 continue
             record(t, found, -1)
-            # a single respondent knows its cell's value: a certificate that moves such a
-            # cell proves nothing to that respondent, who needs one that keeps it fixed
             moved = np.unique(np.concatenate([c for _, c, _ in found]))
-            leaning = moved[single[moved] & (moved != t)]
-            if len(leaning) and search.geo is not None:
-                # the respondent of a single-respondent cell that overlaps the target (a
-                # non-empty common part) is one of the target's own contributors, whom the
-                # rule's protection level already allows for (seed 000 section 5.1: the
-                # second contributor knows its own value)
-                leaning = leaning[~search.geo.overlaps(leaning, t, occupied)]
+            leaning = leaning_on(t, moved)
             if len(leaning):
                 singleton_used += 1
             if insiders:
@@ -339,18 +396,21 @@ def fast_pattern(
                     insider_pairs += 1
                     held = free.copy()
                     held[s_cell] = False
-                    alt = protect(t, held)
+                    # (the singleton-free search already failed for this target)
+                    alt, _ = protect(t, held, strict=False)
                     if alt:
                         record(t, alt, s_cell)
                     else:
                         insider_open.append((t, s_cell))
+            if direction is not None and opts.share:
+                share(t, direction)
             if bar is not None:
                 bar.advance(task)
             done += 1
             if opts.log_every and done % opts.log_every == 0:
                 print(
-                    f"fast: {done}/{len(targets)} targets, {time.perf_counter() - t0:.0f} s, "
-                    f"{int(withheld.sum())} withheld",
+                    f"fast: {done} searched, {reused} shared of {len(targets)} targets, "
+                    f"{time.perf_counter() - t0:.0f} s, {int(withheld.sum())} withheld",
                     file=sys.stderr, flush=True,
                 )
     finally:
@@ -370,6 +430,7 @@ def fast_pattern(
         "seconds": secs,
         "targets": len(targets),
         "lp_solves": lp.solves,
+        "shared_certificates": reused,
         "found_by": dict(sorted(hop_hist.items())),
         "certificates_with_singletons": singleton_used,
         "insider_certificates": insider_pairs - len(insider_open),
@@ -407,15 +468,16 @@ class _Search:
         self.scale = np.ones(problem.n)
         self.cap_down: np.ndarray | None = None
 
-    def certify(self, t, amount, free, single, withheld, cap, weight, cap_down=None):
+    def certify(self, t, amount, free, single, withheld, cap, weight, cap_down=None, strict=True):
         """(deviation, cells, how) of the cheapest local certificate found, or (None, ...).
 
-        First without moving any single-contributor cell other than the target (so that
-        no singleton's insider can rule the certificate out), within boxes and a few hops;
-        then, only if that fails, with singletons allowed (penalised) up to the whole block.
+        First (``strict``) without moving any single-contributor cell other than the
+        target (so that no singleton's insider can rule the certificate out), within
+        boxes and a few hops; then, only if that fails, with singletons allowed
+        (penalised) up to the whole block.
         """
         self.cap_down = cap_down
-        if single.any():
+        if strict and single.any():
             strict = free & ~single
             # with a table structure the strict search stays within the boxes (measured on
             # the 13k table: growing beyond them found no singleton-free certificate the

@@ -124,7 +124,12 @@ def modular_pattern(
     failures = 0
     capacity = problem.capacity
     use_capacity = bool(np.any(bounds.dn < bounds.tdn))
+    skipped = 0
     while queue:
+        if time.monotonic() > deadline:
+            skipped = len(queue)  # the dispatcher's repair protects what is left
+            say(f"time limit: {skipped} subtables left to the repair")
+            break
         i = queue.pop(0)
         _, cells = subs[i]
         passes[i] += 1
@@ -132,7 +137,7 @@ def modular_pattern(
             seen[cells] = True
             continue
         sub, carried = _subproblem(problem, w, seen, cells)
-        remaining = max(deadline - time.monotonic(), 1.0)
+        remaining = max(deadline - time.monotonic(), 0.5)
         per = remaining / max(len(queue) + 1, 1)
         try:
             sb = Bounds.of(sub, capacity=use_capacity, singleton=bounds.singleton.any())
@@ -155,6 +160,7 @@ def modular_pattern(
                     queue.append(j)
         say(f"subtable {i + 1}/{len(subs)}: {len(new)} new complements")
     stats = {"subtables": len(subs), "subtables_solved": solved, "subtable_failures": failures,
+             "subtables_skipped": skipped, "time_limit_hit": skipped > 0,
              "seconds_modular": time.monotonic() - t0}
     return w, stats
 
