@@ -194,7 +194,8 @@ def fast_pattern(
         insiders: for every certificate that moves a single-respondent cell ``s`` (other
             than the target), also find one that keeps ``s`` at its value: that
             respondent knows it (seed 002, "singletons"). Such certificates carry ``s`` in
-            the ``insider`` column. Default: the value of ``singleton``. Pairs for which
+            the ``insider`` column (one certificate keeping all of them fixed where
+            one exists, else one per cell). Default: the value of ``singleton``. Pairs for which
             no such certificate exists are counted in ``stats["insider_unprotected"]``
             and listed in ``stats["insider_unprotected_pairs"]`` (first 20).
         initial: cells already withheld (for example another method's pattern): they
@@ -341,6 +342,12 @@ def fast_pattern(
             lean = lean[~search.geo.overlaps(lean, t, occupied)]
         return lean
 
+    labels: list[str] = []
+
+    def label(cells: np.ndarray) -> int:
+        labels.append("+".join(str(problem.names[c]) for c in cells))
+        return len(labels) - 1
+
     reused = 0
 
     def share(t: int, direction) -> None:
@@ -391,17 +398,26 @@ def fast_pattern(
             leaning = leaning_on(t, moved)
             if len(leaning):
                 singleton_used += 1
-            if insiders:
-                for s_cell in leaning.tolist():
-                    insider_pairs += 1
-                    held = free.copy()
-                    held[s_cell] = False
-                    # (the singleton-free search already failed for this target)
-                    alt, _ = protect(t, held, strict=False)
-                    if alt:
-                        record(t, alt, s_cell)
-                    else:
-                        insider_open.append((t, s_cell))
+            if insiders and len(leaning):
+                # one more certificate that keeps all of them fixed covers every insider
+                # (any singleton it moves is covered by the first one); where there is
+                # none, one certificate per insider. (The singleton-free search already
+                # failed for this target, so these allow the other singletons.)
+                insider_pairs += len(leaning)
+                held = free.copy()
+                held[leaning] = False
+                alt, _ = protect(t, held, strict=False) if len(leaning) > 1 else (None, None)
+                if alt:
+                    record(t, alt, label(leaning))
+                else:
+                    for s_cell in leaning.tolist():
+                        held = free.copy()
+                        held[s_cell] = False
+                        alt, _ = protect(t, held, strict=False)
+                        if alt:
+                            record(t, alt, label(np.array([s_cell])))
+                        else:
+                            insider_open.append((t, s_cell))
             if direction is not None and opts.share:
                 share(t, direction)
             if bar is not None:
@@ -424,7 +440,7 @@ def fast_pattern(
             f"the published cells, the relations and the a priori bounds moves them by their "
             f"protection level (first: {names})"
         )
-    certs = _certificate_frame(problem, cert_t, cert_k, cert_c, cert_d, cert_i)
+    certs = _certificate_frame(problem, cert_t, cert_k, cert_c, cert_d, cert_i, labels)
     secs = time.perf_counter() - t0
     stats = {
         "seconds": secs,
@@ -727,10 +743,12 @@ def _certificate_frame(
     cert_c: list[np.ndarray],
     cert_d: list[np.ndarray],
     cert_i: list[np.ndarray],
+    labels: list[str],
 ) -> pd.DataFrame:
     """Certificates as a frame: one row per (target, direction, insider, moved cell),
-    value = v + d; ``insider`` names the single-respondent cell the certificate keeps
-    at its value for that respondent ("" for the outsider's certificate)."""
+    value = v + d; ``insider`` names the single-respondent cells (joined by ``+``) the
+    certificate keeps at their values for their respondents ("" for the outsider's
+    certificate)."""
     if cert_t:
         t = np.concatenate(cert_t)
         k = np.concatenate(cert_k)
@@ -750,7 +768,8 @@ def _certificate_frame(
         cell = pd.Categorical.from_codes(c, categories=cats)
     else:
         target, cell = cats[t], cats[c]
-    insider = np.where(i >= 0, names[np.maximum(i, 0)], "") if len(i) else np.zeros(0, dtype=str)
+    lab = np.array([*labels, ""], dtype=object)  # index -1: the outsider's certificate
+    insider = lab[i] if len(i) else np.zeros(0, dtype=object)
     return pd.DataFrame(
         {
             "target": target,
