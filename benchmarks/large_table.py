@@ -56,7 +56,7 @@ def main() -> None:
     pattern = fast_pattern(problem, progress=args.progress, options=FastOptions(log_every=args.log_every))
     times["fast suppression"] = time.perf_counter() - t
     t = time.perf_counter()
-    failures = check_certificates(problem, pattern.withheld, pattern.certificates)
+    failures = check_certificates(problem, pattern.withheld, pattern.certificates, insiders=True)
     times["certificate check"] = time.perf_counter() - t
     sec = pattern.withheld & ~problem.sensitive
     res = {
@@ -88,6 +88,9 @@ def main() -> None:
         f"| certificate check failures | {res['certificate failures']} |",
         f"| LP solves | {pattern.stats.get('lp_solves')} |",
         f"| certificates found by | {pattern.stats.get('found_by')} |",
+        f"| targets protected by an earlier certificate's direction (no LP) | {pattern.stats.get('shared_certificates')} |",
+        f"| insider certificates (single respondents) | {pattern.stats.get('insider_certificates')} |",
+        f"| insider pairs left unprotected | {pattern.stats.get('insider_unprotected')} |",
         f"| peak memory (MB, whole process) | {res['peak memory (MB)']:,.0f} |",
         "",
     ]

@@ -163,3 +163,16 @@ def test_dispatcher_proves_insiders_by_certificates(table):
     assert res.ok or res.failing.size == 0
     singles = res.insider_findings
     assert singles.empty or (singles["kind"] != "singleton").all()
+
+
+def test_two_workers_give_a_proved_deterministic_pattern(table, pattern):
+    """Targets split over two processes: the union of their patterns is proved by the
+    union of their certificates (insiders included), and a rerun gives the same pattern."""
+    a = fast_pattern(table, workers=2)
+    b = fast_pattern(table, workers=2)
+    assert a.stats["workers"] == 2
+    assert np.array_equal(a.withheld, b.withheld)
+    assert a.certificates.equals(b.certificates)
+    assert check_certificates(table, a.withheld, a.certificates, insiders=True) == []
+    assert a.withheld[table.sensitive].all()
+    assert pattern.stats["workers"] == 1

@@ -31,6 +31,7 @@ those certificates (an insider audit may then still find the target too exposed)
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections import Counter
@@ -76,6 +77,8 @@ class FastOptions:
     log_every: int = 0
     max_box: int = 4_000
     share: bool = True
+    parallel_from: int = 20_000
+    max_workers: int = 2
     stats: dict = field(default_factory=dict)
 
 
@@ -176,6 +179,7 @@ def fast_pattern(
     capacity: bool = False,
     insiders: bool | None = None,
     initial: np.ndarray | None = None,
+    workers: int | None = None,
     options: FastOptions | None = None,
 ) -> Pattern:
     """Choose complementary suppressions for a large table and prove them by certificates.
@@ -201,6 +205,12 @@ def fast_pattern(
         initial: cells already withheld (for example another method's pattern): they
             cost almost nothing to use, so the certificates lean on them and the run
             only adds cells where that pattern falls short.
+        workers: processes that protect disjoint groups of targets at the same time
+            (groups are contiguous ranges of the first dimension's codes; the union of
+            their patterns is proved by the union of their certificates, which stay valid
+            when more cells are withheld). Default: 1 below ``options.parallel_from``
+            targets, else the CPUs available (at most ``options.max_workers``).
+            Results are deterministic for a given number of workers.
         options: tuning knobs.
 
     Returns:
@@ -382,9 +392,12 @@ def fast_pattern(
             reused += 1
 
     open_target = np.zeros(n, dtype=bool)
-    open_target[targets] = True
-    try:
-        for t in targets:
+
+    def run(group: np.ndarray) -> None:
+        """Protect the targets of ``group`` in order (updates the state above)."""
+        nonlocal done, singleton_used, insider_pairs
+        open_target[group] = True
+        for t in group:
             t = int(t)
             if not open_target[t]:
                 continue  # protected by the direction of an earlier certificate
@@ -429,6 +442,49 @@ def fast_pattern(
                     f"{time.perf_counter() - t0:.0f} s, {int(withheld.sum())} withheld",
                     file=sys.stderr, flush=True,
                 )
+
+    def snapshot() -> dict:
+        """This process's results (a worker sends them back to the parent)."""
+        return {
+            "withheld": withheld, "cert": _concat(cert_t, cert_k, cert_c, cert_d, cert_i),
+            "labels": labels, "hop": dict(hop_hist), "done": done, "reused": reused,
+            "singleton_used": singleton_used, "insider_pairs": insider_pairs,
+            "unprotectable": unprotectable, "insider_open": insider_open, "lps": search.lp.solves,
+        }
+
+    def fresh() -> None:
+        nonlocal bar
+        search.lp = _LocalLP()  # a worker's own solver
+        bar = None  # the parent's progress display stays in the parent
+
+    if workers is None:
+        workers = _default_workers(len(targets), opts)
+    workers = max(1, min(int(workers), len(targets))) if len(targets) else 1
+    try:
+        if workers > 1:
+            parts = _run_parallel(run, fresh, snapshot, _partition(targets, search.geo, workers))
+            withheld = np.logical_or.reduce([q["withheld"] for q in parts])
+            cert_t, cert_k, cert_c, cert_d, cert_i = [], [], [], [], []
+            labels_all: list[str] = []
+            for q in parts:
+                ct, ck, cc, cd, ci = q["cert"]
+                cert_t.append(ct)
+                cert_k.append(ck)
+                cert_c.append(cc)
+                cert_d.append(cd)
+                cert_i.append(np.where(ci >= 0, ci + len(labels_all), -1))
+                labels_all.extend(q["labels"])
+                hop_hist.update(q["hop"])
+                unprotectable.extend(q["unprotectable"])
+                insider_open.extend(q["insider_open"])
+            labels = labels_all
+            reused = sum(q["reused"] for q in parts)
+            singleton_used = sum(q["singleton_used"] for q in parts)
+            insider_pairs = sum(q["insider_pairs"] for q in parts)
+            lps = sum(q["lps"] for q in parts)
+        else:
+            run(targets)
+            lps = search.lp.solves
     finally:
         if bar is not None:
             bar.stop()
@@ -445,7 +501,8 @@ def fast_pattern(
     stats = {
         "seconds": secs,
         "targets": len(targets),
-        "lp_solves": lp.solves,
+        "lp_solves": lps,
+        "workers": workers,
         "shared_certificates": reused,
         "found_by": dict(sorted(hop_hist.items())),
         "certificates_with_singletons": singleton_used,
@@ -459,6 +516,64 @@ def fast_pattern(
         "time_limit_hit": bool(time_limit is not None and secs > time_limit),
     }
     return Pattern(withheld=withheld, method="fast", stats=stats, certificates=certs)
+
+
+_CERT_DTYPES = (np.int64, np.int8, np.int64, np.float64, np.int64)  # target, direction, cell, dev, insider
+
+
+def _concat(*lists: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Concatenate each list of certificate arrays (empty lists give empty arrays)."""
+    return tuple(np.concatenate(x).astype(dt, copy=False) if x else np.zeros(0, dtype=dt)
+                 for x, dt in zip(lists, _CERT_DTYPES))
+
+
+def _default_workers(n_targets: int, opts: FastOptions) -> int:
+    """One process for small problems, else the CPUs this process may use (capped)."""
+    if n_targets < opts.parallel_from:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, opts.max_workers))
+
+
+def _partition(targets: np.ndarray, geo: _Geometry | None, k: int) -> list[np.ndarray]:
+    """``k`` groups of about equal size; each keeps the targets' order (largest need first).
+
+    With a table structure the groups are contiguous ranges of the first dimension's
+    codes (in hierarchy order, so mostly whole subtrees) and their certificates seldom
+    meet; otherwise contiguous ranges of cell positions.
+    """
+    key = geo.cells.idx[targets, 0] if geo is not None else targets
+    order = np.argsort(key, kind="stable")
+    rank = np.empty(len(targets), dtype=np.int64)
+    rank[order] = np.arange(len(targets))
+    group = rank * k // max(len(targets), 1)
+    return [targets[group == g] for g in range(k)]
+
+
+_JOB: tuple | None = None
+
+
+def _worker(i: int) -> dict:
+    run, fresh, snapshot, groups = _JOB
+    fresh()
+    run(groups[i])
+    return snapshot()
+
+
+def _run_parallel(run, fresh, snapshot, groups: list[np.ndarray]) -> list[dict]:
+    """Run ``run(group)`` for every group in forked processes; their snapshots, in order."""
+    import multiprocessing as mp
+
+    global _JOB
+    _JOB = (run, fresh, snapshot, groups)
+    try:
+        with mp.get_context("fork").Pool(len(groups)) as pool:
+            return pool.map(_worker, range(len(groups)))
+    finally:
+        _JOB = None
 
 
 class _Search:
