@@ -62,6 +62,13 @@ class FastOptions:
         withheld_weight: weight factor for cells already withheld (relative to their
             normal weight); small so that free cells are preferred.
         tol: relative deviation below which a cell is considered not to move.
+        share: let a certificate's direction protect the later targets it moves far
+            enough (no LP for them).
+        insider_hops: reach (relation hops, never the whole block) of the search for a
+            certificate that keeps one single respondent's cell fixed; pairs it cannot
+            cover are reported in ``stats["insider_unprotected"]``.
+        parallel_from: number of targets from which ``workers`` defaults to the CPUs.
+        max_workers: most worker processes by default.
     """
 
     max_hops: int = 6
@@ -77,6 +84,7 @@ class FastOptions:
     log_every: int = 0
     max_box: int = 4_000
     share: bool = True
+    insider_hops: int = 3
     parallel_from: int = 20_000
     max_workers: int = 2
     stats: dict = field(default_factory=dict)
@@ -293,7 +301,7 @@ def fast_pattern(
     insider_pairs = 0
     insider_open: list[tuple[int, int]] = []
 
-    def protect(t: int, movable: np.ndarray, strict: bool = True):
+    def protect(t: int, movable: np.ndarray, strict: bool = True, local: bool = False):
         """``(certificates, direction)`` for ``t`` moving only ``movable`` cells.
 
         ``certificates`` lists ``(direction, cells, deviation)`` (``None`` if there is
@@ -302,7 +310,8 @@ def fast_pattern(
         """
         amount = max(upl[t], lpl[t])
         found = []
-        d, cells, how = search.certify(t, amount, movable, single, withheld, cap, weight, strict=strict)
+        d, cells, how = search.certify(t, amount, movable, single, withheld, cap, weight, strict=strict,
+                                       local=local)
         if d is not None:
             keep = np.abs(d) > opts.tol * amount
             cells, d = cells[keep], d[keep] / amount
@@ -320,7 +329,8 @@ def fast_pattern(
         ):
             if amt <= 0:
                 continue
-            d, cells, how = search.certify(t, amt, movable, single, withheld, cu, weight, cdn, strict=strict)
+            d, cells, how = search.certify(t, amt, movable, single, withheld, cu, weight, cdn, strict=strict,
+                                           local=local)
             if d is None:
                 return None, None
             keep = np.abs(d) > opts.tol * amt
@@ -419,14 +429,15 @@ def fast_pattern(
                 insider_pairs += len(leaning)
                 held = free.copy()
                 held[leaning] = False
-                alt, _ = protect(t, held, strict=False) if len(leaning) > 1 else (None, None)
+                # (within the boxes only: the fallback below covers what it misses)
+                alt, _ = protect(t, held, strict=False, local=True) if len(leaning) > 1 else (None, None)
                 if alt:
                     record(t, alt, label(leaning))
                 else:
                     for s_cell in leaning.tolist():
                         held = free.copy()
                         held[s_cell] = False
-                        alt, _ = protect(t, held, strict=False)
+                        alt, _ = protect(t, held, strict=False, local=opts.insider_hops)
                         if alt:
                             record(t, alt, label(np.array([s_cell])))
                         else:
@@ -599,13 +610,15 @@ class _Search:
         self.scale = np.ones(problem.n)
         self.cap_down: np.ndarray | None = None
 
-    def certify(self, t, amount, free, single, withheld, cap, weight, cap_down=None, strict=True):
+    def certify(self, t, amount, free, single, withheld, cap, weight, cap_down=None, strict=True,
+                local=False):
         """(deviation, cells, how) of the cheapest local certificate found, or (None, ...).
 
         First (``strict``) without moving any single-contributor cell other than the
         target (so that no singleton's insider can rule the certificate out), within
         boxes and a few hops; then, only if that fails, with singletons allowed
-        (penalised) up to the whole block.
+        (penalised) up to the whole block (only the boxes with ``local`` and a table
+        structure: for optional attempts that have a fallback).
         """
         self.cap_down = cap_down
         if strict and single.any():
@@ -614,22 +627,34 @@ class _Search:
             # the 13k table: growing beyond them found no singleton-free certificate the
             # boxes missed, at 4x the time); without one it grows by relation hops
             boxes = self.geo is not None
+            # (and tries only the first box level: measured on the 1M table, most of
+            # the time went into strict searches that failed at every level)
             d, cells, how = self._certify(
                 t, amount, strict, withheld, cap, weight,
                 1 if boxes else self.opts.strict_hops,
                 not boxes and self.n <= self.opts.strict_whole_max,
+                1 if boxes else None,
             )
             if d is not None:
                 return d, cells, how
-            d, cells, how = self._certify(t, amount, free, withheld, cap, weight, self.opts.max_hops, True)
+            d, cells, how = self._certify(t, amount, free, withheld, cap, weight, *self._reach(local))
             return d, cells, "with-singletons " + how
-        return self._certify(t, amount, free, withheld, cap, weight, self.opts.max_hops, True)
+        return self._certify(t, amount, free, withheld, cap, weight, *self._reach(local))
 
-    def _certify(self, t, amount, free, withheld, cap, weight, max_hops, allow_whole):
+    def _reach(self, local: bool | int) -> tuple[int, bool]:
+        """(max hops, whole block allowed) of a search: ``local=True`` boxes only (with a
+        table structure), an integer: that many hops, else up to the whole block."""
+        if local is True and self.geo is not None:
+            return 1, False
+        if local is not True and local:
+            return int(local), False
+        return self.opts.max_hops, True
+
+    def _certify(self, t, amount, free, withheld, cap, weight, max_hops, allow_whole, levels=None):
         inner = withheld & free
         inner[t] = True
         # 1. among cells already withheld: no new suppression needed
-        levels = self._levels(t)
+        levels = self._levels(t)[:levels]
         if self.geo is not None and self.opts.inner == "box":
             cands = [(f"inner-box{lv}", self._box(t, lv)) for lv in levels]
         else:
