@@ -554,13 +554,21 @@ def _partition(targets: np.ndarray, geo: _Geometry | None, k: int) -> list[np.nd
 
     With a table structure the groups are contiguous ranges of the first dimension's
     codes (in hierarchy order, so mostly whole subtrees) and their certificates seldom
-    meet; otherwise contiguous ranges of cell positions.
+    meet; the targets at that dimension's total, which lie across every range and are
+    the most expensive, are dealt out in turn. Without structure: contiguous ranges of
+    cell positions.
     """
-    key = geo.cells.idx[targets, 0] if geo is not None else targets
-    order = np.argsort(key, kind="stable")
-    rank = np.empty(len(targets), dtype=np.int64)
-    rank[order] = np.arange(len(targets))
-    group = rank * k // max(len(targets), 1)
+    pos = np.arange(len(targets))
+    if geo is not None:
+        key = geo.cells.idx[targets, 0]
+        root = key == 0  # hierarchy codes are in pre-order: the total comes first
+    else:
+        key = targets
+        root = np.zeros(len(targets), dtype=bool)
+    rest = pos[~root][np.argsort(key[~root], kind="stable")]
+    group = np.empty(len(targets), dtype=np.int64)
+    group[rest] = np.arange(len(rest)) * k // max(len(rest), 1)
+    group[pos[root]] = np.arange(int(root.sum())) % k
     return [targets[group == g] for g in range(k)]
 
 
