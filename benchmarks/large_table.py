@@ -42,6 +42,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--progress", action="store_true")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--workers", type=int, default=None, help="processes for fast (default: automatic)")
     ap.add_argument("--log-every", type=int, default=10_000, help="progress line every N targets")
     args = ap.parse_args()
     times: dict[str, float] = {}
@@ -53,7 +54,8 @@ def main() -> None:
     times["tabulate + rules"] = time.perf_counter() - t
     print(f"{problem.n} cells, {int(problem.sensitive.sum())} sensitive, {int(problem.empty.sum())} empty", flush=True)
     t = time.perf_counter()
-    pattern = fast_pattern(problem, progress=args.progress, options=FastOptions(log_every=args.log_every))
+    pattern = fast_pattern(problem, progress=args.progress, workers=args.workers,
+                           options=FastOptions(log_every=args.log_every))
     times["fast suppression"] = time.perf_counter() - t
     t = time.perf_counter()
     failures = check_certificates(problem, pattern.withheld, pattern.certificates, insiders=True)
@@ -87,6 +89,7 @@ def main() -> None:
         f"| certificate rows | {res['certificate rows']:,} |",
         f"| certificate check failures | {res['certificate failures']} |",
         f"| LP solves | {pattern.stats.get('lp_solves')} |",
+        f"| worker processes | {pattern.stats.get('workers')} |",
         f"| certificates found by | {pattern.stats.get('found_by')} |",
         f"| targets protected by an earlier certificate's direction (no LP) | {pattern.stats.get('shared_certificates')} |",
         f"| insider certificates (single respondents) | {pattern.stats.get('insider_certificates')} |",
