@@ -69,8 +69,8 @@ def tau_testw() -> SyntheticData:
     return SyntheticData(data=df, hierarchies=hier, response="Var2")
 
 
-def datasets(quick: bool, sizes: list[str]) -> list[tuple[str, SyntheticData]]:
-    out = [("tau_testW Size x Region", tau_testw())]
+def datasets(quick: bool, sizes: list[str], testw: bool = True) -> list[tuple[str, SyntheticData]]:
+    out = [("tau_testW Size x Region", tau_testw())] if testw else []
     for name in (["1k"] if quick else sizes):
         out.append((f"generated {name}", synthetic_preset(name, seed=1)))
     return out
@@ -98,64 +98,22 @@ def lp_audit(problem: Problem, withheld: np.ndarray, sample: int | None = None) 
         if res is not None:
             verdict = np.asarray(res.verdict)
             return int(np.sum((verdict != "") & (verdict != "protected"))), int(problem.sensitive.sum())
+    # a deterministic sample of the sensitive cells, audited by the same LPs
+    from tablesafe.audit.intervals import solve_intervals
+    from tablesafe.audit.result import verdicts
+
     sens = np.flatnonzero(problem.sensitive)
     bad = int(np.sum(~withheld[sens]))  # a published sensitive cell is exact
     sens = sens[withheld[sens]]
     if sample is not None and len(sens) > sample:
         sens = np.sort(np.random.default_rng(0).choice(sens, size=sample, replace=False))
-    A = problem.relations.tocsc()
-    W = np.flatnonzero(withheld)
-    Aw = A[:, W].tocsr()
-    rows = np.flatnonzero(np.diff(Aw.indptr) > 0)
-    Aw = Aw[rows]
-    adj = (abs(Aw).T @ abs(Aw)).tocsr()
-    ncomp, comp = connected_components(adj, directed=False)
-    rhs_all = Aw @ problem.value[W]  # truth's contribution: published part cancels
-    colpos = np.full(problem.n, -1)
-    colpos[W] = np.arange(len(W))
-    by_comp: dict[int, list[int]] = {}
-    for t in sens:
-        by_comp.setdefault(int(comp[colpos[t]]), []).append(int(t))
-    Awc = Aw.tocsc()
-    for k, targets in by_comp.items():
-        cols = np.flatnonzero(comp == k)
-        sub = Awc[:, cols].tocsr()
-        r = np.flatnonzero(np.diff(sub.indptr) > 0)
-        sub = sub[r].tocsc()
-        cells = W[cols]
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        lo = problem.lower[cells].astype(float)
-        hi = np.where(np.isfinite(problem.upper[cells]), problem.upper[cells], highspy.kHighsInf)
-        b = rhs_all[r]
-        h.passModel(
-            len(cells), len(r), sub.nnz, int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize),
-            0.0, np.zeros(len(cells)), lo, hi, b, b,
-            sub.indptr[:-1].astype(np.int32), sub.indices.astype(np.int32), sub.data.astype(float),
-            np.zeros(len(cells), dtype=np.int32),
-        )
-        pos = {int(c): i for i, c in enumerate(cells)}
-        prev = None
-        for t in targets:
-            j = pos[t]
-            if prev is not None:
-                h.changeColCost(prev, 0.0)
-            h.changeColCost(j, 1.0)
-            prev = j
-            v = problem.value[t]
-            need_up = problem.upl[t]
-            need_down = min(problem.lpl[t], v - problem.lower[t])
-            tol = 1e-6 * max(1.0, abs(v))
-            h.changeObjectiveSense(highspy.ObjSense.kMinimize)
-            h.run()
-            low = h.getInfo().objective_function_value
-            h.changeObjectiveSense(highspy.ObjSense.kMaximize)
-            h.run()
-            st = h.getModelStatus()
-            high = np.inf if st == highspy.HighsModelStatus.kUnbounded else h.getInfo().objective_function_value
-            if high < v + need_up - tol or low > v - need_down + tol:
-                bad += 1
-    return bad, int(problem.sensitive.sum()) if sample is None else len(sens)
+    truth = problem.copy(rhs=problem.relations @ problem.value)
+    res = solve_intervals(truth, withheld, cells=sens)
+    v = np.asarray(verdicts(truth, res.lower, res.upper, sens))
+    if len(v) == problem.n:
+        v = v[sens]
+    bad += int(np.sum((v != "") & (v != "protected")))
+    return bad, len(sens) + int(np.sum(~withheld[np.flatnonzero(problem.sensitive)]))
 
 
 # ----------------------------------------------------------------------------- tau-ARGUS
@@ -245,7 +203,8 @@ def run_ours(problem: Problem, method: str, time_limit: float) -> dict:
         note += f"; {st['insider_certificate_gaps']} insider gaps"
     if st.get("gap") is not None:
         note += f"; MIP gap {st['gap']:.3f}"
-    return {"withheld": pat.withheld, "seconds": time.perf_counter() - t0, "note": note}
+    return {"withheld": pat.withheld, "seconds": time.perf_counter() - t0, "note": note,
+            "proven": st.get("audit") == "certificates" and not st.get("insider_certificate_gaps")}
 
 
 def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None) -> dict:
@@ -256,14 +215,18 @@ def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None) 
         return out
     w = res["withheld"]
     t0 = time.perf_counter()
-    bad, audited = lp_audit(problem, w, sample)
+    if res.get("proven"):
+        bad, audited = 0, out["sensitive"]  # every certificate checked (dispatcher)
+    else:
+        bad, audited = lp_audit(problem, w, sample)
     audit_secs = time.perf_counter() - t0
     sec = w & ~problem.sensitive
     out.update(
         seconds=res["seconds"], withheld=int(w.sum()), secondary=int(sec.sum()),
         withheld_value=float(problem.value[sec].sum()),
-        under_protected=f"{bad}" if audited == out["sensitive"] else f"{bad} of {audited} sampled",
-        note=(res.get("note", "") + f" (audit {audit_secs:.0f} s)").strip(),
+        under_protected=(f"{bad}" if audited == out["sensitive"] else f"{bad} of {audited} sampled")
+        + (" (certificates)" if res.get("proven") else ""),
+        note=(res.get("note", "") + ("" if res.get("proven") else f" (audit {audit_secs:.0f} s)")).strip(),
     )
     return out
 
@@ -315,8 +278,11 @@ def main() -> None:
     ap.add_argument("--tau-minutes", type=int, default=3, help="tau-ARGUS OPT/MOD time limit (minutes)")
     ap.add_argument("--ours-seconds", type=float, default=300.0, help="time limit for our methods")
     ap.add_argument("--audit-sample", type=int, default=0,
-                    help="audit only a sample of this many sensitive cells per table (0: all)")
+                    help="audit only a sample of this many sensitive cells on tables with more (0: all)")
+    ap.add_argument("--rows-from", default=None,
+                    help="log of an earlier run whose result rows are put first in the table")
     ap.add_argument("--no-castro", action="store_true")
+    ap.add_argument("--no-tau-testw", action="store_true")
     ap.add_argument("--sizes", default="1k,13k,60k", help="generated table presets")
     ap.add_argument("--castro-methods", default="fast,optimal",
                     help="our methods on Castro's instances (no table structure: modular = optimal)")
@@ -332,7 +298,13 @@ def main() -> None:
         return
     methods = [m for m in args.methods.split(",") if m]
     rows: list[dict] = []
-    for label, syn in datasets(args.quick, [x for x in args.sizes.split(",") if x]):
+    if args.rows_from:
+        import ast
+
+        for line in Path(args.rows_from).read_text().splitlines():
+            if line.startswith("{'table'"):
+                rows.append(ast.literal_eval(line))
+    for label, syn in datasets(args.quick, [x for x in args.sizes.split(",") if x], not args.no_tau_testw):
         problem = problem_from_data(syn, p=15, use_holdings=False)
         these = methods if problem.n <= 20_000 else [m for m in args.big_methods.split(",") if m]
         if problem.n <= 2_000:
@@ -369,8 +341,10 @@ def main() -> None:
                         run_ours(problem, m, args.castro_seconds), args.audit_sample if big else None)
                 print(r, flush=True)
                 rows.append(r)
-    audit_text = (f"a deterministic sample of {args.audit_sample} sensitive cells per table"
-                  if args.audit_sample else "every sensitive cell")
+    audit_text = ("every sensitive cell" + (
+        f", or a deterministic sample of {args.audit_sample} on tables with more" if args.audit_sample else "")
+        + "; a pattern our dispatcher proved by checked certificates (insiders included) is "
+        "marked `(certificates)` and not audited again")
     notes = [
         f"Limits: tau-ARGUS OPT(1,{args.tau_minutes}) and MOD(1,{args.tau_minutes},1,1,0) "
         "(minutes; the subprocess is stopped one minute later, as OPT does not always honour "
@@ -388,6 +362,10 @@ def main() -> None:
     if not args.no_write:
         cmd = "PYTHONPATH=src /work/benchvenv/bin/python benchmarks/compare_tauargus.py " + " ".join(
             a for a in sys.argv[1:])
+        if args.rows_from:
+            notes.append(f"The rows before the first row of this run's tables come from the log "
+                         f"of an earlier run of this script (`{Path(args.rows_from).name}`; same "
+                         "code, limits and audit, every sensitive cell audited).")
         write_results(rows, cmd.strip(), notes)
 
 

@@ -175,8 +175,10 @@ class Block:
         h.run()
         self.solves += 1
         st = _lp.status(h)
-        if st not in ("optimal", "unbounded", "unbounded_or_infeasible", "infeasible"):
-            # Rare simplex stalls on degenerate warm starts: solve again from scratch.
+        if st not in ("optimal", "unbounded", "unbounded_or_infeasible"):
+            # Rare simplex stalls on degenerate warm starts, and "infeasible" verdicts on
+            # badly scaled blocks (the true table is always feasible): solve again from
+            # scratch before believing it.
             h.clearSolver()
             h.setOptionValue("presolve", "on")
             h.run()
