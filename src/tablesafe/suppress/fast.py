@@ -20,13 +20,20 @@ level: they are the target's *certificates*. A certificate stays valid when more
 are withheld later, so the final pattern is proved safe by the certificates alone; they
 are checked in one pass over the relations (:func:`tablesafe.audit.check_certificates`).
 
+A certificate's deviation is also a direction that moves other cells: every later target
+it moves far enough within the cells' ranges is protected by it, scaled, without an LP.
+Targets may be split over worker processes; the union of their patterns is proved by the
+union of their certificates.
+
 When the local LP is infeasible the neighbourhood grows by one relation hop. Protected and
 empty cells never move. With ``singleton=True`` single-contributor cells (other than the
 target) are held fixed first, so that a certificate does not rely on a cell whose only
 contributor knows its value (seed 002, "singletons"; seed 000 section 7 suggests zero a
 priori intervals for such cells); they are admitted (with a large weight) only when no
 certificate exists without them, and ``stats["certificates_with_singletons"]`` counts
-those certificates (an insider audit may then still find the target too exposed).
+those certificates. For each of them a further certificate keeps those singletons fixed
+(``insider`` column), unless the singleton's cell overlaps the target (its respondent is
+then one of the target's contributors, see :mod:`tablesafe.structure.overlap`).
 """
 
 from __future__ import annotations
