@@ -283,6 +283,7 @@ def main() -> None:
                     help="log of an earlier run whose result rows are put first in the table")
     ap.add_argument("--no-castro", action="store_true")
     ap.add_argument("--no-tau-testw", action="store_true")
+    ap.add_argument("--castro-names", default="", help="only these Castro instances (comma-separated)")
     ap.add_argument("--sizes", default="1k,13k,60k", help="generated table presets")
     ap.add_argument("--castro-methods", default="fast,optimal",
                     help="our methods on Castro's instances (no table structure: modular = optimal)")
@@ -333,6 +334,8 @@ def main() -> None:
         files = sorted((SHARED / "benchmarks" / "castro").glob("*.jj"))
         if args.quick:
             files = [f for f in files if f.stem in ("TARGUS", "TABLE7")]
+        if args.castro_names:
+            files = [f for f in files if f.stem in args.castro_names.split(",")]
         for f in files:
             problem = read_jj(f)
             big = args.audit_sample and problem.sensitive.sum() > args.audit_sample

@@ -162,9 +162,14 @@ def optimal_pattern(
     fixed_one = sens
     say = log or (lambda *_: None)
 
-    # incumbent: a safe pattern
+    # incumbent: a safe pattern, from the fast heuristic's certificates where it succeeds
+    # (one local LP per cell instead of repair rounds of whole-table attacks), checked and
+    # repaired against this attacker model, then cleaned
     if start is None:
-        w, atts, _ = repair(problem, bounds, sens.copy(), deadline=deadline)
+        w = _heuristic_start(problem, bounds)
+        atts = check(problem, bounds, w)
+        if failing(bounds, atts):
+            w, atts, _ = repair(problem, bounds, w, deadline=deadline)
         w, atts, _ = cleanup(problem, bounds, w, atts, deadline=time.monotonic() + 0.1 * (deadline - t0))
     else:
         w = start.copy() | sens
@@ -282,3 +287,16 @@ def optimal_pattern(
     stats.update(cost=best_cost, lower_bound=lb, gap=gap, optimal=optimal or gap <= 1e-6, cuts=master.ncuts,
                  seconds=time.monotonic() - t0)
     return best, stats
+
+
+def _heuristic_start(problem: Problem, bounds) -> np.ndarray:
+    """The ``fast`` pattern as a starting point (the primaries alone if it gives up)."""
+    from tablesafe.errors import TablesafeError
+    from tablesafe.suppress.fast import fast_pattern
+
+    try:
+        pat = fast_pattern(problem, singleton=bool(bounds.singleton.any()),
+                           capacity=bool(np.any(bounds.dn < bounds.tdn)), workers=1)
+    except TablesafeError:
+        return problem.sensitive.copy()
+    return np.asarray(pat.withheld, dtype=bool) | problem.sensitive
