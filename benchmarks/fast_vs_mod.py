@@ -27,6 +27,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "src"))
 
 from audit import build_problem, make_microdata, tau_pattern  # noqa: E402
+from results_file import write_subsection  # noqa: E402
 
 from tablesafe.audit import audit  # noqa: E402
 from tablesafe.structure import compile_tables  # noqa: E402
@@ -76,22 +77,7 @@ def main() -> None:
         *[f"| {a} | {b:.1f} | {c:,} | {d:,} | {e:,.0f} | {f} | {g} |" for a, b, c, d, e, f, g in rows],
         "",
     ]
-    path = HERE / "RESULTS.md"
-    text = path.read_text()
-    block = "\n".join(lines)
-    if SUB in text:
-        start = text.index(SUB)
-        nxt = [i for i in (text.find("\n## ", start), text.find("\n### ", start + 1)) if i >= 0]
-        end = min(nxt) + 1 if nxt else len(text)
-        text = text[:start] + block + text[end:]
-    else:
-        start = text.index(SECTION)
-        nxt = text.find("\n## ", start + len(SECTION))
-        end = len(text) if nxt < 0 else nxt + 1
-        text = text[:end].rstrip("\n") + "\n\n" + block + text[end:]
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    write_subsection(SECTION, SUB, "\n".join(lines))
 
 
 if __name__ == "__main__":

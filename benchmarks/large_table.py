@@ -22,10 +22,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
+sys.path.insert(0, str(HERE))
 
 from tablesafe.audit import check_certificates
 from tablesafe.suppress.fast import FastOptions, fast_pattern
 from tablesafe.synthetic import problem_from_data, synthetic_preset
+
+from results_file import write_subsection  # noqa: E402
 
 SECTION = "## Suppression: fast and comparison with tau-ARGUS"
 SUB = "### Large table (fast, certificates)"
@@ -97,24 +100,7 @@ def main() -> None:
         f"| peak memory (MB, whole process) | {res['peak memory (MB)']:,.0f} |",
         "",
     ]
-    path = HERE / "RESULTS.md"
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
-    block = "\n".join(lines)
-    if SUB in text:
-        start = text.index(SUB)
-        nxt = [i for i in (text.find("\n## ", start), text.find("\n### ", start + 1)) if i >= 0]
-        end = min(nxt) + 1 if nxt else len(text)
-        text = text[:start] + block + text[end:]
-    elif SECTION in text:
-        start = text.index(SECTION)
-        nxt = text.find("\n## ", start + len(SECTION))
-        end = len(text) if nxt < 0 else nxt + 1
-        text = text[:end].rstrip("\n") + "\n\n" + block + text[end:]
-    else:
-        text = text.rstrip("\n") + f"\n\n{SECTION}\n\n" + block
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    write_subsection(SECTION, SUB, "\n".join(lines))
 
 
 if __name__ == "__main__":

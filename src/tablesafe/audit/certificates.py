@@ -26,6 +26,8 @@ from tablesafe.errors import InputError
 from tablesafe.problem import Problem
 
 COLUMNS = ("target", "direction", "cell", "value")
+INSIDER_GAP = "every certificate moves"
+"""Start of the reason of a failure found only by the insider check (``insiders=``)."""
 
 
 class CertificateFailure(NamedTuple):
@@ -329,5 +331,5 @@ def _insider_gaps(problem: Problem, mask: np.ndarray, insiders, ok: np.ndarray, 
     for k in np.flatnonzero(~inside):
         out.append(CertificateFailure(
             str(problem.names[t[k]]), str(dirs[first[grp[k]]]),
-            f"every certificate moves {problem.names[s_cells[k]]}, whose single respondent knows its value"))
+            f"{INSIDER_GAP} {problem.names[s_cells[k]]}, whose single respondent knows its value"))
     return out

@@ -30,11 +30,10 @@ from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.protection import certificates_frame, cleanup, repair
 
 METHODS = ("optimal", "modular", "fast", "none")
-SINGLETON_LP_MAX_CELLS = 5_000
-"""Up to this size a pattern proved by certificates also gets the singleton insiders' LPs."""
 LP_REPAIR_MAX_CELLS = 5_000
 """Above this size every method's pattern is repaired and proved by certificates (the
-``fast`` search seeded with the pattern) instead of full-table attacker LPs."""
+``fast`` search seeded with the pattern) instead of full-table attacker LPs; up to it, a
+pattern proved by certificates still gets the attacker LPs for its insider gaps."""
 
 
 def _logger(progress: bool):
@@ -144,7 +143,7 @@ def suppress(
             # respondent next to it; a target whose insider certificates are missing gets
             # the attacker LPs (tables small enough), or is flagged in the stats
             atts = {}
-            if len(gaps) and problem.n <= SINGLETON_LP_MAX_CELLS:
+            if len(gaps) and problem.n <= LP_REPAIR_MAX_CELLS:
                 if log:
                     log("repairing: attacks by single respondents next to a target")
                 before = int(withheld.sum())
@@ -219,10 +218,11 @@ def _proven_by_certificates(problem: Problem, withheld: np.ndarray, certs, stats
     a feasible table (seed 003 B.2.b second pass).
     """
     from tablesafe.audit import check_certificates
+    from tablesafe.audit.certificates import INSIDER_GAP
 
     failures = check_certificates(_with_true_offsets(problem), withheld, certs,
                                   insiders=True if singleton else None)
-    insider = [f for f in failures if f.reason.startswith("every certificate moves")]
+    insider = [f for f in failures if f.reason.startswith(INSIDER_GAP)]
     stats["certificate_failures"] = len(failures) - len(insider)
     stats["insider_certificate_gaps"] = len(insider)
     if len(failures) > len(insider):

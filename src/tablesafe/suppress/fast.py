@@ -613,14 +613,13 @@ class _Search:
     """
 
     def __init__(self, problem: Problem, A: sp.csr_matrix, At: sp.csr_matrix, lp: _LocalLP, opts: FastOptions):
-        self.A, self.At, self.lp, self.opts = A, At, lp, opts
+        self.lp, self.opts = lp, opts
+        # the relations as plain CSR arrays, by row (A) and by cell (A transposed)
         self.a_ptr, self.a_ind = A.indptr.astype(np.int64), A.indices.astype(np.int64)
         self.t_ptr, self.t_ind = At.indptr.astype(np.int64), At.indices.astype(np.int64)
         self.t_dat = At.data.astype(np.float64)
-        self.row_mark = np.zeros(A.shape[0], dtype=bool)
         self._boxes: dict[tuple[int, int], np.ndarray] = {}
         self.n = problem.n
-        self.pos = np.full(problem.n, -1, dtype=np.int64)
         self.geo = _Geometry.of(problem)
         self.scale = np.ones(problem.n)
         self.cap_down: np.ndarray | None = None
