@@ -9,7 +9,7 @@ import pytest
 from scipy.optimize import linprog
 
 from tablesafe.audit import audit, check_certificates
-from tablesafe.problem import EMPTY, PRIMARY, SAFE, Problem
+from tablesafe.problem import EMPTY, PRIMARY, PROTECTED, SAFE, Problem
 from tablesafe.structure import Dimension, Hierarchy, TableStructure, compile_tables
 from tablesafe.structure.overlap import CellOverlap, occupied_cells
 from tablesafe.suppress import suppress
@@ -17,7 +17,7 @@ from tablesafe.suppress.fast import fast_pattern
 from tablesafe.synthetic import problem_from_data, synthetic_data
 
 
-def grid_with_model(inner, *, sensitive=(), upl=None, contributors=None, empty=()):
+def grid_with_model(inner, *, sensitive=(), upl=None, contributors=None, empty=(), protected=()):
     """A two-way table with margins that carries its structure (codes 1..R, 1..C, Total)."""
     inner = np.asarray(inner, dtype=float)
     r, c = inner.shape
@@ -39,6 +39,8 @@ def grid_with_model(inner, *, sensitive=(), upl=None, contributors=None, empty=(
         status[at(*rc)] = PRIMARY
     for rc in empty:
         status[at(*rc)] = EMPTY
+    for rc in protected:
+        status[at(*rc)] = PROTECTED
     lv = np.zeros(n)
     for rc, v in (upl or {}).items():
         lv[at(*rc)] = v
@@ -100,7 +102,24 @@ def pattern(table):
     return fast_pattern(table)
 
 
-def test_fast_gives_insider_certificates_that_pass_the_check(table, pattern):
+@pytest.fixture(scope="module")
+def leaning():
+    """A 4 x 5 table with published (protected) margins whose rows 2 and 3 hold only
+    single-respondent cells: every certificate of a cell in those rows moves another
+    single respondent's cell of its row (no singleton-free one exists), so insider
+    certificates are needed; row 4 gives them."""
+    r, c = 4, 5
+    inner = np.arange(1, r * c + 1).reshape(r, c) * 10.0 + 50
+    single = {(i, j): 1 for i in (2, 3) for j in range(1, c + 1)}
+    sens = [(1, j) for j in range(1, c + 1)] + list(single)
+    margins = [(0, j) for j in range(c + 1)] + [(i, 0) for i in range(1, r + 1)]
+    p, _ = grid_with_model(inner, sensitive=sens, upl={rc: 8.0 for rc in sens},
+                           contributors=single, protected=margins)
+    return p, fast_pattern(p)
+
+
+def test_fast_gives_insider_certificates_that_pass_the_check(leaning):
+    table, pattern = leaning
     certs = pattern.certificates
     assert "insider" in certs.columns
     assert (certs["insider"] != "").any()
@@ -108,7 +127,8 @@ def test_fast_gives_insider_certificates_that_pass_the_check(table, pattern):
     assert check_certificates(table, pattern.withheld, certs, insiders=True) == []
 
 
-def test_check_finds_a_missing_insider_certificate(table, pattern):
+def test_check_finds_a_missing_insider_certificate(leaning):
+    table, pattern = leaning
     certs = pattern.certificates
     outsider_only = certs[certs["insider"] == ""].reset_index(drop=True)
     assert check_certificates(table, pattern.withheld, outsider_only) == []
@@ -139,9 +159,10 @@ def _insider_interval_ok(problem: Problem, withheld: np.ndarray, t: int, s: int)
     return up >= v + problem.upl[t] - tol and low.fun <= v - need_dn + tol
 
 
-def test_independent_lp_confirms_insider_certificates(table, pattern):
+def test_independent_lp_confirms_insider_certificates(leaning):
     """For targets whose outsider certificate moves a single-respondent cell, an
     independent LP with that cell fixed still reaches the protection levels."""
+    table, pattern = leaning
     certs = pattern.certificates
     pairs = certs.loc[certs["insider"] != "", ["target", "insider"]].drop_duplicates()
     assert len(pairs) >= 5
@@ -153,6 +174,26 @@ def test_independent_lp_confirms_insider_certificates(table, pattern):
             assert _insider_interval_ok(table, pattern.withheld, t, s), (tname, sname)
             checked += 1
     assert checked >= 5
+
+
+def test_singletons_a_target_overlaps_may_move_in_its_first_certificate(table, pattern):
+    """The respondent of a single-respondent cell that overlaps the target is one of the
+    target's contributors (allowed for by the rule), so such cells are no reason for an
+    insider certificate: on this table every certificate is singleton-free in that sense
+    and the insider check passes without any."""
+    assert pattern.stats["certificates_with_singletons"] == 0
+    assert (pattern.certificates["insider"] == "").all()
+    assert check_certificates(table, pattern.withheld, pattern.certificates, insiders=True) == []
+    geo, occ = CellOverlap.of(table), occupied_cells(table)
+    single = np.asarray(table.contributors) == 1
+    certs = pattern.certificates
+    index = pd.Index(table.names.astype(str))
+    t_idx = index.get_indexer(certs["target"].astype(str))
+    c_idx = index.get_indexer(certs["cell"].astype(str))
+    moved_single = (c_idx != t_idx) & single[c_idx]
+    assert moved_single.any()  # the case occurs on this table ...
+    for t, s_cell in zip(t_idx[moved_single][:200], c_idx[moved_single][:200]):
+        assert geo.overlaps(np.array([s_cell]), int(t), occ)[0]  # ... and only with overlap
 
 
 def test_dispatcher_proves_insiders_by_certificates(table):

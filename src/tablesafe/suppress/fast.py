@@ -74,6 +74,8 @@ class FastOptions:
         insider_hops: reach (relation hops, never the whole block) of the search for a
             certificate that keeps one single respondent's cell fixed; pairs it cannot
             cover are reported in ``stats["insider_unprotected"]``.
+        max_box: most code combinations of a box in the first attempts.
+        max_wide_box: most code combinations of a box tried (last) before relation hops.
         parallel_from: number of targets from which ``workers`` defaults to the CPUs.
         max_workers: most worker processes by default.
     """
@@ -90,6 +92,7 @@ class FastOptions:
     strict_whole_max: int = 20_000
     log_every: int = 0
     max_box: int = 4_000
+    max_wide_box: int = 40_000
     share: bool = True
     insider_hops: int = 3
     parallel_from: int = 20_000
@@ -296,6 +299,9 @@ def fast_pattern(
     search.scale = np.where(scale > 0, scale, np.inf)
     free = ~fixed
     occupied = occupied_cells(problem)
+    search.occupied = occupied
+    search.free = free
+    search.strict_free = free & ~single
 
     bar = None
     if progress:
@@ -623,6 +629,9 @@ class _Search:
         self.geo = _Geometry.of(problem)
         self.scale = np.ones(problem.n)
         self.cap_down: np.ndarray | None = None
+        self.occupied: np.ndarray | None = None  # set by fast_pattern
+        self.free: np.ndarray | None = None  # the run's movable cells ...
+        self.strict_free: np.ndarray | None = None  # ... without single respondents
 
     def certify(self, t, amount, free, single, withheld, cap, weight, cap_down=None, strict=True,
                 local=False):
@@ -636,7 +645,7 @@ class _Search:
         """
         self.cap_down = cap_down
         if strict and single.any():
-            strict = free & ~single
+            strict = self._strict_movable(t, free, single)
             # with a table structure the strict search stays within the boxes (measured on
             # the 13k table: growing beyond them found no singleton-free certificate the
             # boxes missed, at 4x the time); without one it grows by relation hops
@@ -654,6 +663,23 @@ class _Search:
             d, cells, how = self._certify(t, amount, free, withheld, cap, weight, *self._reach(local))
             return d, cells, "with-singletons " + how
         return self._certify(t, amount, free, withheld, cap, weight, *self._reach(local))
+
+    def _strict_movable(self, t: int, free: np.ndarray, single: np.ndarray) -> np.ndarray:
+        """``free`` without the single-respondent cells whose respondent is not one of
+        ``t``'s contributors (those overlapping ``t`` may move: see ``leaning_on``)."""
+        base = self.strict_free if free is self.free else free & ~single
+        levels = self._levels(t)[:1] if self.geo is not None and self.occupied is not None else []
+        if not levels:
+            return base
+        box = self._box(t, levels[0])  # the strict search's only box
+        own = box[single[box] & free[box]]
+        if len(own):
+            own = own[self.geo.overlaps(own, t, self.occupied)]
+        if not len(own):
+            return base
+        out = base.copy()
+        out[own] = True
+        return out
 
     def _reach(self, local: bool | int) -> tuple[int, bool]:
         """(max hops, whole block allowed) of a search: ``local=True`` boxes only (with a
@@ -691,6 +717,17 @@ class _Search:
                 d = self._solve(t, cells, amount, cap, weight, withheld)
                 if d is not None:
                     return d, cells, f"box{level}"
+            if allow_whole or max_hops > 1:
+                # (not in boxes-only searches) before relation hops (which reach most of a sparse table within a few
+                # steps, then fall back to the whole block): the boxes too large for the
+                # first attempts. Measured on the 1M table: targets at a total in one
+                # dimension spent 2-7 s each in whole-block LPs of 600,000 cells.
+                for level in self._wide_levels(t):
+                    cells = self._order(t, self._box(t, level))
+                    cells = cells[movable[cells]]
+                    d = self._solve(t, cells, amount, cap, weight, withheld)
+                    if d is not None:
+                        return d, cells, f"wide-box{level}"
         d, cells, hops = self._grow(t, amount, movable, cap, weight, withheld, 2, max_hops, allow_whole)
         return d, cells, ("block" if hops > max_hops else f"hops{hops}")
 
@@ -713,6 +750,13 @@ class _Search:
         if too_big and self.geo.box_size(t, 3) <= self.opts.max_box:
             out = [3, *out]  # compact box (children only below the target's codes)
         return out
+
+    def _wide_levels(self, t: int) -> list[int]:
+        """Box levels above ``max_box`` but within ``max_wide_box`` code combinations."""
+        return [
+            lv for lv in self.opts.box_levels
+            if self.opts.max_box < self.geo.box_size(t, lv) <= self.opts.max_wide_box
+        ]
 
     @staticmethod
     def _order(t: int, cells: np.ndarray) -> np.ndarray:
