@@ -113,6 +113,23 @@ def make_certificates(problem: Problem, withheld, *, intervals=None) -> pd.DataF
     })
 
 
+def _factor(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, categories as strings) of a column; code -1 for a missing value."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy().astype(np.int64), col.cat.categories.astype(str).to_numpy()
+    codes, cats = pd.factorize(col.astype(str))
+    return codes.astype(np.int64), np.asarray(cats, dtype=object).astype(str)
+
+
+def _positions(index: pd.Series, codes: np.ndarray, cats: np.ndarray) -> np.ndarray:
+    """Cell positions (float, NaN if unknown) of coded names."""
+    pos = index.reindex(cats).to_numpy().astype(float) if len(cats) else np.zeros(0)
+    out = np.full(len(codes), np.nan)
+    have = codes >= 0
+    out[have] = pos[codes[have]]
+    return out
+
+
 def _capped_point(problem: Problem, res, i: int, cap: float):
     """Optimal table of ``max x_i`` with ``x_i <= cap`` in its block (for unbounded cells)."""
     b = res.blocks[int(res.block[i])]
@@ -166,14 +183,22 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
     index = pd.Series(np.arange(n), index=pd.Index(problem.names.astype(str)))
     cert = certificates.reset_index(drop=True)
     failures: list[CertificateFailure] = []
-    tgt = index.reindex(cert["target"].astype(str).to_numpy()).to_numpy()
-    cel = index.reindex(cert["cell"].astype(str).to_numpy()).to_numpy()
-    dirs = cert["direction"].astype(str).str.lower().to_numpy()
-    bad_dir = ~np.isin(dirs, ["up", "down"])
+    # integer codes per column (categorical columns, as ``fast`` writes them, are never
+    # turned into millions of strings)
+    t_codes, t_cats = _factor(cert["target"])
+    c_codes, c_cats = _factor(cert["cell"])
+    d_codes, d_cats = _factor(cert["direction"])
+    d_cats = np.array([str(x).lower() for x in d_cats], dtype=object)
+    tgt = _positions(index, t_codes, t_cats)
+    cel = _positions(index, c_codes, c_cats)
+    bad_dir = ~np.isin(d_cats, ["up", "down"])[d_codes] if len(d_cats) else np.ones(len(cert), dtype=bool)
+    bad_dir |= d_codes < 0
     unknown = np.isnan(tgt) | np.isnan(cel) | bad_dir
-    key = cert["target"].astype(str) + "\x00" + pd.Series(dirs)
+    key = (t_codes + 1) * (len(d_cats) + 1) + (d_codes + 1)
     if "insider" in cert.columns:
-        key = key + "\x00" + cert["insider"].fillna("").astype(str)
+        i_codes, i_cats = _factor(cert["insider"].fillna("") if not isinstance(
+            cert["insider"].dtype, pd.CategoricalDtype) else cert["insider"])
+        key = key * (len(i_cats) + 1) + (i_codes + 1)
     codes, uniq = pd.factorize(key)
     g = len(uniq)
     bad = np.zeros(g, dtype=bool)
@@ -235,7 +260,7 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
     first = np.full(g, -1)
     first[codes[::-1]] = np.arange(len(codes))[::-1]
     gt = np.where(first >= 0, tgt_i[first], 0)
-    gdir = dirs[first]
+    gdir = d_cats[d_codes[first]] if len(d_cats) else np.full(g, "", dtype=object)
     dense_move = np.asarray(d[gt, np.arange(g)]).ravel() if g else np.zeros(0)
     best_up = np.zeros(n)
     best_down = np.zeros(n)
@@ -265,10 +290,10 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
             best_down[t] = max(best_down[t], moved)
     for grp in np.flatnonzero(bad):
         r = first[grp]
-        failures.append(CertificateFailure(str(cert["target"][r]), str(dirs[r]), reasons[int(grp)]))
+        failures.append(CertificateFailure(str(cert["target"][r]), str(gdir[grp]), reasons[int(grp)]))
     if insiders is not None and g:
         failures.extend(_insider_gaps(problem, mask, insiders, ok, tgt_i, cel_i, dev, codes,
-                                      bad | unknown[np.maximum(first, 0)], first, dirs, rel_tol))
+                                      bad | unknown[np.maximum(first, 0)], first, gdir, rel_tol))
     tol_all = rel_tol * np.maximum(1.0, np.abs(problem.value))
     for i in np.flatnonzero(problem.sensitive):
         name = str(problem.names[i])
@@ -291,8 +316,9 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
 
 def _insider_gaps(problem: Problem, mask: np.ndarray, insiders, ok: np.ndarray, tgt: np.ndarray,
                   cel: np.ndarray, dev: np.ndarray, codes: np.ndarray, invalid: np.ndarray,
-                  first: np.ndarray, dirs: np.ndarray, rel_tol: float) -> list[CertificateFailure]:
-    """(target, direction) pairs all of whose valid certificates move one insider cell."""
+                  first: np.ndarray, gdir: np.ndarray, rel_tol: float) -> list[CertificateFailure]:
+    """(target, direction) pairs all of whose valid certificates move one insider cell
+    (``gdir``: the direction of each certificate group)."""
     from tablesafe.structure.overlap import CellOverlap, occupied_cells
 
     if insiders is True:
@@ -304,7 +330,7 @@ def _insider_gaps(problem: Problem, mask: np.ndarray, insiders, ok: np.ndarray, 
     ins = ins & mask
     g = len(first)
     # (target, direction) of every certificate group, and how many valid groups each has
-    td_of_group = pd.factorize(pd.Series(tgt[first]).astype(str) + "\x00" + pd.Series(dirs[first]))[0]
+    td_of_group = pd.factorize(pd.Series(tgt[first]).astype(str) + "\x00" + pd.Series(gdir).astype(str))[0]
     nvalid = np.bincount(td_of_group[~invalid], minlength=int(td_of_group.max()) + 1)
     moved = ok & ins[cel] & (cel != tgt) & (np.abs(dev) > rel_tol * np.maximum(1.0, np.abs(problem.value[cel])))
     moved &= ~invalid[codes]
@@ -330,6 +356,6 @@ def _insider_gaps(problem: Problem, mask: np.ndarray, insiders, ok: np.ndarray, 
     out = []
     for k in np.flatnonzero(~inside):
         out.append(CertificateFailure(
-            str(problem.names[t[k]]), str(dirs[first[grp[k]]]),
+            str(problem.names[t[k]]), str(gdir[grp[k]]),
             f"{INSIDER_GAP} {problem.names[s_cells[k]]}, whose single respondent knows its value"))
     return out
