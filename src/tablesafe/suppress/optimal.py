@@ -10,9 +10,17 @@ the attacker's LP duals (:mod:`tablesafe.suppress.attacker`):
    the relation must be withheld and able to move far enough);
 2. a few rounds on the LP relaxation (attacker LPs with bounds scaled by fractional x);
 3. MIP rounds: solve the master with HiGHS, check the integer pattern with the attacker's
-   LPs, add the violated inequalities, repeat. Each unsafe master solution is also
-   repaired into a safe pattern (a candidate incumbent), so a time limit always leaves
-   the best safe pattern found, with the master's bound as the gap.
+   LPs, add the violated inequalities, repeat. An unsafe master solution is completed into
+   a safe pattern by the master itself (its cells kept, the cheapest additions the
+   inequalities ask for, checked and cut again until safe), a candidate incumbent;
+4. between rounds, a neighbourhood search on the incumbent: some of its complements near
+   a seed are freed, the others kept, and the restricted master (small, solved exactly)
+   is completed in the same way. Every inequality found on the way is valid for the
+   whole problem and strengthens the master's bound.
+
+A time limit always leaves the best safe pattern found, with the master's bound as the
+gap. Checks of a pattern close to a checked one re-solve only the attacks whose
+certificates lean on a cell that is published again.
 """
 
 from __future__ import annotations
@@ -260,6 +268,7 @@ def optimal_pattern(
     master.integral(True)
     search = _Neighbourhoods(problem, bounds, master, log=log)
     optimal = False
+    share = 1.0
     while time.monotonic() < deadline:
         stats["iterations"] += 1
         master.start(best)
@@ -302,9 +311,12 @@ def optimal_pattern(
         if left > 1.0:
             # as long as a master round would get, and never more than the time spent so
             # far (without a time limit the search and the rounds alternate, doubling)
-            budget = min(left if left < 20 else max(10.0, 0.3 * left), max(10.0, now - t0))
+            # (halved after a turn without improvement, so that the master gets on with its bound)
+            budget = min(left if left < 20 else max(10.0, 0.3 * left), max(10.0, now - t0)) * share
             say(f"neighbourhood search from cost {best_cost:.6g}")
+            before = best_cost
             best, best_atts, best_cost = search.improve(best, best_atts, now + budget)
+            share = 1.0 if best_cost < before else max(share / 2, 0.125)
             say(f"neighbourhood search: cost {best_cost:.6g}, {search.tried} tried, size {search.size}")
     lb = min(lb, best_cost)
     gap = 0.0 if best_cost <= 0 else max(0.0, (best_cost - lb) / best_cost)
@@ -379,7 +391,8 @@ class _Neighbourhoods:
     others withheld; every cell not withheld stays free to join. The master restricted so
     is small and solved exactly, then completed to a safe pattern (:func:`_complete`);
     the incumbent is a feasible point of every neighbourhood, so a result is never worse.
-    After a pass over all seeds without improvement the neighbourhoods grow.
+    After a pass over all seeds without improvement the neighbourhoods grow and the
+    search returns (the master gets the time).
     """
 
     def __init__(self, problem: Problem, bounds: Bounds, master: _Master, size: int = 25,
@@ -447,11 +460,12 @@ class _Neighbourhoods:
             if len(sec) == 0:
                 break
             if self.since >= len(sec):
-                if self.size >= len(sec):
-                    self.exhausted = True
-                    break
+                # a pass over every seed gave nothing: larger neighbourhoods next time, and
+                # the rest of this turn to the master (its bound, its solutions)
+                self.exhausted = self.size >= len(sec)
                 self.size = min(len(sec), int(self.size * 1.5) + 1)
                 self.since = 0
+                break
             order = sec[np.lexsort((sec, -p.cost[sec]))]
             seed = int(order[self.pos % len(order)])
             self.pos += 1
