@@ -352,24 +352,22 @@ def _recheck(problem: Problem, bounds: Bounds, x: np.ndarray, base: np.ndarray,
 
 
 def _complete(problem: Problem, bounds: Bounds, master: _Master, keep: np.ndarray, start: np.ndarray,
-              base: np.ndarray, base_atts: dict[Key, Attack], deadline: float,
-              free: np.ndarray | None = None) -> tuple[np.ndarray, dict[Key, Attack]] | None:
+              base: np.ndarray, base_atts: dict[Key, Attack],
+              deadline: float) -> tuple[np.ndarray, dict[Key, Attack]] | None:
     """The cheapest pattern withholding ``keep`` that the master allows, made safe.
 
-    The master is solved with the cells of ``keep`` held withheld (and, with ``free``, every
-    cell outside ``keep | free`` held published); its solution is attacked and, while some
-    attack succeeds, the attack's inequality is added (valid for the whole problem) and the
-    master solved again. ``start`` (a safe pattern allowed by the restriction) is the
-    master's starting point; ``base`` / ``base_atts``: a safe pattern and its attacks, so
-    that only attacks leaning on cells published again are solved. Returns the safe
-    pattern and its attacks, or ``None`` (time, or no progress).
+    The master is solved with the cells of ``keep`` held withheld; its solution is
+    attacked and, while some attack succeeds, the attack's inequality is added (valid for
+    the whole problem) and the master solved again. ``start`` (a safe pattern withholding
+    ``keep``) is the master's starting point; ``base`` / ``base_atts``: a checked pattern
+    and its attacks, so that only the attacks :func:`_recheck` names are solved. Returns
+    the safe pattern and its attacks, or ``None`` (time, or no progress).
     """
     sens = problem.sensitive
     fix_one = keep[master.var]
-    fix_zero = None if free is None else ~(keep | free)[master.var]
     while time.monotonic() < deadline:
         master.start(start)
-        xv, _ = master.solve(min(deadline - time.monotonic(), 30.0), fix_one=fix_one, fix_zero=fix_zero)
+        xv, _ = master.solve(min(deadline - time.monotonic(), 30.0), fix_one=fix_one)
         if xv is None:
             return None
         x = sens.copy()
