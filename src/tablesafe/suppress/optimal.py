@@ -10,9 +10,17 @@ the attacker's LP duals (:mod:`tablesafe.suppress.attacker`):
    the relation must be withheld and able to move far enough);
 2. a few rounds on the LP relaxation (attacker LPs with bounds scaled by fractional x);
 3. MIP rounds: solve the master with HiGHS, check the integer pattern with the attacker's
-   LPs, add the violated inequalities, repeat. Each unsafe master solution is also
-   repaired into a safe pattern (a candidate incumbent), so a time limit always leaves
-   the best safe pattern found, with the master's bound as the gap.
+   LPs, add the violated inequalities, repeat. An unsafe master solution is completed into
+   a safe pattern by the master itself (its cells kept, the cheapest additions the
+   inequalities ask for, checked and cut again until safe), a candidate incumbent;
+4. between rounds, a neighbourhood search on the incumbent: some of its complements near
+   a seed are freed, the others kept, and the restricted master (small, solved exactly)
+   is completed in the same way. Every inequality found on the way is valid for the
+   whole problem and strengthens the master's bound.
+
+A time limit always leaves the best safe pattern found, with the master's bound as the
+gap. Checks of a pattern close to a checked one re-solve only the attacks whose
+certificates lean on a cell that is published again.
 """
 
 from __future__ import annotations
@@ -23,8 +31,9 @@ import highspy
 import numpy as np
 
 from tablesafe.problem import Problem
-from tablesafe.suppress.attacker import Bounds, Cut, row_cuts
+from tablesafe.suppress.attacker import Attack, Bounds, Cut, row_cuts
 from tablesafe.suppress.protection import (
+    Key,
     candidates,
     check,
     cleanup,
@@ -64,6 +73,7 @@ class _Master:
         self.ncuts = 0
         self._seen: set[bytes] = set()
         self.is_integral = False
+        self.status = highspy.HighsModelStatus.kNotset
 
     def add(self, cuts: list[Cut]) -> int:
         starts, idx, val, lo = [], [], [], []
@@ -100,10 +110,21 @@ class _Master:
             self.h.changeColsIntegrality(self.nv, np.arange(self.nv, dtype=np.int32),
                                          np.array([kind] * self.nv))
 
-    def solve(self, time_limit: float, on_solution=None) -> tuple[np.ndarray | None, float]:
-        """Solve the master; ``on_solution(x)`` sees every improving integer solution."""
+    def solve(self, time_limit: float, on_solution=None, fix_one: np.ndarray | None = None,
+              fix_zero: np.ndarray | None = None) -> tuple[np.ndarray | None, float]:
+        """Solve the master; ``on_solution(x)`` sees every improving integer solution.
+
+        ``fix_one`` / ``fix_zero``: masks over the master's columns held at 1 / 0 for this
+        solve only (a neighbourhood of a pattern); the returned bound is then the
+        neighbourhood's, not a bound of the whole problem.
+        """
         h = self.h
         h.setOptionValue("time_limit", max(float(time_limit), 0.5))
+        restricted = fix_one is not None or fix_zero is not None
+        if restricted:
+            lo = np.zeros(self.nv) if fix_one is None else fix_one.astype(float)
+            hi = np.ones(self.nv) if fix_zero is None else (~fix_zero).astype(float)
+            h.changeColsBounds(self.nv, np.arange(self.nv, dtype=np.int32), lo, np.maximum(hi, lo))
         if on_solution is not None:
             def _cb(kind, _msg, out, _inp, _data):
                 try:
@@ -115,21 +136,21 @@ class _Master:
             h.startCallback(highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution)
         try:
             h.run()
+            st = h.getModelStatus()
+            info = h.getInfo()
+            self.status = st
+            if st == highspy.HighsModelStatus.kInfeasible:
+                return None, float("inf")
+            if info.primal_solution_status == 0:  # no feasible point found in time
+                return None, float(getattr(info, "mip_dual_bound", -np.inf))
+            x = np.asarray(h.getSolution().col_value).copy()
+            bound = info.mip_dual_bound if self.is_integral else info.objective_function_value
+            return x, float(bound)
         finally:
             if on_solution is not None:
                 h.stopCallback(highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution)
-        st = h.getModelStatus()
-        info = h.getInfo()
-        if st == highspy.HighsModelStatus.kInfeasible:
-            return None, float("inf")
-        if info.primal_solution_status == 0:  # no feasible point found in time
-            return None, float(getattr(info, "mip_dual_bound", -np.inf))
-        x = np.asarray(h.getSolution().col_value)
-        if self.is_integral:
-            bound = info.mip_dual_bound
-        else:
-            bound = info.objective_function_value
-        return x, float(bound)
+            if restricted:
+                h.changeColsBounds(self.nv, np.arange(self.nv, dtype=np.int32), np.zeros(self.nv), np.ones(self.nv))
 
     def start(self, mask: np.ndarray) -> None:
         sol = highspy.HighsSolution()
@@ -173,7 +194,11 @@ def optimal_pattern(
         w, atts, _ = cleanup(problem, bounds, w, atts, deadline=time.monotonic() + 0.1 * (deadline - t0))
     else:
         w = start.copy() | sens
+        atts = check(problem, bounds, w)
+        if failing(bounds, atts):
+            w, atts, _ = repair(problem, bounds, w, deadline=deadline)
     best = w
+    best_atts = atts
     best_cost = float(problem.cost[best & ~sens].sum())
     say(f"start pattern cost {best_cost:.6g}")
     stats = {"iterations": 0, "lp_rounds": 0, "cuts": 0, "lower_bound": 0.0}
@@ -213,7 +238,7 @@ def optimal_pattern(
             break
     say(f"LP bound {lb:.6g} after {stats['lp_rounds']} rounds, {master.ncuts} inequalities")
 
-    # MIP rounds
+    # MIP rounds, each followed by a search for cheaper safe patterns near the incumbent
     integral_costs = bool(np.all(np.abs(problem.cost[cand] - np.round(problem.cost[cand])) < 1e-9))
 
     def lift(bound: float) -> float:
@@ -221,72 +246,243 @@ def optimal_pattern(
 
     pool: list = []
 
+    def offer(x: np.ndarray, atts: dict) -> bool:
+        """Keep a safe pattern if it is cheaper than the incumbent."""
+        nonlocal best, best_cost, best_atts
+        c = float(problem.cost[x & ~sens].sum())
+        if c < best_cost - 1e-9 * max(1.0, abs(best_cost)):
+            best, best_cost, best_atts = x, c, atts
+            return True
+        return False
+
     def on_solution(xv: np.ndarray) -> None:
         x = sens.copy()
         x[master.var] = xv > 0.5
-        atts = check(problem, bounds, x)
+        atts = _recheck(problem, bounds, x, best, best_atts)
         bad = failing(bounds, atts)
         if bad:
             pool.extend(cuts_for(problem, bounds, atts, bad, fixed_one))
         else:
-            nonlocal best, best_cost
-            c = float(problem.cost[x & ~sens].sum())
-            if c < best_cost:
-                best, best_cost = x, c
+            offer(x, atts)
 
     master.integral(True)
+    search = _Neighbourhoods(problem, bounds, master, log=log)
     optimal = False
-    full_next = False
+    share = 1.0
     while time.monotonic() < deadline:
         stats["iterations"] += 1
         master.start(best)
         pool.clear()
         left = deadline - time.monotonic()
-        # bounded rounds: an unsafe master solution found early still yields cuts and,
-        # repaired, a candidate incumbent; the last round gets the rest of the time
-        xv, bound = master.solve(left if (left < 20 or full_next) else max(10.0, 0.3 * left), on_solution)
+        # bounded rounds: an unsafe master solution still yields cuts and, completed, a
+        # candidate incumbent; the neighbourhood search between rounds improves the incumbent
+        xv, bound = master.solve(left if left < 20 else max(10.0, 0.3 * left), on_solution)
         lb = max(lb, lift(bound)) if np.isfinite(bound) else lb
-        master.add(pool)
+        pooled = master.add(pool)
         if xv is None:
             break
         x = sens.copy()
         x[master.var] = xv > 0.5
-        atts = check(problem, bounds, x)
+        atts = _recheck(problem, bounds, x, best, best_atts)
         bad = failing(bounds, atts)
         cost = float(problem.cost[x & ~sens].sum())
-        mip_done = master.h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+        mip_done = master.status == highspy.HighsModelStatus.kOptimal
         if not bad:
-            if cost < best_cost:
-                best, best_cost = x, cost
+            offer(x, atts)
             say(f"round {stats['iterations']}: safe, cost {cost:.6g}")
-            if mip_done or full_next:
-                optimal = mip_done
+            if mip_done:
+                optimal = True
                 break
-            full_next = True  # safe but not proved: let the master use the time left
-            continue
-        added = master.add(cuts_for(problem, bounds, atts, bad, fixed_one))
-        say(f"round {stats['iterations']}: {len(bad)} attacks succeed, +{added} inequalities, bound {lb:.6g}")
-        # a safe pattern from this master solution
-        if time.monotonic() < deadline:
-            try:
-                w, watts, _ = repair(problem, bounds, x, deadline=deadline)
-                w, _, _ = cleanup(problem, bounds, w, watts,
-                                  deadline=time.monotonic() + 0.1 * max(deadline - time.monotonic(), 0.0))
-                c = float(problem.cost[w & ~sens].sum())
-                if c < best_cost:
-                    best, best_cost = w, c
-            except Exception:  # noqa: BLE001 - repair failure here only loses a candidate
-                pass
-        if added == 0 and not pool:
-            break
+        else:
+            added = master.add(cuts_for(problem, bounds, atts, bad, fixed_one))
+            say(f"round {stats['iterations']}: {len(bad)} attacks succeed, +{added} inequalities, bound {lb:.6g}")
+            # a safe pattern from this master solution: keep its cells, add the cheapest
+            # cells the master (with the new inequalities) asks for, until safe
+            done = _complete(problem, bounds, master, x, x | best, x, atts, deadline)
+            if done is not None:
+                offer(*done)
+            if added == 0 and pooled == 0:
+                break  # no inequality cuts this solution off (numerically): no progress
         if best_cost <= lb * (1 + max(mip_gap, 1e-6)):
             optimal = True
             break
+        now = time.monotonic()
+        left = deadline - now
+        if left > 1.0:
+            # as long as a master round would get, and never more than the time spent so
+            # far (without a time limit the search and the rounds alternate, doubling)
+            # (halved after a turn without improvement, so that the master gets on with its bound)
+            budget = min(left if left < 20 else max(10.0, 0.3 * left), max(10.0, now - t0)) * share
+            say(f"neighbourhood search from cost {best_cost:.6g}")
+            before = best_cost
+            best, best_atts, best_cost = search.improve(best, best_atts, now + budget)
+            share = 1.0 if best_cost < before else max(share / 2, 0.125)
+            say(f"neighbourhood search: cost {best_cost:.6g}, {search.tried} tried, size {search.size}")
     lb = min(lb, best_cost)
     gap = 0.0 if best_cost <= 0 else max(0.0, (best_cost - lb) / best_cost)
     stats.update(cost=best_cost, lower_bound=lb, gap=gap, optimal=optimal or gap <= 1e-6, cuts=master.ncuts,
-                 seconds=time.monotonic() - t0)
+                 seconds=time.monotonic() - t0, neighbourhoods=search.tried, improvements=search.improved)
     return best, stats
+
+
+def _recheck(problem: Problem, bounds: Bounds, x: np.ndarray, base: np.ndarray,
+             base_atts: dict[Key, Attack]) -> dict[Key, Attack]:
+    """The attacks on pattern ``x``, given those on another pattern ``base``.
+
+    An attack that reached its level on ``base`` with a certificate moving only cells
+    that ``x`` withholds too keeps its certificate (a feasible table reaching the level),
+    so only the other attacks are solved: those that failed on ``base``, those leaning on
+    a cell that ``x`` publishes, those without a certificate, and both directions of a
+    target with a sliding level when one of them is solved.
+    """
+    removed = base & ~x
+    any_removed = bool(removed.any())
+    redo = set()
+    for key, a in base_atts.items():
+        if not a.ok or getattr(a, "sliding_short", 0) > 0 or len(a.cells) == 0 \
+                or (any_removed and removed[a.cells].any()):
+            redo.add(key)
+    for k, d, s in list(redo):
+        if bounds.req_sl[k] > 0 and (k, -d, s) in base_atts:
+            redo.add((k, -d, s))
+    out = dict(base_atts)
+    if redo:
+        out.update(run_attacks(problem, bounds, x.astype(float), sorted(redo)))
+    return out
+
+
+def _complete(problem: Problem, bounds: Bounds, master: _Master, keep: np.ndarray, start: np.ndarray,
+              base: np.ndarray, base_atts: dict[Key, Attack],
+              deadline: float) -> tuple[np.ndarray, dict[Key, Attack]] | None:
+    """The cheapest pattern withholding ``keep`` that the master allows, made safe.
+
+    The master is solved with the cells of ``keep`` held withheld; its solution is
+    attacked and, while some attack succeeds, the attack's inequality is added (valid for
+    the whole problem) and the master solved again. ``start`` (a safe pattern withholding
+    ``keep``) is the master's starting point; ``base`` / ``base_atts``: a checked pattern
+    and its attacks, so that only the attacks :func:`_recheck` names are solved. Returns
+    the safe pattern and its attacks, or ``None`` (time, or no progress).
+    """
+    sens = problem.sensitive
+    fix_one = keep[master.var]
+    while time.monotonic() < deadline:
+        master.start(start)
+        xv, _ = master.solve(min(deadline - time.monotonic(), 30.0), fix_one=fix_one)
+        if xv is None:
+            return None
+        x = sens.copy()
+        x[master.var] = xv > 0.5
+        atts = _recheck(problem, bounds, x, base, base_atts)
+        bad = failing(bounds, atts)
+        if not bad:
+            return x, atts
+        if master.add(cuts_for(problem, bounds, atts, bad, sens)) == 0:
+            return None
+    return None
+
+
+class _Neighbourhoods:
+    """Large-neighbourhood search on a safe pattern with the master's inequalities.
+
+    A neighbourhood frees ``size`` complements of the incumbent near a seed complement
+    (breadth first over the relations, seeds in order of decreasing cost) and keeps the
+    others withheld; every cell not withheld stays free to join. The master restricted so
+    is small and solved exactly, then completed to a safe pattern (:func:`_complete`);
+    the incumbent is a feasible point of every neighbourhood, so a result is never worse.
+    After a pass over all seeds without improvement the neighbourhoods grow and the
+    search returns (the master gets the time).
+    """
+
+    def __init__(self, problem: Problem, bounds: Bounds, master: _Master, size: int = 25,
+                 trial_limit: float = 5.0, log=None) -> None:
+        self.problem = problem
+        self.say = log or (lambda *_: None)
+        self.bounds = bounds
+        self.master = master
+        self.size = size
+        self.pos = 0
+        self.since = 0  # neighbourhoods tried since the last improvement
+        self.tried = 0
+        self.improved = 0
+        self.exhausted = False  # a neighbourhood of every complement gave nothing
+        self.trial_limit = trial_limit
+        self._last: np.ndarray | None = None
+        a = problem.relations.tocsr()
+        self._a = a
+        self._ac = a.tocsc()
+        self._nb: dict[int, np.ndarray] = {}
+
+    def _neighbours(self, k: int) -> np.ndarray:
+        hit = self._nb.get(k)
+        if hit is None:
+            ac, a = self._ac, self._a
+            rows = ac.indices[ac.indptr[k]:ac.indptr[k + 1]]
+            parts = [a.indices[a.indptr[r]:a.indptr[r + 1]] for r in rows]
+            hit = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+            self._nb[k] = hit
+        return hit
+
+    def _around(self, seed: int, secondary: np.ndarray) -> np.ndarray:
+        """Up to ``size`` complements of the incumbent, breadth first from ``seed``."""
+        chosen = [seed]
+        seen = {seed}
+        frontier = [seed]
+        while frontier and len(chosen) < self.size:
+            nxt = []
+            for c in frontier:
+                for d in self._neighbours(c):
+                    d = int(d)
+                    if d in seen:
+                        continue
+                    seen.add(d)
+                    nxt.append(d)
+                    if secondary[d] and len(chosen) < self.size:
+                        chosen.append(d)
+            frontier = nxt
+        out = np.zeros(self.problem.n, dtype=bool)
+        out[chosen] = True
+        return out
+
+    def improve(self, best: np.ndarray, atts: dict[Key, Attack],
+                deadline: float) -> tuple[np.ndarray, dict[Key, Attack], float]:
+        """Search neighbourhoods of ``best`` until ``deadline``; returns (pattern, attacks, cost)."""
+        p = self.problem
+        sens = p.sensitive
+        cost = float(p.cost[best & ~sens].sum())
+        if self._last is None or not np.array_equal(self._last, best):
+            self.exhausted = False  # a new incumbent from elsewhere: search around it again
+            self.since = 0
+        while time.monotonic() < deadline and not self.exhausted:
+            secondary = best & ~sens
+            sec = np.flatnonzero(secondary)
+            if len(sec) == 0:
+                break
+            if self.since >= len(sec):
+                # a pass over every seed gave nothing: larger neighbourhoods next time, and
+                # the rest of this turn to the master (its bound, its solutions)
+                self.exhausted = self.size >= len(sec)
+                self.size = min(len(sec), int(self.size * 1.5) + 1)
+                self.since = 0
+                break
+            order = sec[np.lexsort((sec, -p.cost[sec]))]
+            seed = int(order[self.pos % len(order)])
+            self.pos += 1
+            free = self._around(seed, secondary)
+            self.tried += 1
+            self.since += 1
+            res = _complete(p, self.bounds, self.master, best & ~free, best, best, atts,
+                            min(deadline, time.monotonic() + self.trial_limit))
+            if res is None:
+                continue
+            c = float(p.cost[res[0] & ~sens].sum())
+            if c < cost - 1e-9 * max(1.0, abs(cost)):
+                best, atts = res
+                cost = c
+                self.say(f"neighbourhood of cell {seed}: cost {c:.6g}")
+                self.improved += 1
+                self.since = 0
+        self._last = best
+        return best, atts, cost
 
 
 def _heuristic_start(problem: Problem, bounds) -> np.ndarray:
