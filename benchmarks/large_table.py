@@ -63,6 +63,7 @@ def main() -> None:
     t = time.perf_counter()
     failures = check_certificates(problem, pattern.withheld, pattern.certificates, insiders=True)
     times["certificate check"] = time.perf_counter() - t
+    times["total"] = sum(times.values())
     sec = pattern.withheld & ~problem.sensitive
     res = {
         "cells": problem.n,
