@@ -44,13 +44,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from results_file import write_subsection  # noqa: E402
+from results_file import write_subsection
 
-from tablesafe.audit import audit, check_certificates  # noqa: E402
-from tablesafe.audit.certificates import INSIDER_GAP  # noqa: E402
-from tablesafe.problem import SECONDARY, Problem  # noqa: E402
-from tablesafe.suppress import suppress  # noqa: E402
-from tablesafe.synthetic import problem_from_data, synthetic_data  # noqa: E402
+from tablesafe.audit import audit, check_certificates
+from tablesafe.audit.certificates import INSIDER_GAP
+from tablesafe.problem import SECONDARY, Problem
+from tablesafe.suppress import suppress
+from tablesafe.synthetic import problem_from_data, synthetic_data
 
 SECTION = "## Suppression on unseen generated tables (independent audit)"
 SUB = "### Every method on generated 2-D and 3-D tables with holdings (p% rule, p=15)"
@@ -168,13 +168,17 @@ def cell(row: dict) -> list[str]:
         notes.append(f"**{row['error']}**")
     if row.get("under_cells"):
         notes.append("under-protected: " + ", ".join(row["under_cells"]))
+    if row.get("insider_examples"):
+        notes.append("insider: " + ", ".join(
+            f"{e['target']} by the sole contributor of {e['attacker'].removeprefix('sole contributor of ')}"
+            f" ({e['verdict']})" for e in row["insider_examples"][:2]) + (" ..." if row["insider"] > 2 else ""))
     if row.get("published_sensitive"):
         notes.append(f"{row['published_sensitive']} sensitive cells published")
     certs = (f"{row['cert_failures']} / {row['insider_gaps']}" if "cert_failures" in row else "-")
     under = row.get("under", "?")
     return base + [f"{row['withheld']:,}", f"{row['secondary']:,}", f"{row['withheld_value']:,.0f}",
                    row.get("audited", "?"), f"**{under}**" if under else "0",
-                   f"{row.get('insider', '?')}", certs,
+                   f"{row.get('insider', '?')} ({row.get('insider_targets', '?')} cells)", certs,
                    f"{row.get('audit_seconds', float('nan')):.0f}", "; ".join(notes)]
 
 
@@ -182,25 +186,25 @@ def write(rows: list[dict], args: argparse.Namespace, skipped: list[str], load: 
     cmd = "PYTHONPATH=src /work/venv/bin/python benchmarks/unseen_tables.py " + " ".join(sys.argv[1:])
     lines = [
         SUB, "", f"Command: `{cmd.strip()}`", "",
-        f"Generated with `tablesafe.synthetic.synthetic_data` (seeds 101-108, not used by the tests), "
+        (f"Generated with `tablesafe.synthetic.synthetic_data` (seeds 101-108, not used by the tests), "
         "p% rule p=15 on holdings (`problem_from_data`, `use_holdings=True`), cost = value. "
         f"Each method runs through `suppress(problem, method, time_limit={args.seconds:g})` with "
         "singleton protection on. Independent audit: tables up to "
         f"{FULL_AUDIT_MAX_CELLS:,} cells get `tablesafe.audit.audit(..., insider=True)` on every "
         "sensitive cell; larger tables get `check_certificates(..., insiders=True)` on the pattern's "
         f"certificates plus the same LP + insider audit on a deterministic sample of {SAMPLE} "
-        "sensitive cells and on every cell whose certificates failed or left an insider gap.",
+        "sensitive cells and on every cell whose certificates failed or left an insider gap."),
         "",
-        f"Machine: 2 cores, shared with another benchmark; load average {load}. "
-        f"Whole run: {wall / 60:.0f} min.",
+        (f"Machine: 2 cores, shared with another benchmark; load average {load}. "
+        f"Whole run: {wall / 60:.0f} min."),
         "",
     ]
     if skipped:
         lines += ["Skipped: " + "; ".join(skipped) + ".", ""]
     lines += [
-        "| table | seed | cells | sensitive | method | seconds | withheld | secondary | "
+        ("| table | seed | cells | sensitive | method | seconds | withheld | secondary | "
         "withheld value (secondaries) | audited cells | under-protected | insider findings | "
-        "certificate failures / insider gaps | audit s | note |",
+        "certificate failures / insider gaps | audit s | note |"),
         "|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---|---:|---|",
         *["| " + " | ".join(cell(r)) + " |" for r in rows],
         "",

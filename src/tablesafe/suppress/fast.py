@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from tablesafe.errors import InfeasibleError
+from tablesafe.errors import InfeasibleError, SolverTimeLimit
 from tablesafe.problem import EMPTY, PROTECTED, Pattern, Problem
 from tablesafe.structure.overlap import CellOverlap, occupied_cells
 from tablesafe.suppress.fast_cleanup import Certificates, release_complements
@@ -221,6 +221,7 @@ def fast_pattern(
     insiders: bool | None = None,
     initial: np.ndarray | None = None,
     workers: int | None = None,
+    give_up_after: float | None = None,
     options: FastOptions | None = None,
 ) -> Pattern:
     """Choose complementary suppressions for a large table and prove them by certificates.
@@ -252,6 +253,9 @@ def fast_pattern(
             when more cells are withheld). Default: 1 below ``options.parallel_from``
             targets, else the CPUs available (at most ``options.max_workers``).
             Results are deterministic for a given number of workers.
+        give_up_after: seconds after which an unfinished first pass raises
+            :class:`SolverTimeLimit` (for callers with a fallback, such as the start
+            pattern of ``optimal``); the second pass then also stops at that time.
         options: tuning knobs.
 
     Returns:
@@ -264,6 +268,8 @@ def fast_pattern(
         InfeasibleError: a sensitive cell cannot be moved by its level by any table that
             agrees with the relations and bounds (for example when every partner is
             protected).
+        SolverTimeLimit: ``give_up_after`` passed before every sensitive cell had a
+            certificate.
     """
     del seed
     opts = options or FastOptions()
@@ -453,6 +459,11 @@ def fast_pattern(
             t = int(t)
             if not open_target[t]:
                 continue  # protected by the direction of an earlier certificate
+            if give_up_after is not None and time.perf_counter() - t0 > give_up_after:
+                raise SolverTimeLimit(
+                    f"fast: {done} of {len(group)} sensitive cells had certificates after "
+                    f"{give_up_after:.0f} s; giving up as asked"
+                )
             open_target[t] = False
             found, direction = protect(t, free)
             if not found:
@@ -561,6 +572,7 @@ def fast_pattern(
             cap=cap, weight=weight, free=free, single=single if insiders else np.zeros(n, dtype=bool),
             occupied=occupied, max_lps=int(effort * max(lps, opts.cleanup_min_lps)), tol=opts.tol,
             swap=opts.cleanup_swap,
+            deadline=None if give_up_after is None else t0 + give_up_after,
         )
         withheld = res.withheld
         cert_t, cert_k, cert_c, cert_d, cert_i = ([x] for x in (

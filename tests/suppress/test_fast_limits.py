@@ -1,0 +1,36 @@
+"""``fast`` gives up when asked (``give_up_after``), and ``optimal`` then starts from the
+primaries instead of the ``fast`` pattern and still returns a safe pattern."""
+
+from __future__ import annotations
+
+import pytest
+from _suppress_gen import independent_audit, table_problem
+
+from tablesafe.errors import SolverTimeLimit
+from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.fast import fast_pattern
+from tablesafe.suppress.optimal import _heuristic_start, optimal_pattern
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return table_problem(11, [[3, 2], [4]], units=70)
+
+
+def test_fast_gives_up_when_asked(problem):
+    with pytest.raises(SolverTimeLimit, match="giving up"):
+        fast_pattern(problem, give_up_after=0.0)
+    done = fast_pattern(problem, give_up_after=600.0)
+    assert done.withheld[problem.sensitive].all()
+
+
+def test_optimal_falls_back_to_the_primaries_and_stays_safe(problem, monkeypatch):
+    bounds = Bounds.of(problem)
+    start = _heuristic_start(problem, bounds, 0.0)
+    assert (start == problem.sensitive).all()
+    import tablesafe.suppress.optimal as opt
+
+    monkeypatch.setattr(opt, "_heuristic_start", lambda p, b, s=None: _heuristic_start(p, b, 0.0))
+    withheld, stats = optimal_pattern(problem, bounds, time_limit=20)
+    assert withheld[problem.sensitive].all()
+    assert not independent_audit(problem, withheld)
