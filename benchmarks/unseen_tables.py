@@ -157,13 +157,16 @@ def cell(row: dict) -> list[str]:
     base = [row["table"], str(row["seed"]), f"{row['cells']:,}", f"{row['sensitive']:,}", row["method"],
             f"{row['seconds']:.1f}"]
     if "withheld" not in row:
-        return base + ["-"] * 7 + [f"**crash**: {row['error']}"]
+        return base + ["-"] * 8 + [f"**crash**: {row['error']}"]
     notes = []
     st = row["stats"]
     if st.get("time_limit_hit") or st.get("cleanup_truncated"):
         notes.append("time limit hit")
+    if "gap" in st:
+        notes.append(f"optimal gap {100 * st['gap']:.1f}%")
     if "certificate_repair_added" in st:
-        notes.append(f"certificate repair +{st['certificate_repair_added']}")
+        notes.append(f"certificate repair +{st['certificate_repair_added']} "
+                     f"({st.get('certificate_repair_seconds', float('nan')):.0f} s)")
     if "error" in row:
         notes.append(f"**{row['error']}**")
     if row.get("under_cells"):
@@ -182,7 +185,8 @@ def cell(row: dict) -> list[str]:
                    f"{row.get('audit_seconds', float('nan')):.0f}", "; ".join(notes)]
 
 
-def write(rows: list[dict], args: argparse.Namespace, skipped: list[str], load: str, wall: float) -> None:
+def write(rows: list[dict], args: argparse.Namespace, skipped: list[str], load: str, wall: float,
+          partial: bool = False) -> None:
     cmd = "PYTHONPATH=src /work/venv/bin/python benchmarks/unseen_tables.py " + " ".join(sys.argv[1:])
     lines = [
         SUB, "", f"Command: `{cmd.strip()}`", "",
@@ -199,6 +203,8 @@ def write(rows: list[dict], args: argparse.Namespace, skipped: list[str], load: 
         f"Whole run: {wall / 60:.0f} min."),
         "",
     ]
+    if partial:
+        lines += ["**Partial: the run was still in progress when this was written.**", ""]
     if skipped:
         lines += ["Skipped: " + "; ".join(skipped) + ".", ""]
     lines += [
@@ -254,18 +260,23 @@ def main() -> None:
                     f"under-protected {row.get('under')}, insider findings {row.get('insider')}, "
                     f"cert failures/gaps {row.get('cert_failures', '-')}/{row.get('insider_gaps', '-')}"
                     + (f" ERROR {row['error']}" if "error" in row else ""))
+                say(f"    stats: { {k: v for k, v in row['stats'].items() if not isinstance(v, (list, dict))} }")
                 for key in ("under_cells", "insider_examples", "cert_failure_examples"):
                     if row.get(key):
                         say(f"    {key}: {row[key]}")
             else:
                 say(f"  {method}: CRASH after {row['seconds']:.1f} s: {row['error']}")
+        if not args.no_write:  # after every table, so that an interrupted run leaves its rows
+            write(rows, args, skipped, load_text(loads), time.perf_counter() - t_start, partial=True)
     wall = time.perf_counter() - t_start
-    load = (f"{min(loads):.1f} to {max(loads):.1f} (1-minute, sampled before each run)" if loads
-            else "n/a")
-    say(f"done in {wall / 60:.1f} min; load {load}")
+    say(f"done in {wall / 60:.1f} min; load {load_text(loads)}")
     if not args.no_write:
-        write(rows, args, skipped, load, wall)
+        write(rows, args, skipped, load_text(loads), wall)
         say(f"written to {HERE / 'RESULTS.md'}")
+
+
+def load_text(loads: list[float]) -> str:
+    return f"{min(loads):.1f} to {max(loads):.1f} (1-minute, sampled before each run)" if loads else "n/a"
 
 
 if __name__ == "__main__":

@@ -177,6 +177,7 @@ def release_complements(
 
 
 _WIDE_CELLS = 1_000
+_MAX_AREA = 2_000
 
 
 def _around(search, cells: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -209,6 +210,8 @@ def _replace(search, t, ins, parts, c, withheld, held, upl, lpl, cap, weight, fr
         # (on small blocks: a few hops around the target instead)
         wide = search._neighbourhood(t, search.opts.inner_hops, mask)
         areas = [wide if len(wide) <= _WIDE_CELLS else _around(search, old, mask)]
+        if len(areas[0]) > _MAX_AREA:
+            return None  # too large to search again (measured on HIER16: 2 s per LP)
     for box in areas:
         ok = (free[box] if swap else withheld[box] & free[box]) & (box != c)
         ok |= box == t
