@@ -278,7 +278,7 @@ def main() -> None:
     ap.add_argument("--tau-minutes", type=int, default=3, help="tau-ARGUS OPT/MOD time limit (minutes)")
     ap.add_argument("--ours-seconds", type=float, default=300.0, help="time limit for our methods")
     ap.add_argument("--audit-sample", type=int, default=0,
-                    help="audit only a sample of this many sensitive cells on tables with more (0: all)")
+                    help="audit only a sample of this many sensitive cells on tables of more than 5,000 cells with more (0: all)")
     ap.add_argument("--rows-from", default=None,
                     help="log of an earlier run whose result rows are put first in the table")
     ap.add_argument("--no-castro", action="store_true")
@@ -292,6 +292,8 @@ def main() -> None:
                     help="our methods on generated tables of more than 20,000 cells")
     ap.add_argument("--small-methods", default="optimal-nosingleton",
                     help="extra methods on tables of up to 2,000 cells (like for like with OPT)")
+    ap.add_argument("--no-tau", action="store_true",
+                    help="run only our methods (tau-ARGUS rows can come from --rows-from)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     if args.tau_worker:
@@ -310,15 +312,15 @@ def main() -> None:
         these = methods if problem.n <= 20_000 else [m for m in args.big_methods.split(",") if m]
         if problem.n <= 2_000:
             these = these + [m for m in args.small_methods.split(",") if m and m not in these]
-        big = args.audit_sample and problem.sensitive.sum() > args.audit_sample
+        big = args.audit_sample and problem.n > 5000 and problem.sensitive.sum() > args.audit_sample
         sample = args.audit_sample if big else None
         print(f"== {label}: {problem.n} cells, {int(problem.sensitive.sum())} sensitive", flush=True)
         for m in these:
             r = row(label, f"tablesafe {m}", problem, run_ours(problem, m, args.ours_seconds), sample)
             print(r, flush=True)
             rows.append(r)
-        for sup, tool in ((f"OPT(1,{args.tau_minutes})", "tau-ARGUS OPT"),
-                          (f"MOD(1,{args.tau_minutes},1,1,0)", "tau-ARGUS MOD")):
+        for sup, tool in () if args.no_tau else ((f"OPT(1,{args.tau_minutes})", "tau-ARGUS OPT"),
+                                                 (f"MOD(1,{args.tau_minutes},1,1,0)", "tau-ARGUS MOD")):
             res = run_tau(syn, sup, timeout=args.tau_minutes * 60 + 60)
             if "status" in res:
                 mask, missing = tau_mask(problem, res.pop("status"))
@@ -338,7 +340,7 @@ def main() -> None:
             files = [f for f in files if f.stem in args.castro_names.split(",")]
         for f in files:
             problem = read_jj(f)
-            big = args.audit_sample and problem.sensitive.sum() > args.audit_sample
+            big = args.audit_sample and problem.n > 5000 and problem.sensitive.sum() > args.audit_sample
             for m in [x for x in args.castro_methods.split(",") if x]:
                 r = row(f"Castro {f.stem}", f"tablesafe {m}", problem,
                         run_ours(problem, m, args.castro_seconds), args.audit_sample if big else None)
@@ -366,10 +368,21 @@ def main() -> None:
         cmd = "PYTHONPATH=src /work/benchvenv/bin/python benchmarks/compare_tauargus.py " + " ".join(
             a for a in sys.argv[1:])
         if args.rows_from:
-            notes.append(f"The rows before the first row of this run's tables come from the log "
-                         f"of an earlier run of this script (`{Path(args.rows_from).name}`; same "
-                         "code, limits and audit, every sensitive cell audited).")
-        write_results(rows, cmd.strip(), notes)
+            notes.append(f"Rows not produced by this run come from the log of an earlier run of "
+                         f"this script (`{Path(args.rows_from).name}`); a row of this run replaces "
+                         "the earlier row of the same table and tool.")
+        write_results(_latest(rows), cmd.strip(), notes)
+
+
+def _latest(rows: list[dict]) -> list[dict]:
+    """One row per (table, tool): a later row replaces an earlier one in its place; rows
+    stay grouped by table (in order of first appearance), ours before tau-ARGUS's."""
+    out: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        out[(r["table"], r["tool"])] = r
+    tables = list(dict.fromkeys(t for t, _ in out))
+    return sorted(out.values(), key=lambda r: (tables.index(r["table"]), r["tool"].startswith("tau"),
+                                               [k for k in out if k[0] == r["table"]].index((r["table"], r["tool"]))))
 
 
 if __name__ == "__main__":
