@@ -217,3 +217,21 @@ def test_two_workers_give_a_proved_deterministic_pattern(table, pattern):
     assert check_certificates(table, a.withheld, a.certificates, insiders=True) == []
     assert a.withheld[table.sensitive].all()
     assert pattern.stats["workers"] == 1
+
+
+def test_lp_methods_attack_with_every_non_overlapping_single_respondent():
+    """``optimal``/``modular`` run an insider attack for each withheld single-respondent
+    cell that does not overlap the target, not only for the target's relation siblings
+    (the audit's attackers; the generated 1k table of benchmarks/unseen_tables.py had 14
+    insider findings against ``optimal`` before)."""
+    from tablesafe.suppress.attacker import Bounds
+    from tablesafe.suppress.protection import keys_for
+
+    p, at = grid_with_model([[40, 30, 20], [10, 50, 60], [5, 5, 5]],
+                            sensitive=[(1, 1), (2, 2), (1, 0)], upl={(1, 1): 4.0, (2, 2): 4.0, (1, 0): 4.0},
+                            contributors={(2, 2): 1, (1, 0): 1})
+    withheld = p.sensitive.copy()
+    keys = keys_for(p, Bounds.of(p), withheld, np.array([at(1, 1)]))
+    insiders = {s for _, _, s in keys if s >= 0}
+    assert at(2, 2) in insiders  # neither in its row nor in its column
+    assert at(1, 0) not in insiders  # the row total contains the target: overlap

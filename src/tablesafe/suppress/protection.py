@@ -84,19 +84,37 @@ def _siblings(problem: Problem, k: int) -> np.ndarray:
     return np.unique(np.concatenate(out))
 
 
+def _overlap(problem: Problem):
+    """(CellOverlap, occupied cells) of a problem with a table structure, else None."""
+    from tablesafe.structure.overlap import CellOverlap, occupied_cells
+
+    geo = CellOverlap.of(problem)
+    return None if geo is None else (geo, occupied_cells(problem))
+
+
 def keys_for(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets: np.ndarray) -> list[Key]:
     """The attacks to run for some sensitive cells under a pattern."""
     keys: list[Key] = []
     single = bounds.singleton & withheld
     any_single = bool(single.any())
+    cand = np.flatnonzero(single)
+    geo = _overlap(problem) if any_single else None
     for k in targets:
         k = int(k)
         up = bounds.req_up[k] > 0 or bounds.req_sl[k] > 0
         dn = bounds.req_dn[k] > 0 or bounds.req_sl[k] > 0
         insiders = [-1]
         if any_single:
-            nb = _siblings(problem, k)
-            insiders += [int(s) for s in nb[single[nb]]]
+            if geo is not None:
+                # every single respondent whose cell does not overlap the target (the
+                # same attackers as the audit's; an attack whose outsider table leaves
+                # the cell unchanged costs no LP, see run_attacks)
+                geo_cells, occ = geo
+                nb = cand[(cand != k) & ~geo_cells.overlaps(cand, k, occ)]
+            else:
+                nb = _siblings(problem, k)
+                nb = nb[single[nb]]
+            insiders += [int(s) for s in nb]
         for s in insiders:
             if up:
                 keys.append((k, UP, s))
