@@ -56,9 +56,11 @@ SECTION = "## Suppression on unseen generated tables (independent audit)"
 SUB = "### Every method on generated 2-D and 3-D tables with holdings (p% rule, p=15)"
 FULL_AUDIT_MAX_CELLS = 6_000
 SAMPLE = 300
-OPTIMAL_MAX_CELLS = 15_000
-"""Above this size ``optimal`` is skipped: its 60 s search would be a small part of the
-run, the pattern being repaired by the certificate search anyway (dispatch, > 5,000 cells)."""
+OPTIMAL_MAX_CELLS = 6_000
+"""Default size above which ``optimal`` is skipped (``--optimal-max-cells``): before its
+search, ``optimal`` checks its start pattern with every attacker LP of every sensitive cell,
+with no deadline, so on 13,000-cell tables it runs far past the time limit (one 3-D table
+was stopped after 17 minutes with a 60 s limit)."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ def restricted(problem: Problem, targets: np.ndarray) -> Problem:
     return problem.copy(status=status)
 
 
-def independent_audit(problem: Problem, withheld: np.ndarray, certs) -> dict:
+def independent_audit(problem: Problem, withheld: np.ndarray, certs, sample_size: int = SAMPLE) -> dict:
     """Audit a pattern apart from the method; see the module docstring."""
     truth = problem.copy(rhs=problem.relations @ problem.value)  # relations as they hold
     sens = np.flatnonzero(problem.sensitive)
@@ -117,7 +119,7 @@ def independent_audit(problem: Problem, withheld: np.ndarray, certs) -> dict:
         out["insider_gaps"] = len(gaps)
         index = {str(name): k for k, name in enumerate(problem.names)}
         flagged = {index[str(f.target)] for f in fails if str(f.target) in index}
-        sample = np.random.default_rng(0).choice(sens, size=min(SAMPLE, len(sens)), replace=False)
+        sample = np.random.default_rng(0).choice(sens, size=min(sample_size, len(sens)), replace=False)
         targets = np.union1d(sample, np.fromiter(flagged, dtype=np.int64, count=len(flagged)))
         res = audit(restricted(truth, targets), withheld, insider=True)
         out["audited"] = f"{len(sample)} sampled" + (f" + {len(flagged) } flagged" if flagged else "")
@@ -132,7 +134,7 @@ def independent_audit(problem: Problem, withheld: np.ndarray, certs) -> dict:
     return out
 
 
-def run(table: Table, problem: Problem, method: str, seconds: float) -> dict:
+def run(table: Table, problem: Problem, method: str, seconds: float, sample_size: int = SAMPLE) -> dict:
     row: dict = {"table": table.label, "seed": table.seed, "cells": problem.n,
                  "sensitive": int(problem.sensitive.sum()), "method": method}
     t0 = time.perf_counter()
@@ -146,7 +148,7 @@ def run(table: Table, problem: Problem, method: str, seconds: float) -> dict:
     row.update(seconds=time.perf_counter() - t0, withheld=int(w.sum()), secondary=int(sec.sum()),
                withheld_value=float(np.abs(problem.value[sec]).sum()), stats=pat.stats)
     try:
-        row.update(independent_audit(problem, w, pat.certificates))
+        row.update(independent_audit(problem, w, pat.certificates, sample_size))
     except Exception as exc:  # noqa: BLE001
         row["error"] = f"audit crashed: {type(exc).__name__}: {exc}"
     return row
@@ -196,7 +198,7 @@ def write(rows: list[dict], args: argparse.Namespace, skipped: list[str], load: 
         "singleton protection on. Independent audit: tables up to "
         f"{FULL_AUDIT_MAX_CELLS:,} cells get `tablesafe.audit.audit(..., insider=True)` on every "
         "sensitive cell; larger tables get `check_certificates(..., insiders=True)` on the pattern's "
-        f"certificates plus the same LP + insider audit on a deterministic sample of {SAMPLE} "
+        f"certificates plus the same LP + insider audit on a deterministic sample of {args.sample} "
         "sensitive cells and on every cell whose certificates failed or left an insider gap."),
         "",
         (f"Machine: 2 cores, shared with another benchmark; load average {load}. "
@@ -224,8 +226,12 @@ def main() -> None:
     ap.add_argument("--dims", default="2,3")
     ap.add_argument("--methods", default="optimal,modular,fast")
     ap.add_argument("--seconds", type=float, default=60.0, help="time limit per suppress call")
+    ap.add_argument("--optimal-max-cells", type=int, default=OPTIMAL_MAX_CELLS,
+                    help="skip optimal above this many cells")
     ap.add_argument("--modular-max-cells", type=int, default=30_000,
                     help="skip modular above this many cells")
+    ap.add_argument("--sample", type=int, default=SAMPLE,
+                    help="sensitive cells audited by LP on tables above the full-audit size")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     sizes, dims = args.sizes.split(","), [int(d) for d in args.dims.split(",")]
@@ -241,8 +247,9 @@ def main() -> None:
         say(f"{table.label} (seed {table.seed}, branching {table.branching}, {table.units:,} enterprises): "
             f"{problem.n:,} cells, {int(problem.sensitive.sum()):,} sensitive")
         for method in methods:
-            if method == "optimal" and problem.n > OPTIMAL_MAX_CELLS:
-                skipped.append(f"optimal on {table.label} ({problem.n:,} cells > {OPTIMAL_MAX_CELLS:,})")
+            if method == "optimal" and problem.n > args.optimal_max_cells:
+                skipped.append(f"optimal on {table.label} ({problem.n:,} cells > {args.optimal_max_cells:,}: "
+                               "its check of the start pattern runs every attacker LP, past the time limit)")
                 say(f"  {method}: skipped")
                 continue
             if method == "modular" and problem.n > args.modular_max_cells:
@@ -251,7 +258,7 @@ def main() -> None:
                 continue
             loads.append(os.getloadavg()[0])
             say(f"  {method}: running (load {loads[-1]:.2f})")
-            row = run(table, problem, method, args.seconds)
+            row = run(table, problem, method, args.seconds, args.sample)
             rows.append(row)
             if "withheld" in row:
                 say(f"  {method}: {row['seconds']:.1f} s, {row['withheld']:,} withheld, "
