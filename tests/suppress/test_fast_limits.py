@@ -34,3 +34,24 @@ def test_optimal_falls_back_to_the_primaries_and_stays_safe(problem, monkeypatch
     withheld, stats = optimal_pattern(problem, bounds, time_limit=20)
     assert withheld[problem.sensitive].all()
     assert not independent_audit(problem, withheld)
+
+
+def test_optimal_returns_its_start_when_checking_it_exceeds_the_limit(problem, monkeypatch):
+    """Checking the start pattern is stopped at the deadline; ``optimal`` then returns the
+    start unproved (gap 1) and the dispatcher makes it safe."""
+    import tablesafe.suppress.protection as prot
+    from tablesafe.suppress import suppress
+
+    real = prot.run_attacks
+
+    def slow(*a, deadline=None, **k):
+        if deadline is not None:
+            raise prot.OutOfTime
+        return real(*a, **k)
+
+    monkeypatch.setattr(prot, "run_attacks", slow)
+    withheld, stats = optimal_pattern(problem, Bounds.of(problem), time_limit=5)
+    assert stats["time_limit_hit"] and stats["gap"] == 1.0
+    assert withheld[problem.sensitive].all()
+    pat = suppress(problem, "optimal", time_limit=5)
+    assert not independent_audit(problem, pat.withheld)

@@ -123,12 +123,18 @@ def keys_for(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets: np
     return keys
 
 
+class OutOfTime(Exception):
+    """``run_attacks`` passed its deadline before every attack was solved."""
+
+
 def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
                 want_dual: bool = True, stop_on_fail: bool = False, sparse: bool = False,
-                local: bool = True, split_insiders: bool = True) -> dict[Key, Attack]:
+                local: bool = True, split_insiders: bool = True,
+                deadline: float | None = None) -> dict[Key, Attack]:
     """Solve the attacker's LPs for ``keys`` under the (possibly fractional) pattern ``x``.
 
     ``stop_on_fail``: return as soon as one attack succeeds (for removal trials).
+    ``deadline``: a ``time.monotonic()`` value; past it :class:`OutOfTime` is raised.
 
     Insider attacks (a single respondent who knows its own withheld cell ``s``) are run
     only where needed: when the outsider's best table for the same target and direction
@@ -141,7 +147,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         outsider_keys = list(dict.fromkeys([key for key in keys if key[2] < 0]
                                            + [(k, d, -1) for k, d, _ in insider_keys]))
         out = run_attacks(problem, bounds, x, outsider_keys, want_dual, stop_on_fail, sparse, local,
-                          split_insiders=False)
+                          split_insiders=False, deadline=deadline)
         if stop_on_fail and any(not a.ok for a in out.values()):
             return {key: a for key, a in out.items() if key in wanted}
         rest = []
@@ -154,7 +160,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                 rest.append(key)
         if rest:
             out.update(run_attacks(problem, bounds, x, rest, want_dual, stop_on_fail, sparse, local,
-                                   split_insiders=False))
+                                   split_insiders=False, deadline=deadline))
         return {key: a for key, a in out.items() if key in wanted}
     blocks = Blocks(problem.relations, x)
     by_block: dict[int, list[Key]] = {}
@@ -181,6 +187,8 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                 continue
         lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
         for key in bkeys:
+            if deadline is not None and time.monotonic() > deadline:
+                raise OutOfTime
             k, d, s = key
             req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
             force = bounds.req_sl[k] > 0
@@ -354,10 +362,12 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     return w, final, rounds
 
 
-def check(problem: Problem, bounds: Bounds, withheld: np.ndarray) -> dict[Key, Attack]:
-    """Every attack on every sensitive cell under a binary pattern."""
+def check(problem: Problem, bounds: Bounds, withheld: np.ndarray,
+          deadline: float | None = None) -> dict[Key, Attack]:
+    """Every attack on every sensitive cell under a binary pattern (:class:`OutOfTime`
+    past ``deadline``)."""
     keys = keys_for(problem, bounds, withheld, np.flatnonzero(problem.sensitive))
-    return run_attacks(problem, bounds, withheld.astype(float), keys)
+    return run_attacks(problem, bounds, withheld.astype(float), keys, deadline=deadline)
 
 
 def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[Key, Attack], *,
