@@ -726,17 +726,16 @@ class _Search:
         self.cap_down = cap_down
         if strict and single.any():
             strict = self._strict_movable(t, free, single)
-            # with a table structure the strict search stays within the boxes (measured on
-            # the 13k table: growing beyond them found no singleton-free certificate the
-            # boxes missed, at 4x the time); without one it grows by relation hops
+            # with a table structure the strict search stays within the first box, no
+            # wide boxes (measured on the 13k table: growing beyond it found no
+            # singleton-free certificate it missed, at 4x the time; on the 1M table most
+            # of the time went into strict searches that failed at every level); without
+            # one it grows by relation hops
             boxes = self.geo is not None
-            # (and tries only the first box level: measured on the 1M table, most of
-            # the time went into strict searches that failed at every level)
             d, cells, how = self._certify(
                 t, amount, strict, withheld, cap, weight,
                 1 if boxes else self.opts.strict_hops,
                 not boxes and self.n <= self.opts.strict_whole_max,
-                1 if boxes else None,
             )
             if d is not None:
                 return d, cells, how
@@ -748,7 +747,7 @@ class _Search:
         """``free`` without the single-respondent cells whose respondent is not one of
         ``t``'s contributors (those overlapping ``t`` may move: see ``leaning_on``)."""
         base = self.strict_free if free is self.free else free & ~single
-        levels = self._levels(t)[:1] if self.geo is not None and self.occupied is not None else []
+        levels = self._levels(t) if self.occupied is not None else []
         if not levels:
             return base
         box = self._box(t, levels[0])  # the strict search's only box
@@ -770,11 +769,11 @@ class _Search:
             return int(local), False
         return self.opts.max_hops, True
 
-    def _certify(self, t, amount, free, withheld, cap, weight, max_hops, allow_whole, levels=None):
+    def _certify(self, t, amount, free, withheld, cap, weight, max_hops, allow_whole):
         inner = withheld & free
         inner[t] = True
         # 1. among cells already withheld: no new suppression needed
-        levels = self._levels(t)[:levels]
+        levels = self._levels(t)
         if self.geo is not None and self.opts.inner == "box":
             cands = [(f"inner-box{lv}", self._box(t, lv)) for lv in levels]
         else:
@@ -798,10 +797,11 @@ class _Search:
                 if d is not None:
                     return d, cells, f"box{level}"
             if allow_whole or max_hops > 1:
-                # (not in boxes-only searches) before relation hops (which reach most of a sparse table within a few
-                # steps, then fall back to the whole block): the boxes too large for the
-                # first attempts. Measured on the 1M table: targets at a total in one
-                # dimension spent 2-7 s each in whole-block LPs of 600,000 cells.
+                # (not in boxes-only searches) before relation hops, which reach most of a
+                # sparse table within a few steps and then fall back to the whole block:
+                # a box too large for the first attempt. Measured on the 1M table: targets
+                # at a total in one dimension spent 2-7 s each in whole-block LPs of
+                # 600,000 cells.
                 for level in self._wide_levels(t):
                     cells = self._order(t, self._box(t, level))
                     cells = cells[movable[cells]]
@@ -981,7 +981,7 @@ class _Geometry:
 
 
 def _code_sets(h) -> tuple[list[np.ndarray], ...]:
-    """Per code, the code sets of the box levels 1 to 5.
+    """Per code, the code sets of the box levels 1 to 6.
 
     1: self, siblings, ancestors, descendants; 2: also the ancestors' siblings and the
     siblings' children; 3 (compact): self, siblings, ancestors, children; 4: level 1 and

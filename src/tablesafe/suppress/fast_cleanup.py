@@ -200,14 +200,14 @@ def _replace(search, t, ins, parts, c, withheld, held, upl, lpl, cap, weight, fr
     old = np.unique(np.concatenate([p[1] for p in parts]))
     amount = max(upl[t], lpl[t])
     if search.geo is not None:
-        areas = [search._box(t, lv) for lv in search._levels(t)[:2]]
-    else:  # no table structure: the cells within two relation hops
+        areas = [search._box(t, lv) for lv in search._levels(t)]
+    else:
+        # no table structure: a few relation hops around the target on small blocks,
+        # else the old certificate's cells and every cell sharing a relation with one of
+        # them (measured on Castro's HIER13: four hops around the target cost 63 s and
+        # released nothing)
         mask = free.copy() if swap else withheld & free
         mask[c] = False
-        # around the old certificate: its cells and every cell sharing a relation with
-        # one of them (measured on Castro's HIER13: four hops around the target cost
-        # 63 s and released nothing)
-        # (on small blocks: a few hops around the target instead)
         wide = search._neighbourhood(t, search.opts.inner_hops, mask)
         areas = [wide if len(wide) <= _WIDE_CELLS else _around(search, old, mask)]
         if len(areas[0]) > _MAX_AREA:
