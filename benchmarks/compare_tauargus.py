@@ -32,19 +32,16 @@ import tempfile
 import time
 from pathlib import Path
 
-import highspy
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from tablesafe.problem import Problem  # noqa: E402
-from tablesafe.structure import Hierarchy  # noqa: E402
-from tablesafe.synthetic import SyntheticData, problem_from_data, synthetic_preset  # noqa: E402
+from tablesafe.problem import Problem
+from tablesafe.structure import Hierarchy
+from tablesafe.synthetic import SyntheticData, problem_from_data, synthetic_preset
 
 SHARED = Path(os.environ.get("TABLESAFE_SHARED", "/work/shared"))
 SECTION = "## Suppression: fast and comparison with tau-ARGUS"

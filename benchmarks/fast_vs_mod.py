@@ -26,12 +26,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from audit import build_problem, make_microdata, tau_pattern  # noqa: E402
-from results_file import write_subsection  # noqa: E402
+from audit import build_problem, make_microdata, tau_pattern
+from results_file import write_subsection
 
-from tablesafe.audit import audit  # noqa: E402
-from tablesafe.structure import compile_tables  # noqa: E402
-from tablesafe.suppress import suppress  # noqa: E402
+from tablesafe.audit import audit
+from tablesafe.structure import compile_tables
+from tablesafe.suppress import suppress
 
 SECTION = "## Suppression: fast and comparison with tau-ARGUS"
 SUB = "### fast and tau-ARGUS MOD on a 13,000-cell two-way table"

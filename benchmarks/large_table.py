@@ -24,11 +24,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
+from results_file import write_subsection
+
 from tablesafe.audit import check_certificates
 from tablesafe.suppress.fast import FastOptions, fast_pattern
 from tablesafe.synthetic import problem_from_data, synthetic_preset
-
-from results_file import write_subsection  # noqa: E402
 
 SECTION = "## Suppression: fast and comparison with tau-ARGUS"
 SUB = "### Large table (fast, certificates)"

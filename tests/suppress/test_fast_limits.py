@@ -31,7 +31,7 @@ def test_optimal_falls_back_to_the_primaries_and_stays_safe(problem, monkeypatch
     import tablesafe.suppress.optimal as opt
 
     monkeypatch.setattr(opt, "_heuristic_start", lambda p, b, s=None: _heuristic_start(p, b, 0.0))
-    withheld, stats = optimal_pattern(problem, bounds, time_limit=20)
+    withheld, _ = optimal_pattern(problem, bounds, time_limit=20)
     assert withheld[problem.sensitive].all()
     assert not independent_audit(problem, withheld)
 
