@@ -42,6 +42,9 @@ class CellTable:
             columns such as given status or protection levels).
         holding: name of the holding variable, if contributions were grouped by it.
         weight: name of the weight variable, if any.
+        top_given: False when the top contributions are not known (tabular input without
+            top-contribution columns): rules that need them (p%, (p,q), (n,k), linear,
+            request) then refuse to run instead of treating every cell as safe.
     """
 
     model: CompiledModel
@@ -63,6 +66,7 @@ class CellTable:
     extra: dict[str, np.ndarray] = field(default_factory=dict)
     holding: str | None = None
     weight: str | None = None
+    top_given: bool = True
 
     @property
     def n(self) -> int:

@@ -232,3 +232,33 @@ def test_frequency_rule_on_tabular_input_needs_frequency(benchmarks_dir, tmp_pat
     res = tablesafe.protect(z1, dims=["region", "hovedint"], response="ant", rules=["freq(3)"],
                             tabular=True, frequency="ant", method="none")
     assert (res.cells["status"] == "U").sum() == 2
+
+
+def test_dominance_rule_on_tabular_input_needs_top_contributions(benchmarks_dir, tmp_path):
+    """Safety: a p% rule on tabular input without top-contribution columns used to find
+    every cell safe (the tops were taken as 0) and publish everything. It must refuse,
+    naming --top, from Python and from the command line, and write nothing."""
+    from typer.testing import CliRunner
+
+    import tablesafe
+    from tablesafe.cli.main import app
+    from tablesafe.errors import RuleError
+
+    z1 = benchmarks_dir / "ssbtools" / "z1.csv"
+    for rule in ("p(15)", "nk(2,85)", "pq(10,50)"):
+        with pytest.raises(RuleError, match="--top"):
+            tablesafe.protect(z1, dims=["region", "hovedint"], response="ant", rules=[rule],
+                              tabular=True, frequency="ant", method="none")
+    out = tmp_path / "pub.csv"
+    res = CliRunner().invoke(app, ["protect", str(z1), "--tabular", "--dim", "region", "--dim", "hovedint",
+                                   "--response", "ant", "--frequency", "ant", "--rule", "p(15)",
+                                   "--method", "modular", "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert "--top" in res.output
+    assert not out.exists()
+    # with the largest contribution given, the same rule runs and finds sensitive cells
+    frame = pd.read_csv(z1)
+    frame["top1"] = frame["ant"]  # one contributor holding everything: dominance everywhere
+    res2 = tablesafe.protect(frame, dims=["region", "hovedint"], response="ant", rules=["p(15)"],
+                             tabular=True, frequency="ant", top=["top1"], method="none")
+    assert (res2.cells["status"] == "U").sum() > 0

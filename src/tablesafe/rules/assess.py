@@ -316,6 +316,14 @@ def assess(
     if freq_levels not in ("range", "directional"):
         raise RuleError(f"freq_levels must be 'range' or 'directional', got {freq_levels!r}")
 
+    needs_top = [r for r in rule_list if r.needs_top > 0]
+    if needs_top and not getattr(cells, "top_given", True):
+        raise RuleError(
+            f"rule(s) {', '.join(r.to_string() for r in needs_top)} need the largest contributions "
+            "of each cell, but the tabular input gives none: name the columns holding them with "
+            "--top (Python: top=[...]), largest first, e.g. --top top1 --top top2. Without them "
+            "every cell would look safe under these rules."
+        )
     bad = ~np.isfinite(value) | ~np.isfinite(np.asarray(cells.top, dtype=float)).all(axis=1)
     if bad.any():
         raise RuleError(f"cell value or contributions are missing or not finite for cell(s) {_cell_list(names, bad)}")

@@ -313,6 +313,7 @@ def from_tabular(
         weight_sum=records.astype(float),
         unweighted_value=value.copy(),
         extra=extra,
+        top_given=bool(top),
     )
 
 
