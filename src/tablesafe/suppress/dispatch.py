@@ -167,6 +167,7 @@ def suppress(
             spent = time.monotonic() - t0
             budget = max(10.0, 0.5 * float(time_limit)) if time_limit is not None else max(10.0, spent)
             cdl = time.monotonic() + budget
+            stats["cost_before_cleanup"] = float(problem.cost[withheld & ~sens].sum())
             withheld, atts, removed = cleanup(problem, bounds, withheld, atts, deadline=cdl)
             if time.monotonic() > cdl:
                 stats["cleanup_truncated"] = True

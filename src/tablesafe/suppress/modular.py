@@ -23,7 +23,9 @@ import numpy as np
 from tablesafe.errors import TablesafeError
 from tablesafe.problem import PRIMARY, SAFE, Problem
 from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.compact import attacks_of, compact_pattern, model_size
 from tablesafe.suppress.optimal import optimal_pattern
+from tablesafe.suppress.protection import _siblings, candidates
 
 
 def subtables(problem: Problem) -> list[tuple[int, np.ndarray]]:
@@ -99,6 +101,10 @@ def modular_pattern(
     max_passes: int = 3,
     subtable_limit: float = 30.0,
     mip_gap: float = 1e-3,
+    use_compact: bool = True,
+    compact_max: int = 2_000_000,
+    insiders: bool = True,
+    certified_levels: bool = True,
 ) -> tuple[np.ndarray, dict]:
     """HiTaS-style pattern (not yet audited across subtables); returns (mask, stats).
 
@@ -125,6 +131,15 @@ def modular_pattern(
     capacity = problem.capacity
     use_capacity = bool(np.any(bounds.dn < bounds.tdn))
     skipped = 0
+    compact_solved = 0
+    need_up = np.zeros(problem.n)
+    need_dn = np.zeros(problem.n)
+    geo = None
+    if insiders and bounds.singleton.any():
+        from tablesafe.structure.overlap import CellOverlap, occupied_cells
+
+        g = CellOverlap.of(problem)
+        geo = None if g is None else (g, occupied_cells(problem))
     while queue:
         if time.monotonic() > deadline:
             skipped = len(queue)  # the dispatcher's repair protects what is left
@@ -136,14 +151,33 @@ def modular_pattern(
         if not w[cells].any():
             seen[cells] = True
             continue
-        sub, carried = _subproblem(problem, w, seen, cells)
+        levels = (need_up, need_dn) if certified_levels else None
+        sub, carried = _subproblem(problem, w, seen, cells, levels)
         remaining = max(deadline - time.monotonic(), 0.5)
-        per = remaining / max(len(queue) + 1, 1)
+        per = max(remaining / max(len(queue) + 1, 1), min(remaining, 2.0))
         try:
             sb = Bounds.of(sub, capacity=use_capacity, singleton=bounds.singleton.any())
             if use_capacity and capacity is not None:
                 sb.dn = np.minimum(sb.tdn, np.where(carried, sb.tdn, capacity[cells]))
-            sw, _ = optimal_pattern(sub, sb, time_limit=min(per, subtable_limit), seed=seed, mip_gap=mip_gap)
+            sw = None
+            if use_compact:
+                cand = candidates(sub, sb)
+                ins: dict = {}
+                if insiders and sb.singleton.any():
+                    ins = (_overlap_insiders(geo, cells, sb, carried) if geo is not None
+                           else _sibling_insiders(sub, sb, carried))
+                res = _solve_subtable(sub, sb, cand, ins, min(per, subtable_limit), mip_gap, seed,
+                                      compact_max)
+                sw = None if res is None else res.withheld
+                compact_solved += sw is not None
+                if sw is not None and certified_levels:
+                    sec = sw & ~sub.sensitive
+                    need_up[cells[sec]] = np.maximum(need_up[cells[sec]], res.need_up[sec])
+                    need_dn[cells[sec]] = np.maximum(need_dn[cells[sec]], res.need_down[sec])
+            if sw is None and not use_compact:
+                sw, _ = optimal_pattern(sub, sb, time_limit=min(per, subtable_limit), seed=seed, mip_gap=mip_gap)
+            if sw is None:
+                raise TablesafeError("subtable not solved in time")
         except TablesafeError:
             failures += 1  # left to the full-table repair
             seen[cells] = True
@@ -160,13 +194,18 @@ def modular_pattern(
                     queue.append(j)
         say(f"subtable {i + 1}/{len(subs)}: {len(new)} new complements")
     stats = {"subtables": len(subs), "subtables_solved": solved, "subtable_failures": failures,
-             "subtables_skipped": skipped, "time_limit_hit": skipped > 0,
+             "subtables_skipped": skipped, "subtables_compact": compact_solved, "time_limit_hit": skipped > 0,
              "seconds_modular": time.monotonic() - t0}
     return w, stats
 
 
-def _subproblem(problem: Problem, withheld: np.ndarray, seen: np.ndarray, cells: np.ndarray):
-    """The subtable as a problem of its own: withheld cells carried as cells to protect."""
+def _subproblem(problem: Problem, withheld: np.ndarray, seen: np.ndarray, cells: np.ndarray,
+                levels: tuple[np.ndarray, np.ndarray] | None = None):
+    """The subtable as a problem of its own: withheld cells carried as cells to protect.
+
+    ``levels``: the moves (up, down) each complement's certificates asked of it in the
+    subtables that withheld it; without them, seed 000 section 6's heuristic levels.
+    """
     a = problem.relations[:, cells].tocsr()
     full = np.diff(problem.relations.indptr)
     inside = np.diff(a.indptr)
@@ -175,11 +214,14 @@ def _subproblem(problem: Problem, withheld: np.ndarray, seen: np.ndarray, cells:
     sens = problem.sensitive[cells]
     w = withheld[cells]
     carried = w & ~sens
-    level = _carried_levels(problem, withheld)[cells]
+    if levels is None:
+        lv_up = lv_dn = _carried_levels(problem, withheld)[cells]
+    else:
+        lv_up, lv_dn = levels[0][cells], levels[1][cells]
     status = problem.status[cells].copy()
     status[carried] = PRIMARY
-    upl = np.where(carried, level, problem.upl[cells])
-    lpl = np.where(carried, level, problem.lpl[cells])
+    upl = np.where(carried, lv_up, problem.upl[cells])
+    lpl = np.where(carried, lv_dn, problem.lpl[cells])
     spl = np.where(carried, 0.0, problem.spl[cells])
     cost = problem.cost[cells].astype(float).copy()
     # published in a subtable already protected: withhold only if nothing else will do
@@ -203,3 +245,75 @@ def _subproblem(problem: Problem, withheld: np.ndarray, seen: np.ndarray, cells:
         contributors=contributors,
     )
     return sub, carried
+
+
+def _sibling_insiders(sub: Problem, bounds: Bounds, carried: np.ndarray) -> dict[int, np.ndarray]:
+    """Per sensitive cell of a subtable (complements carried from other subtables aside),
+    the single-respondent cells in a relation with it."""
+    single = bounds.singleton
+    if not single.any():
+        return {}
+    out = {}
+    for k in np.flatnonzero(sub.sensitive & ~carried):
+        nb = _siblings(sub, int(k))
+        nb = nb[single[nb]]
+        if len(nb):
+            out[int(k)] = nb
+    return out
+
+
+def _overlap_insiders(geo, cells: np.ndarray, bounds: Bounds, carried: np.ndarray) -> dict[int, np.ndarray]:
+    """Per sensitive cell of a subtable (local positions; complements carried from other
+    subtables aside), the subtable's single-respondent cells that do not overlap it: the
+    audit's insider attackers, restricted to the subtable."""
+    g, occ = geo
+    single = np.flatnonzero(bounds.singleton)
+    out = {}
+    for k in np.flatnonzero(((bounds.req_up > 0) | (bounds.req_dn > 0)) & ~carried):
+        others = single[single != k]
+        if not len(others):
+            continue
+        keep = others[~g.overlaps(cells[others], int(cells[k]), occ)]
+        if len(keep):
+            out[int(k)] = keep
+    return out
+
+
+def _trace(msg: str) -> None:
+    import os
+    if os.environ.get("TABLESAFE_TRACE"):
+        print(msg, flush=True)
+
+
+def _solve_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: dict[int, np.ndarray],
+                    seconds: float, mip_gap: float, seed: int, max_size: int):
+    """The subtable's compact model against outsiders, then against the insiders whose
+    cells the certificates move (added a few at a time: most certificates already leave
+    every single respondent's cell alone, and then that insider learns nothing more)."""
+    deadline = time.monotonic() + seconds
+    atts = attacks_of(bounds, sub.sensitive, None)
+    have = set(atts)
+    res = None
+    for _ in range(6):
+        if model_size(sub, bounds, atts) > max_size:
+            return None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        res = compact_pattern(sub, bounds, cand, atts, time_limit=left, mip_gap=mip_gap, seed=seed)
+        _trace(f"n={sub.n} targets={int(sub.sensitive.sum())} attacks={len(atts)} "
+               f"ok={res.withheld is not None} opt={res.optimal} {res.seconds:.2f}s")
+        if res.withheld is None or not insiders:
+            return res if res.withheld is not None else None
+        more = []
+        for t, (k, d, s) in enumerate(atts):
+            who = insiders.get(k)
+            if s >= 0 or who is None:
+                continue
+            hit = who[res.moved(t, who)]
+            more += [(k, d, int(x)) for x in hit if (k, d, int(x)) not in have]
+        if not more:
+            return res
+        atts = atts + more
+        have.update(more)
+    return None

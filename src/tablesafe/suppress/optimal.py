@@ -63,7 +63,8 @@ class _Master:
         lp = highspy.HighsLp()
         lp.num_col_ = nv
         lp.num_row_ = 0
-        lp.col_cost_ = problem.cost[self.var].astype(float)
+        self.cost = problem.cost[self.var].astype(float)
+        lp.col_cost_ = self.cost
         lp.col_lower_ = np.zeros(nv)
         lp.col_upper_ = np.ones(nv)
         lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
@@ -145,6 +146,18 @@ class _Master:
             if info.primal_solution_status == 0:  # no feasible point found in time
                 return None, float(getattr(info, "mip_dual_bound", -np.inf))
             x = np.asarray(h.getSolution().col_value).copy()
+            if self.is_integral and abs(float(self.cost @ x) - info.objective_function_value) > 1e-6 * max(
+                    1.0, abs(info.objective_function_value)):
+                # measured with HiGHS 1.16: when presolve solves the master outright, the
+                # solution returned can be the start given by ``start`` rather than the
+                # optimum it reports; solve again without the start
+                h.clearSolver()
+                h.run()
+                info = h.getInfo()
+                self.status = h.getModelStatus()
+                if info.primal_solution_status == 0:
+                    return None, float(getattr(info, "mip_dual_bound", -np.inf))
+                x = np.asarray(h.getSolution().col_value).copy()
             bound = info.mip_dual_bound if self.is_integral else info.objective_function_value
             return x, float(bound)
         finally:

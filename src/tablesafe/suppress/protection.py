@@ -151,13 +151,20 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         if stop_on_fail and any(not a.ok for a in out.values()):
             return {key: a for key, a in out.items() if key in wanted}
         rest = []
+        moved: dict[tuple[int, int], set[int]] = {}
         for key in insider_keys:
             k, d, ins = key
             o = out.get((k, d, -1))
-            if o is not None and o.ok and not np.any((o.cells == ins) & (o.dev != 0)):
-                out[key] = replace(o, insider=ins)
-            else:
-                rest.append(key)
+            if o is not None and o.ok:
+                mv = moved.get((k, d))
+                if mv is None:
+                    mv = moved[(k, d)] = set(o.cells[o.dev != 0].tolist())
+                if ins not in mv:
+                    # the outsider's table holds for the insider too; the same object is
+                    # shared (its ``insider`` field matters only for cuts and sliding levels)
+                    out[key] = o if bounds.req_sl[k] <= 0 else replace(o, insider=ins)
+                    continue
+            rest.append(key)
         if rest:
             out.update(run_attacks(problem, bounds, x, rest, want_dual, stop_on_fail, sparse, local,
                                    split_insiders=False, deadline=deadline))
@@ -397,8 +404,14 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
             removed += 1
             continue
         # the attacks leaning hardest on r first: they are the likeliest to fail
-        lean = {key: abs(float(atts[key].dev[atts[key].cells == r].sum())) / max(atts[key].required, 1e-12)
-                for key in users}
+        by_obj: dict[int, float] = {}
+        lean = {}
+        for key in users:
+            a = atts[key]
+            v = by_obj.get(id(a))
+            if v is None:
+                v = by_obj[id(a)] = abs(float(a.dev[a.cells == r].sum())) / max(a.required, 1e-12)
+            lean[key] = v
         users = sorted(users, key=lambda key: (-lean[key], key))
         new = run_attacks(problem, bounds, w.astype(float), users, want_dual=False, stop_on_fail=True,
                           sparse=True)
