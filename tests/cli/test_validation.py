@@ -117,6 +117,16 @@ def test_duplicate_column_names_are_refused(tmp_path, cells_csv):
         tablesafe.protect(frame, dims=DIMS, response="turnover", rules="p(15)", method="none")
 
 
+@pytest.mark.parametrize("limit", ["-5", "0"])
+def test_non_positive_time_limit_is_refused(tmp_path, limit):
+    require_stages("tabulate", "rules")
+    res, out = protect_csv(tmp_path, EX / "enterprises.csv", "--time-limit", limit)
+    refused(res, out, "time limit", limit)
+    with pytest.raises(InputError, match="time limit"):
+        tablesafe.protect(EX / "enterprises.csv", dims=DIMS, response="turnover", rules="p(15)",
+                          time_limit=float(limit))
+
+
 @pytest.mark.parametrize("rule,needle", [
     ("p(150)", "between 0 and 100"),
     ("p(100)", "between 0 and 100"),
@@ -137,6 +147,66 @@ def test_rule_parameters_at_the_edge_of_their_range_are_accepted():
     assert tablesafe.rules.parse_rules("p(99.5)|pq(10, 100)|nk(2, 100)|freq(1)")
 
 
+# ----------------------------------------------------------------------- defect 3: JJ additivity
+def test_non_additive_jj_is_refused_on_reading(tmp_path, benchmarks_dir, monkeypatch):
+    """Castro's TABLE7 (rounded values) without --jj-offsets: refused before the suppression
+    starts, naming the file, the first failing relation and the option."""
+    require_stages("suppress", "audit")
+    import tablesafe.suppress as suppress_stage
+
+    def no_suppression(*_a, **_k):
+        raise AssertionError("the suppression ran on non-additive input")
+
+    monkeypatch.setattr(suppress_stage, "suppress", no_suppression)
+    jj = benchmarks_dir / "castro/TABLE7.jj"
+    out = tmp_path / "out"
+    t0 = time.perf_counter()
+    res = invoke("protect", "--jj", jj, "--method", "optimal", "--out", out / "pub.csv")
+    assert time.perf_counter() - t0 < 60
+    refused(res, out, "TABLE7.jj", "relation 1 of 230", "line 628", "--jj-offsets")
+    with pytest.raises(InputError, match="jj_offsets=True") as err:
+        tablesafe.protect(jj, method="fast")
+    assert err.value.file == str(jj) and err.value.line == 628
+
+
+# ------------------------------------------------------------------ defect 4: files and options
+def test_output_paths_are_checked_before_the_work_starts(tmp_path, monkeypatch):
+    require_stages("tabulate", "rules")
+    from tablesafe import api
+
+    def no_work(*_a, **_k):
+        raise AssertionError("the run started before its output paths were checked")
+
+    monkeypatch.setattr(api, "prepare_problem", no_work)
+    long_name = tmp_path / ("p" * 300 + ".csv")
+    res = invoke("protect", EX / "enterprises.csv", "--dim", DIMS[0], "--dim", DIMS[1], "--response", "turnover",
+                 "--rule", "p(15)", "--out", long_name)
+    refused(res, None, "too long", "p" * 300)
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    res = invoke("protect", EX / "enterprises.csv", "--dim", DIMS[0], "--dim", DIMS[1], "--response", "turnover",
+                 "--rule", "p(15)", "--out", blocker / "pub.csv")
+    refused(res, None, "not a folder", "afile")
+    res = invoke("protect", EX / "enterprises.csv", "--dim", DIMS[0], "--dim", DIMS[1], "--response", "turnover",
+                 "--rule", "p(15)", "--out", tmp_path)
+    refused(res, None, "folder", str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_job_file_outputs_are_checked_before_any_table_runs(tmp_path, monkeypatch):
+    from tablesafe import api
+
+    def no_work(*_a, **_k):
+        raise AssertionError("a table ran before the job's output paths were checked")
+
+    monkeypatch.setattr(api, "protect", no_work)
+    job = tmp_path / "job.toml"
+    job.write_text(f'data = "{EX / "enterprises.csv"}"\nrules = ["p(15)"]\n[[table]]\ndims = {DIMS!r}\n'
+                   f'response = "turnover"\nout = "{"q" * 300}.csv"\n'.replace("'", '"'))
+    res = invoke("run", job)
+    refused(res, None, "too long")
+
+
 def test_directory_given_as_data_says_so(tmp_path):
     folder = tmp_path / "data"
     folder.mkdir()
@@ -145,6 +215,30 @@ def test_directory_given_as_data_says_so(tmp_path):
     refused(res, out, "directory", "where a data file is expected", str(folder))
     res, out = protect_csv(tmp_path, folder, "--tabular")
     refused(res, out, "directory", str(folder))
+
+
+def test_latin1_csv_needs_the_encoding_option(tmp_path):
+    require_stages("tabulate", "from_tabular", "rules")
+    hrc = tmp_path / "r.hrc"
+    hrc.write_bytes("A\nB\xe9\nC\n".encode("latin-1"))
+    data = tmp_path / "latin.csv"
+    data.write_bytes("region,x\nA,10\nB\xe9,5\nC,7\n".encode("latin-1"))
+    for tabular in ([], ["--tabular"]):
+        res, out = protect_csv(tmp_path, data, *tabular, dims=[f"region={hrc}"], response="x", rules=["man(10)"])
+        refused(res, out, "cannot be decoded as utf-8", "latin.csv", "line 3", "--encoding latin-1")
+    res, out = protect_csv(tmp_path, data, "--encoding", "latin-1", dims=[f"region={hrc}"], response="x",
+                           rules=["p(15)"])
+    assert res.exit_code in (0, 1), res.output
+    assert "Bé" in (out / "pub.csv").read_text(encoding="utf-8")
+    r = tablesafe.protect(data, dims={"region": hrc}, response="x", rules="man(10)", tabular=True,
+                          encoding="latin-1", method="none")
+    assert "Bé" in set(r.publication["region"])
+    job = tmp_path / "job.toml"
+    job.write_text('data = "latin.csv"\ndims = ["region=r.hrc"]\nresponse = "x"\nrules = ["p(15)"]\n'
+                   'method = "none"\nencoding = "latin-1"\n[[table]]\nout = "job.csv"\n')
+    res = invoke("run", job, "--quiet")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "job.csv").read_bytes() == (out / "pub.csv").read_bytes()
 
 
 def test_empty_hierarchy_file_is_named(tmp_path):
@@ -157,3 +251,40 @@ def test_empty_hierarchy_file_is_named(tmp_path):
     pc.write_text("code,parent\n")
     res, out = protect_csv(tmp_path, EX / "enterprises.csv", dims=[f"industry={pc}", DIMS[1]])
     refused(res, out, "lists no codes", "empty.csv")
+
+
+@pytest.mark.parametrize("text,needles", [
+    ("industry,region,status\nZZ,N1,A\n", ["unknown cell", "line 2"]),
+    ("industry,region,status\nG47,N1,Q\n", ["A (sensitive by hand) or P", "line 2", "'Q'"]),
+    ("industry,region,state\nG47,N1,A\n", ["'status' column"]),
+])
+def test_manual_file_errors_name_the_file(tmp_path, text, needles):
+    require_stages("tabulate", "rules")
+    manual = tmp_path / "manual.csv"
+    manual.write_text(text)
+    res, out = protect_csv(tmp_path, EX / "enterprises.csv", "--manual", manual)
+    refused(res, out, "manual.csv", *needles)
+
+
+def test_audit_pattern_errors_name_the_file(tmp_path):
+    require_stages("tabulate", "rules", "audit")
+    pub = tmp_path / "pattern.csv"
+    pub.write_text("industry,region,turnover\nTotal,Total,\nZZ,N1,\n")
+    res = invoke("audit", EX / "enterprises.csv", "--dim", DIMS[0], "--dim", DIMS[1], "--response", "turnover",
+                 "--rule", "p(15)", "--pattern", pub, "--quiet")
+    refused(res, None, "pattern.csv", "line 3", "ZZ")
+    pub.write_text("industry,region,turnover\nTotal,Total,\n")
+    res = invoke("audit", EX / "enterprises.csv", "--dim", DIMS[0], "--dim", DIMS[1], "--response", "turnover",
+                 "--rule", "p(15)", "--pattern", pub, "--quiet")
+    refused(res, None, "pattern.csv", "lacks")
+
+
+# ----------------------------------------------------------------------- defect 7: wording
+def test_method_none_quiet_warning_stands_on_its_own(tmp_path):
+    require_stages("tabulate", "rules", "audit")
+    res, out = protect_csv(tmp_path, EX / "enterprises.csv")
+    assert res.exit_code == 1, res.output
+    text = res.output.strip()
+    assert text.startswith("warning: ") and len(text.splitlines()) == 1
+    assert "above" not in text
+    assert "NOT protected" in text and str(out / "pub.csv") in text and "--method" in text
