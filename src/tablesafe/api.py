@@ -555,6 +555,33 @@ def _load_data(data: Any, metadata: str | Path | None) -> Any:
     return data
 
 
+def _read_inputs(data: Any, manual: Any, *, tabular: bool, metadata: str | Path | None, jj_offsets: bool,
+                 require_additive: bool) -> tuple[Any, Any]:
+    """The read stage of :func:`prepare_problem`: data and manual statuses, checked.
+
+    A problem (read from JJ or given) gets its offsets as right-hand sides with
+    ``jj_offsets`` (for rounded values that do not add up exactly), or else must satisfy
+    its relations when ``require_additive``. (``encoding``, the text encoding of a CSV
+    data file, default utf-8, is passed to the tabulation.)
+    """
+    if not tabular:
+        data = _load_data(data, metadata)
+    elif isinstance(data, (str, Path)):
+        from tablesafe.io.frames import check_input_file
+
+        check_input_file(data)
+    if isinstance(manual, (str, Path)):
+        manual = _read_manual(manual)
+    if isinstance(data, Problem):
+        from tablesafe.io.jj import check_additive, with_offsets
+
+        if jj_offsets:
+            data = with_offsets(data)
+        elif require_additive:
+            check_additive(data)
+    return data, manual
+
+
 def prepare_problem(
     data: Any,
     dims: Any = None,
@@ -602,10 +629,7 @@ def prepare_problem(
     ``top`` (largest contributions) and ``given_status`` columns; ``recompute_totals``
     replaces given totals by the sums of their parts instead of refusing non-additive
     input. Cells the input marks unsafe (U) or protected (P) become manual statuses.
-    ``encoding`` is the text encoding of a CSV data file (default utf-8);
-    ``jj_offsets`` takes each relation's offset as its right-hand side for a ``.jj`` file
-    (or a given problem) whose rounded values do not add up exactly; otherwise, with
-    ``require_additive``, such input is refused as soon as it is read.
+    ``encoding``, ``jj_offsets`` and ``require_additive``: see :func:`_read_inputs`.
     """
     timings = {} if timings is None else timings
     params: dict[str, Any] = {
@@ -622,21 +646,8 @@ def prepare_problem(
         "manual_range": manual_range if apriori is not None else None,
     }
     with _stage(timings, "read"):
-        if not tabular:
-            data = _load_data(data, metadata)
-        elif isinstance(data, (str, Path)):
-            from tablesafe.io.frames import check_input_file
-
-            check_input_file(data)
-        if isinstance(manual, (str, Path)):
-            manual = _read_manual(manual)
-        if isinstance(data, Problem):
-            from tablesafe.io.jj import check_additive, with_offsets
-
-            if jj_offsets:
-                data = with_offsets(data)
-            elif require_additive:
-                check_additive(data)
+        data, manual = _read_inputs(data, manual, tabular=tabular, metadata=metadata, jj_offsets=jj_offsets,
+                                    require_additive=require_additive)
     if isinstance(data, Problem):
         problem = data
         resp = response or str(problem.meta.get("response", "value"))

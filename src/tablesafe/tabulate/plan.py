@@ -88,6 +88,33 @@ def _is_bad_number(v: str | None) -> bool:
         return True
 
 
+def _check_values(src: Source, counts: list[int], checks: list[tuple[str, str]], weight: str | None,
+                  holding: str | None) -> None:
+    """Raise for the first bad value the first scan counted, in the order of the counts:
+    missing or non-numeric values per checked column, infinite values per checked
+    column, non-positive weights (with ``weight``), missing holdings (with ``holding``)."""
+    n = len(checks)
+    for k, (role, col) in enumerate(checks):
+        if counts[k]:
+            raise src.error_at(f"{counts[k]} missing or non-numeric value(s) in the {role} column; the first is",
+                               col, src.locate(col, _is_bad_number))
+    for k, (role, col) in enumerate(checks):
+        if counts[n + k]:
+            raise src.error_at(
+                f"{counts[n + k]} infinite value(s) in the {role} column (values must be finite numbers); the first is",
+                col, src.locate(col, _is_infinite))
+    off = 2 * n
+    if weight:
+        if counts[off]:
+            raise src.error_at(
+                f"{counts[off]} zero or negative sampling weight(s) in the weight column {weight!r} (a weight is the "
+                "number of units a record stands for and must be positive); the first is",
+                weight, src.locate(weight, _is_not_positive))
+        off += 1
+    if holding and counts[off]:
+        raise src.error_at("missing holding identifier", holding, src.locate(holding, lambda v: v is None))
+
+
 @dataclass
 class Plan:
     """Everything the aggregation queries need."""
@@ -165,11 +192,8 @@ def prepare(
     con: duckdb.DuckDBPyConnection | None = None,
     encoding: str | None = None,
 ) -> Plan:
-    """Open and check the data, resolve hierarchies and compile the table model.
-
-    Every record must carry a finite number in the response, weight and extra columns,
-    and a positive weight; ``encoding`` is that of a CSV file (default utf-8).
-    """
+    """Open and check the data (see :func:`_check_values`; ``encoding``: of a CSV file),
+    resolve hierarchies and compile the table model."""
     specs = as_dimspecs(dims)
     names = [s.name for s in specs]
     extra = [extra] if isinstance(extra, str) else list(extra or [])
@@ -232,28 +256,7 @@ def prepare(
     if n_records == 0:
         raise InputError("empty input: the data has no records", file=src.file)
     data_codes = {n: sorted(row[1 + j]) for j, n in enumerate(names)}
-    off = 1 + len(names)
-    for k, (role, col, _) in enumerate(checks):
-        if row[off + k]:
-            raise src.error_at(
-                f"{row[off + k]} missing or non-numeric value(s) in the {role} column; the first is",
-                col, src.locate(col, _is_bad_number))
-    off += len(checks)
-    for k, (role, col, _) in enumerate(checks):
-        if row[off + k]:
-            raise src.error_at(
-                f"{row[off + k]} infinite value(s) in the {role} column (values must be finite numbers); the first is",
-                col, src.locate(col, _is_infinite))
-    off += len(checks)
-    if weight:
-        if row[off]:
-            raise src.error_at(
-                f"{row[off]} zero or negative sampling weight(s) in the weight column {weight!r} (a weight is the "
-                "number of units a record stands for and must be positive); the first is",
-                weight, src.locate(weight, _is_not_positive))
-        off += 1
-    if holding and row[off]:
-        raise src.error_at("missing holding identifier", holding, src.locate(holding, lambda v: v is None))
+    _check_values(src, list(row[1 + len(names):]), [(role, col) for role, col, _ in checks], weight, holding)
 
     # hierarchies and code maps
     hierarchies: dict[str, Hierarchy] = {}

@@ -103,6 +103,34 @@ def _read(data: Any, encoding: str | None = None) -> tuple[pd.DataFrame, str | N
     return data, None, 1
 
 
+def _column_numbers(frame: pd.DataFrame, col: str, file: str | None, first_line: int, *,
+                    count: bool = False) -> np.ndarray:
+    """The numbers of a column of tabular input (NaN for blank or ``-``), refusing
+    non-numeric and infinite values and, for a contributor count, negative ones; errors
+    name the file, line (``first_line`` is that of the first row), column and value."""
+
+    def at(message: str, i: int) -> InputError:
+        return InputError(message, file=file, line=i + first_line, column=col, code=str(frame[col].iloc[i]).strip())
+
+    s = frame[col]
+    if pd.api.types.is_numeric_dtype(s):
+        out = s.to_numpy(dtype=float)
+    else:
+        try:
+            out = _number(s.astype(str), col, file or "<frame>")
+        except InputError as exc:  # re-point the line at the file's line
+            line = None if exc.line is None else exc.line - 1 + first_line
+            raise InputError("non-numeric value", file=file, line=line, column=col, code=exc.code) from None
+    inf = np.flatnonzero(np.isinf(out))
+    if len(inf):
+        raise at(f"{len(inf)} infinite value(s) (values must be finite numbers); the first is", int(inf[0]))
+    bad = np.flatnonzero(out < 0) if count else []
+    if len(bad):
+        raise at(f"{len(bad)} negative contributor count(s) in the frequency column (a number of contributors "
+                 "cannot be negative); the first is", int(bad[0]))
+    return out
+
+
 def from_tabular(
     data: Any,
     dims: Sequence[DimSpec | str] | None = None,
@@ -192,32 +220,8 @@ def from_tabular(
     if len(frame) == 0:
         raise InputError("empty input: no cells given", file=file)
 
-    def at(message: str, col: str, i: int) -> InputError:
-        """An error at data row ``i`` (0-based) of column ``col``."""
-        return InputError(message, file=file, line=i + first_line, column=col, code=str(frame[col].iloc[i]).strip())
-
     def num(col: str) -> np.ndarray:
-        s = frame[col]
-        if pd.api.types.is_numeric_dtype(s):
-            out = s.to_numpy(dtype=float)
-        else:
-            try:
-                out = _number(s.astype(str), col, file or "<frame>")
-            except InputError as exc:  # re-point the line at the file's line
-                line = None if exc.line is None else exc.line - 1 + first_line
-                raise InputError("non-numeric value", file=file, line=line, column=col, code=exc.code) from None
-        inf = np.flatnonzero(np.isinf(out))
-        if len(inf):
-            raise at(f"{len(inf)} infinite value(s) (values must be finite numbers); the first is", col, int(inf[0]))
-        return out
-
-    def count(col: str) -> np.ndarray:
-        out = num(col)
-        bad = np.flatnonzero(out < 0)
-        if len(bad):
-            raise at(f"{len(bad)} negative contributor count(s) in the frequency column (a number of "
-                     "contributors cannot be negative); the first is", col, int(bad[0]))
-        return out
+        return _column_numbers(frame, col, file, first_line)
 
     codes = {n: frame[n].astype(str).str.strip().to_numpy(dtype=object) for n in names}
 
@@ -286,7 +290,7 @@ def from_tabular(
     keep = np.zeros(n, dtype=bool) if recompute_totals else given
     if frequency is not None:
         f = np.zeros(n)
-        fin = count(frequency)
+        fin = _column_numbers(frame, frequency, file, first_line, count=True)
         f[cell] = np.nan_to_num(fin)
         f[cell[~present]] = 0
         f = np.where(keep | leaf, f, rollup(f))
