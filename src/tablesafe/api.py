@@ -235,6 +235,29 @@ class ProtectResult:
         return self.problem.copy(status=self.status.copy())
 
 
+def check_run_options(method: str, time_limit: float | None, insider: str = "warn") -> None:
+    """Refuse bad run options before any work starts (:func:`protect`, :func:`protect_problem`).
+
+    Raises:
+        InputError: an unknown method or insider mode, or a time limit that is not a
+            positive number of seconds.
+    """
+    if method not in METHODS:
+        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    if insider not in ("warn", "fail", "off"):
+        raise InputError(f"insider must be warn, fail or off, not {insider!r}")
+    if time_limit is not None:
+        try:
+            seconds = float(time_limit)
+        except (TypeError, ValueError):
+            raise InputError(f"the time limit must be a number of seconds, got {time_limit!r}") from None
+        if not seconds > 0:
+            raise InputError(
+                f"the time limit must be a positive number of seconds, got {time_limit!r} "
+                "(--time-limit, Python: time_limit=...); leave it out for no limit"
+            )
+
+
 def verdicts_ok(audit: Any, insider: bool = False) -> bool:
     """True when every sensitive cell's verdict is ``protected`` (and, with ``insider``,
     there is no insider or union finding)."""
@@ -479,24 +502,44 @@ def rules_need_top(rules: Sequence[str] | str | None) -> int:
 
 def _read_manual(path: str | Path) -> pd.DataFrame:
     """Manual statuses from a CSV file: the dimension codes (or ``name``), ``status``
-    (A sensitive by hand, P protected) and optionally ``margin`` (percent)."""
+    (A sensitive by hand, P protected) and optionally ``margin`` (percent).
+
+    The file is checked here (status column and letters, numeric margins), each error
+    naming the file and line; its name is kept in ``frame.attrs["file"]`` so that the
+    rules stage can name it for cells the table does not have.
+    """
+    from tablesafe.io.frames import check_input_file
+
+    name = str(path)
+    check_input_file(path, "manual status file")
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-        if "margin" in frame.columns:
-            frame["margin"] = pd.to_numeric(frame["margin"], errors="raise")
-        return frame
-    except FileNotFoundError:
-        raise InputError("manual status file not found", file=str(path)) from None
     except (ValueError, OSError) as exc:
-        raise InputError(f"cannot read manual statuses: {exc}", file=str(path)) from None
+        raise InputError(f"cannot read manual statuses: {exc}", file=name) from None
+    if "status" not in frame.columns:
+        raise InputError("manual statuses need a 'status' column (A = sensitive by hand, P = protected)", file=name)
+    st = frame["status"].astype(str).str.strip().str.upper()
+    bad = np.flatnonzero(~st.isin(["A", "U", "P"]).to_numpy())
+    if len(bad):
+        raise InputError("manual status must be A (sensitive by hand) or P (protected)", file=name,
+                         line=int(bad[0]) + 2, column="status", code=str(frame["status"].iloc[bad[0]]))
+    if "margin" in frame.columns:
+        margin = pd.to_numeric(frame["margin"].replace("", None), errors="coerce")
+        bad = np.flatnonzero((margin.isna() & (frame["margin"].str.strip() != "")).to_numpy())
+        if len(bad):
+            raise InputError("non-numeric margin", file=name, line=int(bad[0]) + 2, column="margin",
+                             code=str(frame["margin"].iloc[bad[0]]))
+        frame["margin"] = margin.astype(float)
+    frame.attrs["file"] = name
+    return frame
 
 
 def _load_data(data: Any, metadata: str | Path | None) -> Any:
     """Pass frames through (polars/pyarrow as they are); check paths; read JJ and .asc."""
     if isinstance(data, (str, Path)):
-        path = Path(data)
-        if not path.exists():
-            raise InputError("data file not found", file=str(path))
+        from tablesafe.io.frames import check_input_file
+
+        path = check_input_file(data)
         if path.suffix.lower() == ".jj":
             from tablesafe.io.jj import read_jj
 
@@ -510,6 +553,33 @@ def _load_data(data: Any, metadata: str | Path | None) -> Any:
             return read_asc(path, metadata)
         return str(path)
     return data
+
+
+def _read_inputs(data: Any, manual: Any, *, tabular: bool, metadata: str | Path | None, jj_offsets: bool,
+                 require_additive: bool) -> tuple[Any, Any]:
+    """The read stage of :func:`prepare_problem`: data and manual statuses, checked.
+
+    A problem (read from JJ or given) gets its offsets as right-hand sides with
+    ``jj_offsets`` (for rounded values that do not add up exactly), or else must satisfy
+    its relations when ``require_additive``. (``encoding``, the text encoding of a CSV
+    data file, default utf-8, is passed to the tabulation.)
+    """
+    if not tabular:
+        data = _load_data(data, metadata)
+    elif isinstance(data, (str, Path)):
+        from tablesafe.io.frames import check_input_file
+
+        check_input_file(data)
+    if isinstance(manual, (str, Path)):
+        manual = _read_manual(manual)
+    if isinstance(data, Problem):
+        from tablesafe.io.jj import check_additive, with_offsets
+
+        if jj_offsets:
+            data = with_offsets(data)
+        elif require_additive:
+            check_additive(data)
+    return data, manual
 
 
 def prepare_problem(
@@ -543,6 +613,9 @@ def prepare_problem(
     top: Sequence[str] | None = None,
     given_status: str | None = None,
     recompute_totals: bool = False,
+    encoding: str | None = None,
+    jj_offsets: bool = False,
+    require_additive: bool = True,
     progress: bool = False,
     timings: dict[str, float] | None = None,
 ) -> tuple[Problem, str, dict[str, Any]]:
@@ -556,6 +629,7 @@ def prepare_problem(
     ``top`` (largest contributions) and ``given_status`` columns; ``recompute_totals``
     replaces given totals by the sums of their parts instead of refusing non-additive
     input. Cells the input marks unsafe (U) or protected (P) become manual statuses.
+    ``encoding``, ``jj_offsets`` and ``require_additive``: see :func:`_read_inputs`.
     """
     timings = {} if timings is None else timings
     params: dict[str, Any] = {
@@ -572,12 +646,8 @@ def prepare_problem(
         "manual_range": manual_range if apriori is not None else None,
     }
     with _stage(timings, "read"):
-        if not tabular:
-            data = _load_data(data, metadata)
-        elif isinstance(data, (str, Path)) and not Path(data).exists():
-            raise InputError("data file not found", file=str(data))
-        if isinstance(manual, (str, Path)):
-            manual = _read_manual(manual)
+        data, manual = _read_inputs(data, manual, tabular=tabular, metadata=metadata, jj_offsets=jj_offsets,
+                                    require_additive=require_additive)
     if isinstance(data, Problem):
         problem = data
         resp = response or str(problem.meta.get("response", "value"))
@@ -596,7 +666,7 @@ def prepare_problem(
                 cells = from_tabular(
                     src, specs, response, frequency=frequency, top=list(top) if top else None,
                     status=given_status, recompute_totals=recompute_totals, missing_code=missing_code,
-                    top_k=max(top_k, rules_need_top(params["rules"])),
+                    top_k=max(top_k, rules_need_top(params["rules"])), encoding=encoding,
                 )
             if "frequency" not in cells.extra and params["rules"]:
                 from tablesafe.rules import parse_rules
@@ -637,6 +707,7 @@ def prepare_problem(
                     top_k=top_k,
                     missing_code=missing_code,
                     progress=progress,
+                    encoding=encoding,
                 )
         resp = response or cells.response
         if not params["rules"]:
@@ -693,6 +764,8 @@ def protect(
     top: Sequence[str] | None = None,
     given_status: str | None = None,
     recompute_totals: bool = False,
+    encoding: str | None = None,
+    jj_offsets: bool = False,
     time_limit: float | None = None,
     certificates: bool = False,
     progress: bool = False,
@@ -738,7 +811,10 @@ def protect(
         missing_code: map codes unknown to a hierarchy to this code instead of failing.
         tabular, frequency, top, given_status, recompute_totals: the data holds cells, not
             records (see :func:`prepare_problem`).
-        time_limit: seconds for the suppression method.
+        encoding: text encoding of a CSV data file (default ``utf-8``; e.g. ``latin-1``).
+        jj_offsets: for a ``.jj`` file whose rounded values do not add up exactly: take
+            each relation's offset as its right-hand side (``--jj-offsets``).
+        time_limit: seconds for the suppression method (positive; None for no limit).
         certificates: ask the method for protection certificates (checked here).
         progress: show progress bars.
         seed: seed for randomised steps (same seed, same result).
@@ -754,8 +830,7 @@ def protect(
     Raises:
         TablesafeError: any bad input or failed stage, with a one-paragraph message.
     """
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    check_run_options(method, time_limit, insider)
     timings: dict[str, float] = {}
     problem, resp, params = prepare_problem(
         data, dims, response, rules,
@@ -765,7 +840,8 @@ def protect(
         zero_unsafe=zero_unsafe, symmetric=symmetric, top_k=top_k, missing_code=missing_code,
         negative=negative,
         tabular=tabular, frequency=frequency, top=top, given_status=given_status,
-        recompute_totals=recompute_totals, progress=progress, timings=timings,
+        recompute_totals=recompute_totals, encoding=encoding, jj_offsets=jj_offsets,
+        require_additive=method != "none", progress=progress, timings=timings,
     )
     params["method"] = method
     params["time_limit"] = time_limit
@@ -814,6 +890,7 @@ def audit_publication(
     from tablesafe.io.analyst import codes_of
 
     timings = {} if timings is None else timings
+    source = publication.attrs.get("file")  # set by read_publication
     codes = codes_of(problem)  # a single "cell" column for problems without codes (JJ)
     dims = list(codes.columns)
     key_t = cell_keys(codes, dims)
@@ -826,7 +903,8 @@ def audit_publication(
     for r, k in enumerate(key_p):
         i = pos.get(k)
         if i is None:
-            raise InputError("the publication has a cell the table does not have", line=r + 2, code=k.replace("\x1f", " x "))
+            raise InputError("the publication has a cell the table does not have", file=source, line=r + 2,
+                             code=k.replace("\x1f", " x "))
         seen[i] = True
         withheld[i] = pw[r]
         if not pw[r] and problem.status[i] != EMPTY:
@@ -835,13 +913,15 @@ def audit_publication(
                 raise InputError(
                     f"the publication shows {pv[r]:g} for a cell whose value in the data is "
                     f"{problem.value[i]:g}; it was made from other data or other options",
+                    file=source,
                     line=r + 2,
                     code=k.replace("\x1f", " x "),
                 )
     if not seen.all():
         i = int(np.flatnonzero(~seen)[0])
         raise InputError(
-            f"the publication lacks {int((~seen).sum())} cell(s) of the table, e.g. {problem.names[i]}"
+            f"the publication lacks {int((~seen).sum())} cell(s) of the table, e.g. {problem.names[i]}",
+            file=source,
         )
     pattern = Pattern(withheld=withheld, method="given", certificates=certificates)
     audit_fn = _stage_function("tablesafe.audit", "audit", "audit")
@@ -885,10 +965,7 @@ def protect_problem(
     sensitive cell) do: ``"warn"`` (default: reported in the summary, analyst result and
     report), ``"fail"`` (raise like an outsider failure) or ``"off"`` (not checked).
     """
-    if insider not in ("warn", "fail", "off"):
-        raise InputError(f"insider must be warn, fail or off, not {insider!r}")
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    check_run_options(method, time_limit, insider)
     timings = {} if timings is None else timings
     params = dict(params or {})
     params.setdefault("method", method)

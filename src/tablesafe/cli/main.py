@@ -59,6 +59,7 @@ TableOpt = typer.Option(None, "--table", help="Linked table as comma-separated d
 AprioriOpt = typer.Option(None, "--apriori", help="tau-ARGUS a priori file (.hst): statuses, costs, levels or bounds per cell.")
 ManualOpt = typer.Option(None, "--manual", help="CSV of statuses set by hand: dimension codes (or name), status A (sensitive) or P (protected), optional margin (%).")
 ManualRangeOpt = typer.Option(10.0, "--manual-range", help="Protection (percent of the value) of cells marked unsafe by hand.")
+EncodingOpt = typer.Option(None, "--encoding", help="Text encoding of a CSV data file (default utf-8; e.g. latin-1).")
 QuietOpt = typer.Option(False, "--quiet", "-q", help="Print nothing but errors (for scripts).")
 
 
@@ -101,6 +102,7 @@ def protect(
     negative: str | None = typer.Option(None, "--negative", help="'abs': apply p%, (n,k) and linear rules to absolute contributions when data have negative values."),
     jj_offsets: bool = typer.Option(False, "--jj-offsets", help="JJ input whose values do not add up exactly (rounded): take each relation's offset as its right-hand side."),
     jj: Path | None = typer.Option(None, "--jj", help="Protect the problem in a JJ file (cells and relations) instead of microdata."),
+    encoding: str | None = EncodingOpt,
     out_file: Path | None = typer.Option(None, "--out", "-o", help="Publication file (.csv, .parquet, .xlsx)."),
     cells: Path | None = typer.Option(None, "--cells", help="Analyst file (confidential): statuses, rules, levels, audit."),
     report: Path | None = typer.Option(None, "--report", help="HTML report (confidential)."),
@@ -118,6 +120,7 @@ def protect(
 
     def body() -> None:
         from tablesafe.api import protect as run
+        from tablesafe.io.publication import check_output_paths
 
         source = jj if jj is not None else data
         if source is None:
@@ -126,14 +129,11 @@ def protect(
             raise fail("give either DATA or --jj, not both")
         if source.suffix.lower() != ".jj" and not dim and not (tabular and metadata):
             raise fail("name the dimensions of the table with --dim NAME[=HIERARCHY]")
+        check_output_paths({"out": out_file, "cells": cells, "report": report, "certificates": certificates,
+                            "jj": write_jj, "apriori": write_apriori})
         data_arg: object = str(source)
         if jj is not None and dim:
             data_arg = _jj_as_table(jj, dim, total)
-        if jj is not None and jj_offsets:
-            from tablesafe.io.jj import read_jj
-
-            p = data_arg if not isinstance(data_arg, str) else read_jj(jj)
-            data_arg = p.copy(rhs=p.relations @ p.value)
         result = run(
             data_arg,
             dim,
@@ -167,6 +167,8 @@ def protect(
                 recompute_totals=recompute_totals or None,
                 missing_code=missing_code,
                 negative=negative,
+                encoding=encoding,
+                jj_offsets=jj_offsets or None,
             ),
         )
         result.write(out=out_file, cells=cells, report=report, certificates=certificates, jj=write_jj,
@@ -177,15 +179,27 @@ def protect(
                 say(quiet, f"wrote {label}: {path}")
         if out_file is not None and not result.ok:
             # never a silent unsafe publication: say so even with --quiet, and exit 1
-            typer.echo(
-                "warning: the publication written leaves sensitive cells recalculable too closely "
-                "(see the audit line above or the analyst file); it is not safe to publish"
-                + (": method 'none' withholds the primary cells only." if result.method == "none" else "."),
-                err=True,
-            )
+            typer.echo(unsafe_warning(result, out_file), err=True)
             raise typer.Exit(1)
 
     guarded(body)
+
+
+def unsafe_warning(result: tablesafe.ProtectResult, out_file: Path) -> str:
+    """The warning for a written publication that failed its audit: one self-contained
+    paragraph (printed even with --quiet, when no summary precedes it)."""
+    from tablesafe.api import _audit_line
+
+    if result.audit is not None:
+        why = f"the audit finds {_audit_line(result.audit)}"
+    else:
+        why = "no audit could prove its sensitive cells protected" + (
+            f" ({result.params['audit']})" if result.params.get("audit") else "")
+    how = ("method 'none' withholds the primary cells only, so they may be recalculable from the "
+           "published cells; protect with --method modular, optimal or fast"
+           if result.method == "none" else "the analyst file (--cells) shows the audit of every sensitive cell")
+    return (f"warning: the publication written leaves sensitive cells recalculable too closely, so it is not "
+            f"safe to publish ({out_file}): {why}; {how}.")
 
 
 def _jj_as_table(jj: Path, dims: list[str], total: str):
@@ -228,6 +242,7 @@ def audit(
     cells: Path | None = typer.Option(None, "--cells", help="Write the analyst file with audit_lower, audit_upper and verdict."),
     report: Path | None = typer.Option(None, "--report", help="HTML report of the audit."),
     certificates: Path | None = typer.Option(None, "--certificates", help="Certificates (Parquet) to check against the pattern."),
+    encoding: str | None = EncodingOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Audit a publication: can any sensitive cell be recalculated too closely?
@@ -241,10 +256,11 @@ def audit(
         from tablesafe.api import audit_publication, prepare_problem
         from tablesafe.errors import InputError
         from tablesafe.io.analyst import codes_of
-        from tablesafe.io.publication import read_publication
+        from tablesafe.io.publication import check_output_paths, read_publication
 
         if data.suffix.lower() != ".jj" and not dim:
             raise fail("name the dimensions of the table with --dim NAME[=HIERARCHY]")
+        check_output_paths({"cells": cells, "report": report})
         timings: dict[str, float] = {}
         problem, resp, params = prepare_problem(
             str(data),
@@ -266,6 +282,7 @@ def audit(
                 apriori=str(apriori) if apriori else None,
                 manual=str(manual) if manual else None,
                 manual_range=manual_range,
+                encoding=encoding,
             ),
         )
         dims = list(codes_of(problem).columns)

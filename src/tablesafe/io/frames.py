@@ -8,9 +8,11 @@ error messages (only used on the error path).
 
 from __future__ import annotations
 
+import codecs
 import csv
 import itertools
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +21,10 @@ from typing import Any
 import duckdb
 
 from tablesafe.errors import InputError
+
+#: Encodings DuckDB's CSV reader decodes itself (Python codec name -> DuckDB name).
+DUCKDB_ENCODINGS = {"utf-8": "utf-8", "iso8859-1": "latin-1", "utf-16": "utf-16"}
+DEFAULT_ENCODING = "utf-8"
 
 NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
                  "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "REAL")
@@ -60,6 +66,16 @@ class Source:
     line_word: str = "line"
     metadata: Any = None
     keep: list[Any] = field(default_factory=list)
+    encoding: str = DEFAULT_ENCODING
+
+    def read_error(self, exc: Exception, what: str = "cannot read the data") -> InputError:
+        """An :class:`InputError` for a failed read of this source (a decoding failure
+        says so and suggests ``--encoding``)."""
+        text = str(exc)
+        if self.kind == "csv" and re.search(r"unicode|not utf-8 encoded|encoding", text, re.IGNORECASE):
+            found = re.search(r"CSV Error on Line: (\d+)", text)
+            return decode_error(self.file or "<data>", self.encoding, int(found.group(1)) if found else None)
+        return InputError(f"{what}: {text.splitlines()[0]}", file=self.file)
 
     def is_numeric(self, column: str) -> bool:
         """True when DuckDB already types the column as a number."""
@@ -94,22 +110,98 @@ def _describe(con: duckdb.DuckDBPyConnection, from_sql: str) -> tuple[list[str],
     return cols, {r[0]: str(r[1]) for r in rows}
 
 
-def open_source(con: duckdb.DuckDBPyConnection, data: Any, *, name: str = "tablesafe_src") -> Source:
+def check_input_file(path: str | Path, what: str = "data file") -> Path:
+    """The path of an input file that exists and is not a directory (else :class:`InputError`).
+
+    Every reader of user data calls this first (microdata, tabular input, JJ files).
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(
+            f"a directory was given where a {what} is expected: name the file itself", file=str(p)
+        )
+    if not p.exists():
+        raise InputError(f"{what} not found", file=str(p))
+    return p
+
+
+def check_encoding(encoding: str | None) -> str:
+    """The Python codec name of ``encoding`` (default utf-8); :class:`InputError` if unknown."""
+    if encoding is None:
+        return DEFAULT_ENCODING
+    try:
+        return codecs.lookup(str(encoding)).name
+    except LookupError:
+        raise InputError(
+            f"unknown encoding {encoding!r} (--encoding, Python: encoding=...); e.g. utf-8 or latin-1"
+        ) from None
+
+
+def decode_error(file: str, encoding: str, line: int | None = None) -> InputError:
+    """The error for a text file that does not decode with ``encoding`` (the first line
+    that does not is found when ``line`` is not given)."""
+    if line is None and not codecs.lookup(encoding).name.startswith(("utf-16", "utf-32")):
+        with open(file, "rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                try:
+                    raw.decode(encoding)
+                except UnicodeDecodeError:
+                    line = lineno
+                    break
+    other = "latin-1" if codecs.lookup(encoding).name != "iso8859-1" else "utf-8"
+    return InputError(
+        f"the file cannot be decoded as {encoding} text; give its encoding with --encoding "
+        f"(Python and job files: encoding=...), e.g. --encoding {other}",
+        file=file,
+        line=line,
+    )
+
+
+def check_unique_columns(columns: list[Any], file: str | None) -> None:
+    """Refuse a header that names a column twice (readers would silently use one of them)."""
+    seen: set[str] = set()
+    for c in columns:
+        key = str(c).strip()
+        if key in seen:
+            raise InputError(
+                f"the column name {key!r} occurs more than once in the input; give each column its own name",
+                file=file,
+                column=key,
+            )
+        seen.add(key)
+
+
+def csv_header(path: str | Path, encoding: str = DEFAULT_ENCODING) -> list[str]:
+    """The column names in the first line of a CSV file (delimiter sniffed as DuckDB and
+    pandas would: comma, semicolon, tab or bar)."""
+    with open(path, newline="", encoding=encoding, errors="replace") as fh:
+        first = fh.readline()
+    if "\ufffd" in first:
+        raise decode_error(str(path), encoding, 1)
+    try:
+        dialect: Any = csv.Sniffer().sniff(first, delimiters=",;\t|")
+    except csv.Error:
+        dialect = csv.excel
+    return [h.strip() for h in next(csv.reader([first], dialect), [])]
+
+
+def open_source(con: duckdb.DuckDBPyConnection, data: Any, *, name: str = "tablesafe_src",
+                encoding: str | None = None) -> Source:
     """Register ``data`` with ``con`` and describe it.
 
     ``data`` may be a pandas, polars or pyarrow frame, a path to a CSV (``.csv``, ``.txt``,
     ``.csv.gz``) or Parquet file, or a tau-ARGUS microdata source
     (:class:`tablesafe.io.tauargus.AscSource`). CSV columns are all read as text so that
-    codes such as ``01`` keep their leading zeros; numbers are cast where needed.
+    codes such as ``01`` keep their leading zeros; numbers are cast where needed; a CSV
+    file is decoded with ``encoding`` (default utf-8). A header that names a column twice
+    is refused.
     """
     from tablesafe.io.tauargus import AscSource  # local import: tauargus imports this module
 
     if isinstance(data, AscSource):
         return data.open(con)
     if isinstance(data, (str, Path)):
-        path = Path(data)
-        if not path.exists():
-            raise InputError("data file not found", file=str(path))
+        path = check_input_file(data)
         suffixes = "".join(path.suffixes).lower()
         if suffixes.endswith((".parquet", ".pq")):
             return _parquet_source(con, path)
@@ -118,23 +210,32 @@ def open_source(con: duckdb.DuckDBPyConnection, data: Any, *, name: str = "table
                 "tau-ARGUS microdata needs its metadata: pass tablesafe.io.tauargus.read_asc(asc, rda)",
                 file=str(path),
             )
-        return _csv_source(con, path)
+        return _csv_source(con, path, check_encoding(encoding))
     return _frame_source(con, data, name)
 
 
-def _csv_source(con: duckdb.DuckDBPyConnection, path: Path) -> Source:
+def _csv_source(con: duckdb.DuckDBPyConnection, path: Path, encoding: str) -> Source:
+    if encoding not in DUCKDB_ENCODINGS:
+        raise InputError(
+            f"CSV microdata can be read as utf-8, latin-1 or utf-16, not {encoding}: convert the file "
+            "or give one of these with --encoding (Python: encoding=...)",
+            file=str(path),
+        )
+    check_unique_columns(csv_header(path, encoding), str(path))
+    enc = "" if encoding == DEFAULT_ENCODING else f", encoding={sql_string(DUCKDB_ENCODINGS[encoding])}"
     from_sql = (
-        f"read_csv({sql_string(str(path))}, header=true, all_varchar=true, auto_detect=true)"
+        f"read_csv({sql_string(str(path))}, header=true, all_varchar=true, auto_detect=true{enc})"
     )
+    src = Source(from_sql, [], {}, str(path), "csv", lambda c, p: None, encoding=encoding)
     try:
         cols, types = _describe(con, from_sql)
     except duckdb.Error as exc:
-        raise InputError(f"cannot read CSV file: {str(exc).splitlines()[0]}", file=str(path)) from None
+        raise src.read_error(exc, "cannot read CSV file") from None
     if path.stat().st_size == 0:
         raise InputError("empty input: the file has no header and no records", file=str(path))
 
     def locate(column: str, pred: Callable[[str | None], bool]) -> tuple[int, str | None] | None:
-        with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+        with open(path, newline="", encoding=encoding, errors="replace") as fh:
             sample = fh.read(65536)
             fh.seek(0)
             try:
@@ -155,7 +256,8 @@ def _csv_source(con: duckdb.DuckDBPyConnection, path: Path) -> Source:
                     return lineno, value
         return None
 
-    return Source(from_sql, cols, types, str(path), "csv", locate)
+    src.columns, src.types, src.locate = cols, types, locate
+    return src
 
 
 def _parquet_source(con: duckdb.DuckDBPyConnection, path: Path) -> Source:
@@ -164,6 +266,9 @@ def _parquet_source(con: duckdb.DuckDBPyConnection, path: Path) -> Source:
         cols, types = _describe(con, from_sql)
     except duckdb.Error as exc:
         raise InputError(f"cannot read Parquet file: {str(exc).splitlines()[0]}", file=str(path)) from None
+    import pyarrow.parquet as pq
+
+    check_unique_columns(pq.read_schema(path).names, str(path))
 
     def locate(column: str, pred: Callable[[str | None], bool]) -> tuple[int, str | None] | None:
         import pyarrow.parquet as pq
@@ -197,6 +302,7 @@ def _frame_source(con: duckdb.DuckDBPyConnection, data: Any, name: str) -> Sourc
             f"cannot read data of type {type(data).__name__}: pass a pandas, polars or pyarrow "
             "frame, or a path to a CSV, Parquet or tau-ARGUS file"
         )
+    check_unique_columns(list(data.columns) if mod.startswith("pandas") else list(obj.schema.names), None)
     con.register(name, obj)
     cols, types = _describe(con, sql_ident(name))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from tablesafe.errors import InputError
+from tablesafe.errors import InputError, NonAdditiveError
 from tablesafe.problem import EMPTY, MANUAL, PRIMARY, PROTECTED, SAFE, SECONDARY, Problem
 
 _READ_STATUS = {"s": SAFE, "u": PRIMARY, "z": EMPTY, "p": PROTECTED, "m": SECONDARY}
@@ -73,8 +73,10 @@ def read_jj(path: str | Path) -> Problem:
     m = int(s.split()[0])
     rows, cols, vals = [], [], []
     rhs = np.zeros(m)
+    rel_lines = np.zeros(m, dtype=np.int64)
     for r in range(m):
         ln, s = next_line()
+        rel_lines[r] = ln
         head, _, body = s.partition(":")
         try:
             rhs[r] = float(head.split()[0])
@@ -98,7 +100,43 @@ def read_jj(path: str | Path) -> Problem:
         spl=spl,
         relations=rel,
         rhs=rhs,
-        meta={"source": name},
+        meta={"source": name, "relation_lines": rel_lines},
+    )
+
+
+def with_offsets(problem: Problem) -> Problem:
+    """The problem with each relation's offset as its right-hand side (``--jj-offsets``):
+    for files whose rounded values do not add up exactly."""
+    return problem.copy(rhs=problem.relations @ problem.value)
+
+
+def check_additive(problem: Problem) -> None:
+    """Refuse a problem whose values do not satisfy its relations.
+
+    The tolerance is the audit's: ``1e-9 (1 + |A| |value|)`` per relation, relative to the
+    values in it. The error names the file, the first failing relation (with its line
+    when read from JJ) and the option that takes the offsets as right-hand sides.
+
+    Raises:
+        NonAdditiveError: when a relation is off by more than the tolerance.
+    """
+    res = problem.residual()
+    tol = 1e-9 * (1.0 + abs(problem.relations) @ np.abs(problem.value))
+    bad = np.flatnonzero(np.abs(res) > tol)
+    if not bad.size:
+        return
+    k = int(bad[0])
+    a = problem.relations.tocsr()
+    s, e = a.indptr[k], a.indptr[k + 1]
+    terms = ", ".join(f"{problem.names[j]} ({c:g})" for j, c in zip(a.indices[s:e][:8], a.data[s:e][:8]))
+    lines = problem.meta.get("relation_lines")
+    raise NonAdditiveError(
+        f"the values do not add up: relation {k + 1} of {problem.relations.shape[0]} (right-hand side "
+        f"{problem.rhs[k]:.10g}, cells {terms}{', ...' if e - s > 8 else ''}) is off by {res[k]:.10g} with the given "
+        f"values, and {bad.size} relation(s) in all. For files with rounded values use --jj-offsets (Python: "
+        "jj_offsets=True, job files: jj_offsets = true) to take each relation's offset as its right-hand side",
+        file=problem.meta.get("source"),
+        line=int(lines[k]) if lines is not None and k < len(lines) else None,
     )
 
 

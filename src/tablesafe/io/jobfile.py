@@ -22,7 +22,8 @@ Table keys: ``name``, ``data``, ``metadata``, ``jj``, ``dims``, ``response``, ``
 ``cost_lambda``, ``total``, ``tables``, ``apriori``, ``manual_range``, ``count``,
 ``zero_unsafe``, ``top_k``, ``missing_code``, ``time_limit``, ``seed``, ``marker``,
 ``empty_marker``, ``manual``, ``insider``, tabular input (``tabular``, ``frequency``,
-``top``, ``given_status``, ``recompute_totals``), and the outputs ``out``, ``cells``,
+``top``, ``given_status``, ``recompute_totals``), ``encoding`` (of a CSV data file),
+``jj_offsets``, and the outputs ``out``, ``cells``,
 ``report``, ``certificates``, ``write_jj``, ``write_apriori``.
 """
 
@@ -43,7 +44,7 @@ TABLE_KEYS = {
     "waiver", "request", "method", "cost", "cost_lambda", "total", "tables", "apriori", "manual_range",
     "count", "zero_unsafe", "top_k", "missing_code", "time_limit", "seed", "marker", "empty_marker",
     "manual", "insider", "tabular", "frequency", "top", "given_status", "recompute_totals",
-    *OUTPUT_KEYS,
+    "encoding", "jj_offsets", *OUTPUT_KEYS,
 }
 
 
@@ -137,8 +138,13 @@ def run_job(path: str | Path, *, progress: bool = False) -> list[tuple[TableJob,
     output of the job behind. Returns ``(table, ProtectResult)`` pairs.
     """
     from tablesafe.api import protect
+    from tablesafe.io.publication import check_output_paths
 
     jobs = read_job(path)
+    for job in jobs:  # before any table is protected
+        o = job.outputs
+        check_output_paths({"out": o["out"], "cells": o["cells"], "report": o["report"],
+                            "certificates": o["certificates"], "jj": o["write_jj"], "apriori": o["write_apriori"]})
     results = []
     for job in jobs:
         opts = dict(job.options)

@@ -108,9 +108,12 @@ def read_publication(
     """Read a publication file back: codes per dimension and a ``withheld`` flag.
 
     Withheld cells are those with an empty value (or ``marker``). Returns a frame with the
-    dimension columns (as text), ``value`` (NaN where withheld) and ``withheld``.
+    dimension columns (as text), ``value`` (NaN where withheld) and ``withheld``; its
+    ``attrs["file"]`` is the file name.
     """
-    path = Path(path)
+    from tablesafe.io.frames import check_input_file
+
+    path = check_input_file(path, "publication file")
     fmt = table_format(path)
     try:
         if fmt == "csv":
@@ -158,6 +161,7 @@ def read_publication(
     out = pd.DataFrame({d: df[d].astype(str).str.strip() for d in dims})
     out["value"] = num.to_numpy(dtype=float, na_value=np.nan)
     out["withheld"] = withheld.to_numpy(dtype=bool)
+    out.attrs["file"] = str(path)  # for errors found later (audit_publication)
     return out
 
 
@@ -183,14 +187,70 @@ def _write_any(frame: pd.DataFrame, path: Path, fmt: str, sheet: str) -> None:
         write_excel(frame, path, sheet=sheet)
 
 
+#: Output keys whose files are tables (format from the suffix).
+TABLE_OUTPUTS = ("out", "cells")
+
+
+def _existing_folder(path: Path) -> Path:
+    """The nearest existing ancestor of ``path`` (the folder a new file would go under)."""
+    folder = path.absolute().parent
+    while not os.path.exists(folder) and folder != folder.parent:  # os.path: never raises
+        folder = folder.parent
+    return folder
+
+
+def check_output_paths(targets: Mapping[str, str | Path | None]) -> None:
+    """Check output files before any work starts, so a run never fails at its end.
+
+    Every target must be a file name (not a folder) short enough for the file system,
+    under a folder that exists and is writable, or that can be created under one;
+    tables (``out``, ``cells``) need a known suffix; no two targets may be the same file.
+
+    Raises:
+        InputError: naming the output file at fault.
+    """
+    seen: dict[Path, str] = {}
+    for key, target in targets.items():
+        if target is None:
+            continue
+        final = Path(target)
+        name = str(final)
+        folder = _existing_folder(final)
+        try:
+            name_max = os.pathconf(folder, "PC_NAME_MAX")
+        except (OSError, ValueError):
+            name_max = 255
+        too_long = [part for part in final.parts if len(os.fsencode(part)) > name_max]
+        if too_long:
+            raise InputError(
+                f"the output file name is too long ({len(os.fsencode(too_long[0]))} bytes; the file system "
+                f"allows {name_max}): choose a shorter name",
+                file=name,
+            )
+        if os.path.isdir(final) or not final.name:
+            raise InputError("the output path is a folder; give a file name", file=name)
+        if not os.path.isdir(folder):
+            raise InputError(f"cannot create the output folder: {folder} is a file, not a folder", file=name)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise InputError(f"cannot write the output file: the folder {folder} is not writable", file=name)
+        if key in TABLE_OUTPUTS:
+            table_format(final)
+        resolved = final.absolute()
+        if resolved in seen:
+            raise InputError(f"the same file is given for two outputs ({seen[resolved]} and {key})", file=name)
+        seen[resolved] = key
+
+
 @contextmanager
 def staged_files(targets: Mapping[str, str | Path | None]) -> Iterator[dict[str, Path]]:
     """Stage several output files and publish them together.
 
     Yields a dict of temporary paths (one per non-None target, in the target's folder).
     When the block completes, every temporary file is renamed onto its target; when it
-    raises, every temporary file is removed and no target is touched.
+    raises, every temporary file is removed and no target is touched. The targets are
+    checked first (:func:`check_output_paths`).
     """
+    check_output_paths(targets)
     temps: dict[str, Path] = {}
     finals: dict[str, Path] = {}
     try:
@@ -203,7 +263,9 @@ def staged_files(targets: Mapping[str, str | Path | None]) -> Iterator[dict[str,
                     final.parent.mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
                     raise InputError(f"cannot create the output folder: {exc.strerror}", file=str(final)) from None
-            fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".part" + final.suffix, dir=final.parent)
+            # the staged name stays short whatever the target's length
+            fd, tmp = tempfile.mkstemp(prefix=f".{final.stem[:64]}.", suffix=".part" + final.suffix[:16],
+                                       dir=final.parent)
             os.close(fd)
             os.chmod(tmp, 0o666 & ~_umask())
             temps[key] = Path(tmp)

@@ -135,7 +135,9 @@ def cell_names(model: Any) -> np.ndarray:
 
 
 def _match_cells(cells: CellTable, frame: pd.DataFrame, what: str) -> np.ndarray:
-    """Positions of the frame's rows among the cells, by ``name`` or by dimension codes."""
+    """Positions of the frame's rows among the cells, by ``name`` or by dimension codes
+    (errors name the frame's file, ``frame.attrs["file"]``, when it came from one)."""
+    source = frame.attrs.get("file")
     if "name" in frame.columns:
         names = cell_names(cells.model)
         keys = frame["name"].astype(str).to_numpy()
@@ -143,13 +145,16 @@ def _match_cells(cells: CellTable, frame: pd.DataFrame, what: str) -> np.ndarray
         dims = [d.name for d in cells.model.dims]
         missing = [d for d in dims if d not in frame.columns]
         if missing:
-            raise RuleError(f"{what}: give a 'name' column or one column per dimension (missing {missing})")
+            raise RuleError(f"{what}: give a 'name' column or one column per dimension (missing {missing})"
+                            + (f" (file {source})" if source else ""))
         keys = _join_codes(frame, dims, strip=True)
         names = _join_codes(cells.model.codes, dims, strip=True)
     pos = pd.Index(names).get_indexer(keys)
     if (pos < 0).any():
         bad = [str(k) for k in np.asarray(keys)[pos < 0][:_MAX_NAMES]]
-        raise RuleError(f"{what}: unknown cell(s) {', '.join(map(repr, bad))}")
+        line = int(np.flatnonzero(pos < 0)[0]) + 2
+        where = f" (file {source}, line {line})" if source else ""
+        raise RuleError(f"{what}: unknown cell(s) {', '.join(map(repr, bad))}{where}")
     return pos
 
 

@@ -74,8 +74,8 @@ class PRule(Rule):
     n: int = 1
 
     def __post_init__(self) -> None:
-        if not (0 < self.p):
-            raise RuleError(f"p% rule: p must be positive, got {self.p}")
+        if not (0 < self.p < 100):
+            raise RuleError(f"p% rule: p must lie strictly between 0 and 100 (percent), got {self.p}")
         if int(self.n) != self.n or self.n < 1:
             raise RuleError(f"p% rule: the number of intruders n must be a whole number >= 1, got {self.n}")
 
@@ -147,6 +147,10 @@ class PQRule(Rule):
             v = getattr(self, name)
             if not v > 0:
                 raise RuleError(f"(p,q) rule: {name} must be positive, got {v}")
+        for name in ("q_lower", "q_upper"):
+            v = getattr(self, name)
+            if v > 100:
+                raise RuleError(f"(p,q) rule: {name} must be at most 100 (percent), got {_num(v)}")
         if not (self.p_lower < self.q_lower and self.p_upper < self.q_upper):
             raise RuleError(
                 f"(p,q) rule: p must be smaller than q (got p={_num(self.p_lower)}/{_num(self.p_upper)}, "
@@ -234,8 +238,8 @@ class NKRule(Rule):
     def __post_init__(self) -> None:
         if int(self.n) != self.n or self.n < 1:
             raise RuleError(f"(n,k) rule: n must be a whole number >= 1, got {self.n}")
-        if not (0 < self.k < 100):
-            raise RuleError(f"(n,k) rule: k must lie strictly between 0 and 100, got {self.k}")
+        if not (0 < self.k <= 100):
+            raise RuleError(f"(n,k) rule: k must lie between 0 and 100 (0 < k <= 100), got {self.k}")
 
     @property
     def magnitude(self) -> bool:

@@ -9,6 +9,7 @@ One grammar covers the tablesafe spelling (``p(15)``, ``p(15, n=2)``, ``pq(10, 5
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 
@@ -66,11 +67,14 @@ def _split_top(s: str) -> list[str]:
 def _number(text: str, rule: str) -> float | str:
     t = text.strip()
     try:
-        return float(t)
+        v = float(t)
     except ValueError:
         if re.fullmatch(r"[A-Za-z_]+", t):
             return t
         raise RuleError(f"rule {rule!r}: {t!r} is not a number") from None
+    if not math.isfinite(v):
+        raise RuleError(f"rule {rule!r}: {t!r} is not a finite number")
+    return v
 
 
 def _parse_one(token: str) -> Rule:

@@ -215,6 +215,8 @@ class Hierarchy:
             tree.setdefault(stack[-1], []).append(code)
             tree.setdefault(code, [])
             stack.append(code)
+        if not seen:
+            raise HierarchyError("the hierarchy file lists no codes (it is empty)", file=name)
         return cls.from_tree(total, tree)
 
     @classmethod
@@ -255,6 +257,8 @@ class Hierarchy:
                 raise HierarchyError(f"cannot read hierarchy file: {exc.strerror}", file=name) from None
         else:
             rows = [(i + 1, str(c).strip(), "" if p is None else str(p).strip()) for i, (c, p) in enumerate(pairs)]
+        if not rows:
+            raise HierarchyError("the hierarchy file lists no codes (it is empty)", file=name)
         tree: dict[str, list[str]] = {total: []}
         parent_of: dict[str, str] = {}
         line_of: dict[str, int] = {}

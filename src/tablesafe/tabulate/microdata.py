@@ -74,6 +74,7 @@ def tabulate(
     missing_code: str | None = None,
     extra: Sequence[str] | None = None,
     progress: bool = False,
+    encoding: str | None = None,
 ) -> CellTable:
     """Tabulate microdata: one row per cell of the table(s), totals at every level included.
 
@@ -98,6 +99,7 @@ def tabulate(
         extra: further numeric columns summed per cell (weighted like the response) into
             ``CellTable.extra``.
         progress: show a rich progress display.
+        encoding: text encoding of a CSV file (default utf-8; also latin-1, utf-16).
 
     Returns:
         A :class:`CellTable` over ``compile_tables`` of the tables, cells in its order.
@@ -110,7 +112,8 @@ def tabulate(
         with _steps(progress, 4) as bar:
             bar.step("reading and checking data")
             plan = prepare(data, dims, response, tables=tables, holding=holding, weight=weight,
-                           waiver=waiver, request=request, missing_code=missing_code, extra=extra, con=con)
+                           waiver=waiver, request=request, missing_code=missing_code, extra=extra, con=con,
+                           encoding=encoding)
             bar.step(f"aggregating {plan.n_records:,} records")
             return _compute(plan, k, weight, response, bar)
     finally:
@@ -303,6 +306,7 @@ def unit_contributions(
     *,
     tables: Sequence[Sequence[str]] | None = None,
     missing_code: str | None = None,
+    encoding: str | None = None,
 ) -> pd.DataFrame:
     """Each unit's contribution to each cell (for insider and aggregation checks).
 
@@ -311,19 +315,20 @@ def unit_contributions(
     0-based record position when no holding is given) and ``value`` (the unit's
     unweighted sum of ``response`` in that cell). Only units present in a cell are
     listed; ``cells`` restricts the output to the named cells. Rows are sorted by cell
-    order, then unit.
+    order, then unit. ``encoding`` is that of a CSV file (default utf-8).
     """
     con = connect(threads=1, ordered=True)  # record positions in source order
     try:
-        return _unit_contributions(con, data, dims, response, holding, cells, tables, missing_code)
+        return _unit_contributions(con, data, dims, response, holding, cells, tables, missing_code, encoding)
     finally:
         con.close()
 
 
 def _unit_contributions(con: Any, data: Any, dims: Sequence[DimSpec | str], response: str, holding: str | None,
                         cells: Sequence[str] | None, tables: Sequence[Sequence[str]] | None,
-                        missing_code: str | None) -> pd.DataFrame:
-    plan = prepare(data, dims, response, tables=tables, holding=holding, missing_code=missing_code, con=con)
+                        missing_code: str | None, encoding: str | None = None) -> pd.DataFrame:
+    plan = prepare(data, dims, response, tables=tables, holding=holding, missing_code=missing_code, con=con,
+                   encoding=encoding)
     cols = plan.all_level_cols
     unit = "h" if holding else "rn"
     base = plan.base_sql

@@ -65,6 +65,20 @@ def flag_sql(src: Source, col: str) -> str:
     return (f"COALESCE(lower(trim(CAST({sql_ident(col)} AS VARCHAR))) NOT IN {_FALSY}, false)")
 
 
+def _is_infinite(v: str | None) -> bool:
+    try:
+        return math.isinf(float(str(v).strip()))
+    except ValueError:
+        return False
+
+
+def _is_not_positive(v: str | None) -> bool:
+    try:
+        return not float(str(v).strip()) > 0
+    except ValueError:
+        return False
+
+
 def _is_bad_number(v: str | None) -> bool:
     if v is None or not str(v).strip():
         return True
@@ -72,6 +86,33 @@ def _is_bad_number(v: str | None) -> bool:
         return math.isnan(float(str(v).strip()))
     except ValueError:
         return True
+
+
+def _check_values(src: Source, counts: list[int], checks: list[tuple[str, str]], weight: str | None,
+                  holding: str | None) -> None:
+    """Raise for the first bad value the first scan counted, in the order of the counts:
+    missing or non-numeric values per checked column, infinite values per checked
+    column, non-positive weights (with ``weight``), missing holdings (with ``holding``)."""
+    n = len(checks)
+    for k, (role, col) in enumerate(checks):
+        if counts[k]:
+            raise src.error_at(f"{counts[k]} missing or non-numeric value(s) in the {role} column; the first is",
+                               col, src.locate(col, _is_bad_number))
+    for k, (role, col) in enumerate(checks):
+        if counts[n + k]:
+            raise src.error_at(
+                f"{counts[n + k]} infinite value(s) in the {role} column (values must be finite numbers); the first is",
+                col, src.locate(col, _is_infinite))
+    off = 2 * n
+    if weight:
+        if counts[off]:
+            raise src.error_at(
+                f"{counts[off]} zero or negative sampling weight(s) in the weight column {weight!r} (a weight is the "
+                "number of units a record stands for and must be positive); the first is",
+                weight, src.locate(weight, _is_not_positive))
+        off += 1
+    if holding and counts[off]:
+        raise src.error_at("missing holding identifier", holding, src.locate(holding, lambda v: v is None))
 
 
 @dataclass
@@ -149,13 +190,15 @@ def prepare(
     missing_code: str | None = None,
     extra: Sequence[str] | None = None,
     con: duckdb.DuckDBPyConnection | None = None,
+    encoding: str | None = None,
 ) -> Plan:
-    """Open and check the data, resolve hierarchies and compile the table model."""
+    """Open and check the data (see :func:`_check_values`; ``encoding``: of a CSV file),
+    resolve hierarchies and compile the table model."""
     specs = as_dimspecs(dims)
     names = [s.name for s in specs]
     extra = [extra] if isinstance(extra, str) else list(extra or [])
     con = con or connect()
-    src = open_source(con, data)
+    src = open_source(con, data, encoding=encoding)
     src.check_columns(names, "dimension column")
     src.check_columns([response], "response column")
     for role, col in (("holding", holding), ("weight", weight), ("waiver", waiver), ("request", request)):
@@ -200,24 +243,20 @@ def prepare(
     parts = ["count(*)"]
     parts += [f"list(DISTINCT {code_sql(n)})" for n in names]
     parts += [f"count(*) FILTER (WHERE {expr} IS NULL OR isnan({expr}))" for _, _, expr in checks]
+    parts += [f"count(*) FILTER (WHERE isinf({expr}))" for _, _, expr in checks]
+    if weight:
+        parts.append(f"count(*) FILTER (WHERE {checks[1][2]} <= 0)")
     if holding:
         parts.append(f"count(*) FILTER (WHERE {sql_ident(holding)} IS NULL)")
     try:
         row = con.execute(f"SELECT {', '.join(parts)} FROM {src.from_sql}").fetchall()[0]
     except duckdb.Error as exc:
-        raise InputError(f"cannot read the data: {str(exc).splitlines()[0]}", file=src.file) from None
+        raise src.read_error(exc) from None
     n_records = int(row[0])
     if n_records == 0:
         raise InputError("empty input: the data has no records", file=src.file)
     data_codes = {n: sorted(row[1 + j]) for j, n in enumerate(names)}
-    off = 1 + len(names)
-    for k, (role, col, _) in enumerate(checks):
-        if row[off + k]:
-            raise src.error_at(
-                f"{row[off + k]} missing or non-numeric value(s) in the {role} column; the first is",
-                col, src.locate(col, _is_bad_number))
-    if holding and row[off + len(checks)]:
-        raise src.error_at("missing holding identifier", holding, src.locate(holding, lambda v: v is None))
+    _check_values(src, list(row[1 + len(names):]), [(role, col) for role, col, _ in checks], weight, holding)
 
     # hierarchies and code maps
     hierarchies: dict[str, Hierarchy] = {}

@@ -18,6 +18,13 @@ import scipy.sparse as sp
 
 from tablesafe.celltable import CellTable
 from tablesafe.errors import InputError, NonAdditiveError
+from tablesafe.io.frames import (
+    check_encoding,
+    check_input_file,
+    check_unique_columns,
+    csv_header,
+    decode_error,
+)
 from tablesafe.io.tauargus import TabularInput, _number
 from tablesafe.structure import CompiledModel, Dimension, Hierarchy, TableStructure, compile_tables
 from tablesafe.tabulate.dims import DimSpec, as_dimspecs
@@ -68,18 +75,23 @@ def _merge_tops(agg: sp.csr_matrix, top: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def _read(data: Any) -> tuple[pd.DataFrame, str | None, int]:
-    """A frame of strings/numbers, the file name and the line of its first data row."""
+def _read(data: Any, encoding: str | None = None) -> tuple[pd.DataFrame, str | None, int]:
+    """A frame of strings/numbers, the file name and the line of its first data row.
+
+    A CSV file is decoded with ``encoding`` (default utf-8); a column named twice is refused.
+    """
     if isinstance(data, TabularInput):
         return data.frame, str(data.path), 1
     if isinstance(data, (str, Path)):
-        path = Path(data)
+        path = check_input_file(data, "tabular file")
+        enc = check_encoding(encoding)
         try:
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-        except FileNotFoundError:
-            raise InputError("tabular file not found", file=str(path)) from None
+            check_unique_columns(csv_header(path, enc), str(path))
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, encoding=enc)
         except pd.errors.EmptyDataError:
             raise InputError("empty input: the tabular file has no cells", file=str(path)) from None
+        except UnicodeDecodeError:
+            raise decode_error(str(path), enc) from None
         frame.columns = [c.strip() for c in frame.columns]
         return frame, str(path), 2
     mod = type(data).__module__
@@ -87,7 +99,36 @@ def _read(data: Any) -> tuple[pd.DataFrame, str | None, int]:
         data = data.to_pandas()
     if not isinstance(data, pd.DataFrame):
         raise InputError(f"cannot read tabular data of type {type(data).__name__}")
+    check_unique_columns(list(data.columns), None)
     return data, None, 1
+
+
+def _column_numbers(frame: pd.DataFrame, col: str, file: str | None, first_line: int, *,
+                    count: bool = False) -> np.ndarray:
+    """The numbers of a column of tabular input (NaN for blank or ``-``), refusing
+    non-numeric and infinite values and, for a contributor count, negative ones; errors
+    name the file, line (``first_line`` is that of the first row), column and value."""
+
+    def at(message: str, i: int) -> InputError:
+        return InputError(message, file=file, line=i + first_line, column=col, code=str(frame[col].iloc[i]).strip())
+
+    s = frame[col]
+    if pd.api.types.is_numeric_dtype(s):
+        out = s.to_numpy(dtype=float)
+    else:
+        try:
+            out = _number(s.astype(str), col, file or "<frame>")
+        except InputError as exc:  # re-point the line at the file's line
+            line = None if exc.line is None else exc.line - 1 + first_line
+            raise InputError("non-numeric value", file=file, line=line, column=col, code=exc.code) from None
+    inf = np.flatnonzero(np.isinf(out))
+    if len(inf):
+        raise at(f"{len(inf)} infinite value(s) (values must be finite numbers); the first is", int(inf[0]))
+    bad = np.flatnonzero(out < 0) if count else []
+    if len(bad):
+        raise at(f"{len(bad)} negative contributor count(s) in the frequency column (a number of contributors "
+                 "cannot be negative); the first is", int(bad[0]))
+    return out
 
 
 def from_tabular(
@@ -105,6 +146,7 @@ def from_tabular(
     recompute_totals: bool = False,
     missing_code: str | None = None,
     top_k: int = 4,
+    encoding: str | None = None,
 ) -> CellTable:
     """A :class:`CellTable` from cells given directly.
 
@@ -126,10 +168,12 @@ def from_tabular(
             checking them.
         missing_code: map codes unknown to a hierarchy to this code.
         top_k: number of top contributions kept.
+        encoding: text encoding of a CSV file (default utf-8).
 
-    Blank or ``-`` values mark empty cells (value 0, no contributors).
+    Blank or ``-`` values mark empty cells (value 0, no contributors). Numbers must be
+    finite; contributor counts (``frequency``) whole and not negative.
     """
-    frame, file, first_line = _read(data)
+    frame, file, first_line = _read(data, encoding)
     status_map = dict(_TAU_STATUS)
     if isinstance(data, TabularInput):
         md = data.metadata
@@ -177,14 +221,7 @@ def from_tabular(
         raise InputError("empty input: no cells given", file=file)
 
     def num(col: str) -> np.ndarray:
-        s = frame[col]
-        if pd.api.types.is_numeric_dtype(s):
-            return s.to_numpy(dtype=float)
-        try:
-            return _number(s.astype(str), col, file or "<frame>")
-        except InputError as exc:  # re-point the line at the file's line
-            line = None if exc.line is None else exc.line - 1 + first_line
-            raise InputError("non-numeric value", file=file, line=line, column=col, code=exc.code) from None
+        return _column_numbers(frame, col, file, first_line)
 
     codes = {n: frame[n].astype(str).str.strip().to_numpy(dtype=object) for n in names}
 
@@ -253,7 +290,7 @@ def from_tabular(
     keep = np.zeros(n, dtype=bool) if recompute_totals else given
     if frequency is not None:
         f = np.zeros(n)
-        fin = num(frequency)
+        fin = _column_numbers(frame, frequency, file, first_line, count=True)
         f[cell] = np.nan_to_num(fin)
         f[cell[~present]] = 0
         f = np.where(keep | leaf, f, rollup(f))
