@@ -39,6 +39,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from plain_lp import plain_lp_check
+
 from tablesafe.problem import Problem
 from tablesafe.structure import Hierarchy
 from tablesafe.synthetic import SyntheticData, problem_from_data, synthetic_preset
@@ -217,15 +219,29 @@ def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None) 
     else:
         bad, audited = lp_audit(problem, w, sample)
     audit_secs = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    plain_sample = None if problem.n <= PLAIN_ALL_MAX else PLAIN_SAMPLE
+    pbad, paudited = plain_lp_check(_truth(problem), w, plain_sample)
+    plain_secs = time.perf_counter() - t1
+    out["plain_lp"] = (f"{pbad}" if paudited == out["sensitive"] else f"{pbad} of {paudited} sampled")
     sec = w & ~problem.sensitive
     out.update(
         seconds=res["seconds"], withheld=int(w.sum()), secondary=int(sec.sum()),
         withheld_value=float(problem.value[sec].sum()),
         under_protected=(f"{bad}" if audited == out["sensitive"] else f"{bad} of {audited} sampled")
         + (" (certificates)" if res.get("proven") else ""),
-        note=(res.get("note", "") + ("" if res.get("proven") else f" (audit {audit_secs:.0f} s)")).strip(),
+        note=(res.get("note", "") + ("" if res.get("proven") else f" (audit {audit_secs:.0f} s)")
+              + f" (plain LP {plain_secs:.0f} s)").strip(),
     )
     return out
+
+
+PLAIN_ALL_MAX = 3_000  # tables up to this size: every sensitive cell by plain LP
+PLAIN_SAMPLE = 150  # larger tables: a deterministic sample
+
+
+def _truth(problem: Problem) -> Problem:
+    return problem.copy(rhs=problem.relations @ problem.value)
 
 
 def tau_mask(problem: Problem, status: dict) -> tuple[np.ndarray, int]:
@@ -241,14 +257,15 @@ def write_results(rows: list[dict], command: str, notes: list[str]) -> None:
     lines = [SECTION, "", f"Command: `{command}`", ""]
     lines += notes + [""]
     lines.append("| table | cells | sensitive | tool | seconds | withheld | secondary | withheld value "
-                 "(secondaries) | under-protected (our audit) | note |")
-    lines.append("|---|---:|---:|---|---:|---:|---:|---:|---|---|")
+                 "(secondaries) | under-protected (our audit) | under-protected (plain LP) | note |")
+    lines.append("|---|---:|---:|---|---:|---:|---:|---:|---|---|---|")
     for r in rows:
         wv = r["withheld_value"]
         wv = f"{wv:,.0f}" if isinstance(wv, float) else wv
         lines.append(
             f"| {r['table']} | {r['cells']:,} | {r['sensitive']:,} | {r['tool']} | {r['seconds']:.1f} | "
-            f"{r['withheld']} | {r['secondary']} | {wv} | {r['under_protected']} | {r['note']} |"
+            f"{r['withheld']} | {r['secondary']} | {wv} | {r['under_protected']} | "
+            f"{r.get('plain_lp', '-')} | {r['note']} |"
         )
     block = "\n".join(lines) + "\n"
     if SECTION in text:

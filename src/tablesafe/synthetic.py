@@ -100,6 +100,12 @@ PRESETS: dict[str, dict] = {
     "1k": {"branching": [[3, 10], [2, 3, 4]], "units": 3_000},
     # 2-D, 105 x 94 = 9,870 cells (a larger two-way table for tests)
     "10k2d": {"branching": [[4, 5, 4], [3, 5, 5]], "units": 12_000},
+    # 2-D, 64 x 37 = 2,368 cells (three-level hierarchies, one wide)
+    "2k2d": {"branching": [[3, 4, 4], [4, 2, 3]], "units": 6_000},
+    # 3-D, 9 x 16 x 9 = 1,296 cells
+    "1k3d": {"branching": [[2, 3], [3, 4], [2, 3]], "units": 4_000},
+    # 2-D, 231 x 57 = 13,167 cells (a wide, shallow two-way table: few large blocks)
+    "13k2d": {"branching": [[5, 5, 8], [7, 7]], "units": 40_000},
     # 3-D, 27 x 27 x 19 = 13,851 cells
     "13k": {"branching": [[2, 3, 3], [2, 3, 3], [3, 5]], "units": 15_000},
     # 3-D, 52 x 34 x 34 = 60,112 cells

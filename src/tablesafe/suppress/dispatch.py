@@ -30,24 +30,33 @@ from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.protection import certificates_frame, cleanup, repair
 
 METHODS = ("optimal", "modular", "fast", "none")
+SEARCH_SHARE = 0.6
+"""Share of the time limit for the method's own search; the rest is for the full-table
+repair (or the certificates) and the cleanup."""
+CLEANUP_SHARE = 0.2
+"""Share of the time limit the optional cleanup may take at most."""
+
+
+def auto_time_limit(cells: int) -> float:
+    """The time limit used when none is given: 60 s plus 20 s per 1,000 cells, at most
+    15 minutes (a 2,000-cell table gets 100 s, a 13,000-cell one 320 s)."""
+    return float(min(60.0 + 0.02 * cells, 900.0))
+
+
 LP_REPAIR_MAX_CELLS = 5_000
 """Above this size every method's pattern is repaired and proved by certificates (the
 ``fast`` search seeded with the pattern) instead of full-table attacker LPs; up to it, a
 pattern proved by certificates still gets the attacker LPs for its insider gaps."""
 
 
-def _logger(progress: bool):
+def _logger(progress: bool, method: str):
+    """A log function for the method's messages and the context that ends its display."""
     if not progress:
         return None, contextlib.nullcontext()
-    from rich.console import Console
+    from tablesafe.progress import Progress
 
-    console = Console(stderr=True)
-    status = console.status("suppressing ...")
-
-    def log(msg: str) -> None:
-        status.update(msg)  # a live status line, not a log line per step
-
-    return log, status
+    rep = Progress(f"{method} suppression", every=5.0)
+    return rep.say, rep
 
 
 def suppress(
@@ -69,8 +78,10 @@ def suppress(
         method: ``optimal`` (Fischetti-Salazar cut generation), ``modular`` (HiTaS:
             subtables top-down), ``fast`` (heuristic for very large tables) or ``none``
             (primaries only; no safety claim, no audit).
-        time_limit: seconds for the method's search (the final repair, cleanup and audit
-            run to completion); ``None``: no limit.
+        time_limit: seconds for the whole run: the method's search gets
+            ``SEARCH_SHARE`` of it, the optional cleanup at most ``CLEANUP_SHARE``; the
+            repair that makes the pattern safe and the final audit always run to the end.
+            ``None``: :func:`auto_time_limit` of the table size.
         certificates: attach a certificate per sensitive cell and direction.
         singleton: protect against the single respondent of a withheld sensitive cell
             next to the target (seed 002 "singletons").
@@ -94,19 +105,28 @@ def suppress(
     sens = problem.sensitive
     if method == "none":
         return Pattern(sens.copy(), method="none", stats={"seconds": time.monotonic() - t0, "safe": False})
+    given_limit = time_limit
+    if time_limit is None:
+        time_limit = auto_time_limit(problem.n)
+    deadline = t0 + float(time_limit)
+
+    def left() -> float:
+        return max(deadline - time.monotonic(), 0.0)
     bounds = Bounds.of(problem, capacity=capacity, singleton=singleton)
-    log, status = _logger(progress)
+    log, status = _logger(progress, method)
     stats: dict = {}
     fast_certs = None
     with status:
         if method == "optimal":
             from tablesafe.suppress.optimal import optimal_pattern
 
-            withheld, stats = optimal_pattern(problem, bounds, time_limit=time_limit, seed=seed, log=log)
+            withheld, stats = optimal_pattern(problem, bounds, time_limit=SEARCH_SHARE * time_limit,
+                                              seed=seed, log=log)
         elif method == "modular":
             from tablesafe.suppress.modular import modular_pattern
 
-            withheld, stats = modular_pattern(problem, bounds, time_limit=time_limit, seed=seed, log=log)
+            withheld, stats = modular_pattern(problem, bounds, time_limit=SEARCH_SHARE * time_limit,
+                                              seed=seed, log=log)
         if method == "fast" or problem.n > LP_REPAIR_MAX_CELLS:
             # fast, and the repair of the other methods' patterns on large tables: a local
             # certificate per sensitive cell (and per single respondent next to it), found
@@ -116,12 +136,16 @@ def suppress(
             initial = None if method == "fast" else withheld
             before = int(withheld.sum()) if initial is not None else 0
             try:
-                pat = fast_pattern(problem, time_limit=time_limit, progress=progress, seed=seed,
-                                   singleton=singleton, capacity=capacity, initial=initial)
+                pat = fast_pattern(problem, time_limit=left(), progress=progress, seed=seed,
+                                   singleton=singleton, capacity=capacity, initial=initial,
+                                   progress_label="fast suppression" if initial is None
+                                   else f"{method}: certificates for every sensitive cell")
                 if initial is None:
                     stats = dict(pat.stats)
                 else:
                     stats["certificate_repair_added"] = int(pat.withheld.sum()) - before
+                    stats["certificate_repair_added_value"] = float(
+                        np.abs(problem.value[np.asarray(pat.withheld, dtype=bool) & ~initial]).sum())
                     stats["certificate_repair_seconds"] = pat.stats["seconds"]
                     stats["insider_unprotected"] = pat.stats["insider_unprotected"]
                 withheld = np.asarray(pat.withheld, dtype=bool)
@@ -156,17 +180,15 @@ def suppress(
         else:
             if log:
                 log("repairing: checking every sensitive cell")
-            before = int(withheld.sum())
+            before = withheld.copy()
             withheld, atts, rounds = repair(problem, bounds, withheld)
             stats["repair_rounds"] = rounds
-            stats["repair_added"] = int(withheld.sum()) - before
+            stats["repair_added"] = int(withheld.sum()) - int(before.sum())
+            stats["repair_added_value"] = float(np.abs(problem.value[withheld & ~before]).sum())
             if log:
                 log("cleanup: dropping complements no longer needed")
-            # cleanup is optional work: it gets half the time limit, or (without a limit)
-            # as long as the method and the repair took so far, at least 10 seconds
-            spent = time.monotonic() - t0
-            budget = max(10.0, 0.5 * float(time_limit)) if time_limit is not None else max(10.0, spent)
-            cdl = time.monotonic() + budget
+            # cleanup is optional work: a fixed share of the limit, within what is left
+            cdl = time.monotonic() + min(CLEANUP_SHARE * float(time_limit), left())
             stats["cost_before_cleanup"] = float(problem.cost[withheld & ~sens].sum())
             withheld, atts, removed = cleanup(problem, bounds, withheld, atts, deadline=cdl)
             if time.monotonic() > cdl:
@@ -176,6 +198,8 @@ def suppress(
             _final_audit(problem, withheld)
         stats["audit"] = "certificates" if proven else ("lp" if audit else "none")
     stats["seconds"] = time.monotonic() - t0
+    stats["time_limit"] = float(time_limit)
+    stats["time_limit_given"] = given_limit is not None
     stats["withheld"] = int(withheld.sum())
     stats["secondary"] = int((withheld & ~sens).sum())
     stats["cost"] = float(problem.cost[withheld & ~sens].sum())

@@ -230,6 +230,7 @@ def fast_pattern(
     capacity: bool = False,
     insiders: bool | None = None,
     initial: np.ndarray | None = None,
+    progress_label: str = "fast suppression",
     workers: int | None = None,
     give_up_after: float | None = None,
     options: FastOptions | None = None,
@@ -241,7 +242,8 @@ def fast_pattern(
         time_limit: soft limit in seconds: every sensitive cell is always protected; past
             the limit the run only stops spending time on optional work (there is none yet
             besides progress reporting), and ``stats["time_limit_hit"]`` says so.
-        progress: show a rich progress bar.
+        progress: report progress (a live line on a terminal, plain lines in a log).
+        progress_label: what the progress report calls this run.
         seed: accepted for interface compatibility; the method is deterministic (ties
             are broken by cell position), so the seed does not change the result.
         singleton: avoid single-contributor cells as partners (see the module text).
@@ -348,11 +350,9 @@ def fast_pattern(
 
     bar = None
     if progress:
-        from rich.progress import Progress
+        from tablesafe.progress import Progress
 
-        bar = Progress(transient=False)
-        task = bar.add_task("fast suppression", total=len(targets))
-        bar.start()
+        bar = Progress(progress_label, total=len(targets))
     done = 0
     insider_pairs = 0
     insider_open: list[tuple[int, int]] = []
@@ -508,7 +508,7 @@ def fast_pattern(
             if direction is not None and opts.share:
                 share(t, direction)
             if bar is not None:
-                bar.advance(task)
+                bar.update(done)
             done += 1
             if opts.log_every and done % opts.log_every == 0:
                 print(
@@ -563,7 +563,7 @@ def fast_pattern(
             lps = search.lp.solves
     finally:
         if bar is not None:
-            bar.stop()
+            bar.close()
 
     if unprotectable:
         names = ", ".join(str(problem.names[i]) for i in unprotectable[:5])

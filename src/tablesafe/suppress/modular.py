@@ -192,7 +192,11 @@ def modular_pattern(
             for j, (_, other) in enumerate(subs):
                 if j != i and passes[j] < max_passes and j not in queue and np.isin(reopened, other).any():
                     queue.append(j)
-        say(f"subtable {i + 1}/{len(subs)}: {len(new)} new complements")
+        spent = time.monotonic() - t0
+        done = solved + failures
+        eta = spent / max(done, 1) * len(queue)
+        say(f"subtable {done}/{done + len(queue)} solved ({len(new)} new complements), "
+            f"about {eta:.0f} s left")
     stats = {"subtables": len(subs), "subtables_solved": solved, "subtable_failures": failures,
              "subtables_skipped": skipped, "subtables_compact": compact_solved, "time_limit_hit": skipped > 0,
              "seconds_modular": time.monotonic() - t0}
@@ -286,25 +290,34 @@ def _trace(msg: str) -> None:
 
 
 def _solve_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: dict[int, np.ndarray],
-                    seconds: float, mip_gap: float, seed: int, max_size: int):
+                    seconds: float, mip_gap: float, seed: int, max_size: int, rounds: int = 2):
     """The subtable's compact model against outsiders, then against the insiders whose
-    cells the certificates move (added a few at a time: most certificates already leave
-    every single respondent's cell alone, and then that insider learns nothing more)."""
+    cells the certificates move (most certificates leave every single respondent's cell
+    alone, and then that insider learns nothing more).
+
+    Insider attacks are added for at most ``rounds`` rounds and at most twice as many as
+    the subtable has targets per round (measured: on a 13,000-cell two-way table with a
+    third of the cells sensitive, adding every insider a certificate moves grew subtables
+    of 72 cells to 800 attacks and 3 s each); the last safe pattern against outsiders is
+    kept, and the full-table repair protects against the insiders left.
+    """
     deadline = time.monotonic() + seconds
     atts = attacks_of(bounds, sub.sensitive, None)
     have = set(atts)
-    res = None
-    for _ in range(6):
-        if model_size(sub, bounds, atts) > max_size:
-            return None
+    best = None
+    per_round = 2 * max(int(sub.sensitive.sum()), 1)
+    for _ in range(rounds + 1):
         left = deadline - time.monotonic()
-        if left <= 0:
-            return None
+        if model_size(sub, bounds, atts) > max_size or left <= 0:
+            break
         res = compact_pattern(sub, bounds, cand, atts, time_limit=left, mip_gap=mip_gap, seed=seed)
         _trace(f"n={sub.n} targets={int(sub.sensitive.sum())} attacks={len(atts)} "
                f"ok={res.withheld is not None} opt={res.optimal} {res.seconds:.2f}s")
-        if res.withheld is None or not insiders:
-            return res if res.withheld is not None else None
+        if res.withheld is None:
+            break
+        best = res
+        if not insiders:
+            break
         more = []
         for t, (k, d, s) in enumerate(atts):
             who = insiders.get(k)
@@ -313,7 +326,8 @@ def _solve_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: di
             hit = who[res.moved(t, who)]
             more += [(k, d, int(x)) for x in hit if (k, d, int(x)) not in have]
         if not more:
-            return res
+            break
+        more = sorted(more)[:per_round]
         atts = atts + more
         have.update(more)
-    return None
+    return best

@@ -1,0 +1,100 @@
+"""Progress of long stages: a live line on a terminal, plain timestamped lines in a log.
+
+A rich live display draws nothing when standard error is not a terminal (a log file, a
+CI job), so a long run looked frozen there. :class:`Progress` writes the same news either
+way: on a terminal a rich status line that is updated in place, otherwise one plain line
+at most every ``every`` seconds (and always the last one), each with counts and an
+estimate of the time left.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Self, TextIO
+
+
+class Progress:
+    """Reports ``done`` of ``total`` steps of a named stage, with the time left.
+
+    Args:
+        label: what is being done (e.g. ``"modular: subtables"``).
+        total: number of steps, if known.
+        stream: where to write (standard error by default).
+        every: seconds between plain lines when the stream is not a terminal.
+        enabled: False makes every call a no-op.
+    """
+
+    def __init__(self, label: str, total: int | None = None, *, stream: TextIO | None = None,
+                 every: float = 10.0, enabled: bool = True) -> None:
+        self.label = label
+        self.total = total
+        self.stream = stream if stream is not None else sys.stderr
+        self.every = every
+        self.enabled = enabled
+        self.t0 = time.monotonic()
+        self._last = -float("inf")
+        self._status = None
+        self._console = None
+        if enabled and getattr(self.stream, "isatty", lambda: False)():
+            from rich.console import Console
+
+            self._console = Console(file=self.stream)
+            self._status = self._console.status(label)
+            self._status.start()
+
+    def line(self, done: int, note: str = "") -> str:
+        """The text of one report: label, counts, elapsed and estimated time left."""
+        spent = time.monotonic() - self.t0
+        parts = [self.label]
+        if self.total:
+            parts.append(f"{done:,}/{self.total:,}")
+            if 0 < done < self.total:
+                parts.append(f"about {spent / done * (self.total - done):.0f} s left")
+        parts.append(f"{spent:.0f} s")
+        if note:
+            parts.append(note)
+        return ", ".join(parts)
+
+    def update(self, done: int, note: str = "", *, force: bool = False) -> None:
+        """Report progress (throttled when writing plain lines)."""
+        if not self.enabled:
+            return
+        text = self.line(done, note)
+        if self._status is not None:
+            self._status.update(text)
+            return
+        now = time.monotonic()
+        if force or now - self._last >= self.every:
+            self._last = now
+            print(f"[{time.strftime('%H:%M:%S')}] {text}", file=self.stream, flush=True)
+
+    def say(self, note: str) -> None:
+        """Report a message without counts (throttled when writing plain lines)."""
+        if not self.enabled:
+            return
+        if self._status is not None:
+            self._status.update(f"{self.label}: {note}")
+            return
+        now = time.monotonic()
+        if now - self._last >= self.every:
+            self._last = now
+            print(f"[{time.strftime('%H:%M:%S')}] {self.label}: {note}", file=self.stream, flush=True)
+
+    def close(self, note: str = "") -> None:
+        """End the report (the last plain line is always written)."""
+        if not self.enabled:
+            return
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+            return
+        if note or self.total:
+            print(f"[{time.strftime('%H:%M:%S')}] {self.line(self.total or 0, note)}", file=self.stream,
+                  flush=True)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
