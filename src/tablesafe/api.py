@@ -27,7 +27,7 @@ from tablesafe.celltable import CellTable
 from tablesafe.errors import AuditFailure, InputError, RuleError, TablesafeError
 from tablesafe.problem import EMPTY, MANUAL, PROTECTED, SAFE, SECONDARY, SENSITIVE, Pattern, Problem
 
-METHODS = ("optimal", "modular", "fast", "none")
+METHODS = ("auto", "optimal", "modular", "fast", "none")
 TABLE_DATA_SUFFIXES = (".csv", ".parquet", ".pq", ".txt", ".asc")
 
 
@@ -53,7 +53,7 @@ class ProtectResult:
     pattern: Pattern
     audit: Any | None
     response: str = "value"
-    method: str = "modular"
+    method: str = "auto"
     params: dict = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     marker: str | None = None
@@ -743,7 +743,7 @@ def protect(
     weight_mode: str | None = None,
     waiver: str | None = None,
     request: str | None = None,
-    method: str = "modular",
+    method: str = "auto",
     cost: str = "value",
     cost_lambda: float = 1.0,
     total: str = "Total",
@@ -940,7 +940,7 @@ def audit_publication(
 def protect_problem(
     problem: Problem,
     *,
-    method: str = "modular",
+    method: str = "auto",
     response: str = "value",
     time_limit: float | None = None,
     certificates: bool = False,

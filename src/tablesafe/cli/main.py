@@ -25,6 +25,7 @@ app = typer.Typer(
 
 
 class Method(str, Enum):
+    auto = "auto"
     optimal = "optimal"
     modular = "modular"
     fast = "fast"
@@ -86,7 +87,7 @@ def protect(
     waiver: str | None = WaiverOpt,
     request: str | None = RequestOpt,
     rule: list[str] | None = RuleOpt,
-    method: Method = typer.Option(Method.modular, "--method", "-m", help="Secondary suppression method; 'none' = primary suppression only (no safety claim)."),
+    method: Method = typer.Option(Method.auto, "--method", "-m", help="Secondary suppression method; 'auto' (default) picks modular on hierarchical tables up to 60,000 cells, fast above, optimal without table structure; 'none' = primary suppression only (no safety claim)."),
     cost: str = CostOpt,
     total: str = TotalOpt,
     table: list[str] | None = TableOpt,

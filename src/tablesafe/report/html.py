@@ -247,7 +247,7 @@ def render_report(result: Any) -> str:
     return template.render(
         version=tablesafe.__version__,
         response=result.response,
-        method=result.method,
+        method=_method_text(result),
         n_cells=result.problem.n,
         n_relations=result.problem.m,
         dims=dims,
@@ -265,3 +265,12 @@ def render_report(result: Any) -> str:
         total_time=sum(result.timings.values()),
         escape=html.escape,
     )
+
+
+def _method_text(result) -> str:
+    """The method as run: for ``auto``, the method it chose and why."""
+    stats = getattr(result.pattern, "stats", None) or {}
+    chosen = stats.get("method_chosen")
+    if result.method == "auto" and chosen:
+        return f"auto: {chosen} ({stats.get('method_reason', '')})"
+    return str(result.method)

@@ -29,7 +29,24 @@ from tablesafe.problem import Pattern, Problem
 from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.protection import certificates_frame, cleanup, repair
 
-METHODS = ("optimal", "modular", "fast", "none")
+METHODS = ("auto", "optimal", "modular", "fast", "none")
+MODULAR_MAX_CELLS = 60_000
+"""``auto`` picks ``modular`` on hierarchical tables up to this size, ``fast`` above it."""
+
+
+def choose_method(problem: Problem) -> tuple[str, str]:
+    """The method ``auto`` runs on a problem, and why (shown in the stats and the report)."""
+    structured = problem.model is not None and problem.model.size == problem.n
+    if not structured:
+        if problem.n <= LP_REPAIR_MAX_CELLS:
+            return "optimal", "no table structure (relations only): cut generation on the whole table"
+        return "fast", "no table structure and more than 5,000 cells: local certificates"
+    if problem.n <= MODULAR_MAX_CELLS:
+        return "modular", (f"table structure with {problem.n:,} cells (up to {MODULAR_MAX_CELLS:,}): "
+                           "HiTaS subtables, each solved exactly")
+    return "fast", f"{problem.n:,} cells (more than {MODULAR_MAX_CELLS:,}): local certificates"
+
+
 SEARCH_SHARE = 0.6
 """Share of the time limit for the method's own search; the rest is for the full-table
 repair (or the certificates) and the cleanup."""
@@ -75,7 +92,7 @@ def suppress(
 
     Args:
         problem: the cells, relations, bounds and protection levels.
-        method: ``optimal`` (Fischetti-Salazar cut generation), ``modular`` (HiTaS:
+        method: ``auto`` (:func:`choose_method`), ``optimal`` (Fischetti-Salazar cut generation), ``modular`` (HiTaS:
             subtables top-down), ``fast`` (heuristic for very large tables) or ``none``
             (primaries only; no safety claim, no audit).
         time_limit: seconds for the whole run: the method's search gets
@@ -105,6 +122,9 @@ def suppress(
     sens = problem.sensitive
     if method == "none":
         return Pattern(sens.copy(), method="none", stats={"seconds": time.monotonic() - t0, "safe": False})
+    chosen_reason = ""
+    if method == "auto":
+        method, chosen_reason = choose_method(problem)
     given_limit = time_limit
     if time_limit is None:
         time_limit = auto_time_limit(problem.n)
@@ -199,6 +219,9 @@ def suppress(
         stats["audit"] = "certificates" if proven else ("lp" if audit else "none")
     stats["seconds"] = time.monotonic() - t0
     stats["time_limit"] = float(time_limit)
+    if chosen_reason:
+        stats["method_chosen"] = method
+        stats["method_reason"] = chosen_reason
     stats["time_limit_given"] = given_limit is not None
     stats["withheld"] = int(withheld.sum())
     stats["secondary"] = int((withheld & ~sens).sum())

@@ -1,0 +1,108 @@
+"""The compact (one-model) subtable solver, modular's carried levels, ``auto`` and progress."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from _suppress_gen import independent_audit
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_suppress import brute_force_min_cost, grid_problem
+
+from tablesafe.progress import Progress
+from tablesafe.suppress import suppress
+from tablesafe.suppress.attacker import UP, Bounds
+from tablesafe.suppress.compact import attacks_of, compact_pattern
+from tablesafe.suppress.dispatch import auto_time_limit, choose_method
+from tablesafe.suppress.modular import modular_pattern
+from tablesafe.suppress.protection import candidates, check, failing
+from tablesafe.synthetic import synthetic_problem
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    interior=st.lists(st.integers(1, 40), min_size=6, max_size=6),
+    sens=st.lists(st.tuples(st.integers(1, 2), st.integers(1, 3)), min_size=1, max_size=2, unique=True),
+    frac=st.floats(0.05, 0.9),
+)
+def test_compact_model_matches_brute_force_on_two_way_tables(interior, sens, frac):
+    """On a 2 x 3 table with totals the compact model (deviations capped at the level) is
+    exact: its cost equals the brute-force minimum over every pattern the independent
+    auditor passes, its pattern passes that auditor, and its certificates move each target
+    by at least its level."""
+    grid = np.array(interior, dtype=float).reshape(2, 3)
+    levels = {(i, j): (np.ceil(frac * grid[i - 1, j - 1]), np.ceil(frac * grid[i - 1, j - 1])) for i, j in sens}
+    p = grid_problem(grid, levels)
+    b = Bounds.of(p, singleton=False)
+    atts = attacks_of(b, p.sensitive)
+    res = compact_pattern(p, b, candidates(p, b), atts)
+    assert res.withheld is not None and res.optimal
+    assert not independent_audit(p, res.withheld, singleton=False)
+    assert res.cost == pytest.approx(brute_force_min_cost(p, singleton=False))
+    for t, (k, d, _) in enumerate(atts):
+        req = b.req_up[k] if d == UP else b.req_dn[k]
+        col = int(np.searchsorted(res.movable, k))
+        assert d * res.moves[t, col] >= req - 1e-6
+
+
+def test_compact_certificates_keep_the_insiders_cell_fixed():
+    """An insider attack in the model: its certificate leaves the insider's own cell alone."""
+    grid = np.array([[5.0, 7.0, 9.0], [4.0, 6.0, 8.0]])
+    p = grid_problem(grid, {(1, 1): (2.0, 2.0), (2, 2): (2.0, 2.0)})
+    b = Bounds.of(p, singleton=False)
+    k, s = 1 * 4 + 1, 2 * 4 + 2  # R1|C1 attacked by the respondent of R2|C2
+    atts = attacks_of(b, p.sensitive, {k: np.array([s])})
+    res = compact_pattern(p, b, candidates(p, b), atts)
+    assert res.withheld is not None
+    for t, (kk, _, ins) in enumerate(atts):
+        if ins >= 0:
+            assert not res.moved(t, np.array([ins]))[0]
+
+
+def test_modular_pattern_with_carried_levels_is_safe_and_not_dearer_than_section6_levels():
+    """HiTaS with the moves the subtable certificates ask of each complement: the pattern
+    (after the dispatcher's repair) passes the attacker check, and before any repair it
+    costs no more than with seed 000 section 6's row-maximum levels on this table."""
+    p = synthetic_problem("1k", seed=5, use_holdings=False)
+    b = Bounds.of(p, singleton=False)
+    w_cert, st_cert = modular_pattern(p, b)
+    w_row, _ = modular_pattern(p, b, certified_levels=False)
+    cost = lambda w: float(p.cost[w & ~p.sensitive].sum())  # noqa: E731
+    assert cost(w_cert) <= cost(w_row)
+    assert st_cert["subtables_compact"] == st_cert["subtables_solved"]
+    pat = suppress(p, "modular", singleton=False)
+    assert not failing(b, check(p, b, pat.withheld))
+
+
+def test_auto_chooses_by_structure_and_size_and_says_why(benchmarks_dir):
+    """``auto``: modular on a hierarchical table, optimal without table structure; the
+    stats name the choice and the reason."""
+    from tablesafe.io.jj import read_jj
+
+    p = synthetic_problem("1k", seed=2, use_holdings=False)
+    assert choose_method(p)[0] == "modular"
+    pat = suppress(p, "auto", singleton=False)
+    assert pat.stats["method_chosen"] == "modular" and "subtables" in pat.stats["method_reason"]
+    jj = read_jj(benchmarks_dir / "castro" / "TARGUS.jj")
+    assert choose_method(jj)[0] == "optimal"
+    assert auto_time_limit(2_000) == 100.0 and auto_time_limit(10**7) == 900.0
+
+
+def test_progress_writes_plain_lines_when_not_a_terminal():
+    """A log file gets timestamped lines with counts and the time left (a live display
+    would draw nothing there), throttled, and always the closing line."""
+    out = io.StringIO()
+    rep = Progress("modular: subtables", total=10, stream=out, every=0.0)
+    rep.update(5, "5 new complements")
+    rep.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2
+    assert "modular: subtables, 5/10, about" in lines[0] and "5 new complements" in lines[0]
+    assert "10/10" in lines[1]
+    quiet = io.StringIO()
+    rep = Progress("x", total=3, stream=quiet, every=3600.0)
+    rep.update(1)
+    rep.update(2)
+    assert len(quiet.getvalue().splitlines()) == 1
