@@ -69,7 +69,7 @@ def test_modular_pattern_with_carried_levels_is_safe_and_not_dearer_than_section
     b = Bounds.of(p, singleton=False)
     w_cert, st_cert = modular_pattern(p, b)
     w_row, _ = modular_pattern(p, b, certified_levels=False)
-    cost = lambda w: float(p.cost[w & ~p.sensitive].sum())  # noqa: E731
+    cost = lambda w: float(p.cost[w & ~p.sensitive].sum())
     assert cost(w_cert) <= cost(w_row)
     assert st_cert["subtables_compact"] == st_cert["subtables_solved"]
     pat = suppress(p, "modular", singleton=False)
