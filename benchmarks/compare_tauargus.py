@@ -68,10 +68,10 @@ def tau_testw() -> SyntheticData:
     return SyntheticData(data=df, hierarchies=hier, response="Var2")
 
 
-def datasets(quick: bool, sizes: list[str], testw: bool = True) -> list[tuple[str, SyntheticData]]:
+def datasets(quick: bool, sizes: list[str], testw: bool = True, seed: int = 1) -> list[tuple[str, SyntheticData]]:
     out = [("tau_testW Size x Region", tau_testw())] if testw else []
     for name in (["1k"] if quick else sizes):
-        out.append((f"generated {name}", synthetic_preset(name, seed=1)))
+        out.append((f"generated {name}", synthetic_preset(name, seed=seed)))
     return out
 
 
@@ -165,7 +165,7 @@ def run_tau(syn: SyntheticData, suppress: str, timeout: float) -> dict:
     try:
         proc = subprocess.run(
             [sys.executable, __file__, "--tau-worker", str(wd / "spec.json")],
-            capture_output=True, text=True, timeout=timeout, cwd=wd,
+            capture_output=True, text=True, timeout=timeout, cwd=wd, check=False,
         )
     except subprocess.TimeoutExpired:
         return {"error": f"no result within {timeout:.0f} s", "seconds": time.perf_counter() - t0}
@@ -251,10 +251,10 @@ def tau_mask(problem: Problem, status: dict) -> tuple[np.ndarray, int]:
     return np.isin(st, ("U", "M")), missing
 
 
-def write_results(rows: list[dict], command: str, notes: list[str]) -> None:
+def write_results(rows: list[dict], command: str, notes: list[str], section: str = SECTION) -> None:
     path = HERE / "RESULTS.md"
     text = path.read_text() if path.exists() else "# Benchmark results\n"
-    lines = [SECTION, "", f"Command: `{command}`", ""]
+    lines = [section, "", f"Command: `{command}`", ""]
     lines += notes + [""]
     lines.append("| table | cells | sensitive | tool | seconds | withheld | secondary | withheld value "
                  "(secondaries) | under-protected (our audit) | under-protected (plain LP) | note |")
@@ -268,9 +268,9 @@ def write_results(rows: list[dict], command: str, notes: list[str]) -> None:
             f"{r.get('plain_lp', '-')} | {r['note']} |"
         )
     block = "\n".join(lines) + "\n"
-    if SECTION in text:
-        start = text.index(SECTION)
-        nxt = text.find("\n## ", start + len(SECTION))
+    if section in text:
+        start = text.index(section)
+        nxt = text.find("\n## ", start + len(section))
         end = len(text) if nxt < 0 else nxt + 1
         # keep a large-table subsection written by large_table.py
         sub = text.find("\n### ", start)
@@ -309,6 +309,8 @@ def main() -> None:
     ap.add_argument("--no-tau", action="store_true",
                     help="run only our methods (tau-ARGUS rows can come from --rows-from)")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--section", default=SECTION, help="RESULTS.md heading to write (replaced if present)")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the generated tables")
     args = ap.parse_args()
     if args.tau_worker:
         tau_worker(args.tau_worker)
@@ -321,7 +323,7 @@ def main() -> None:
         for line in Path(args.rows_from).read_text().splitlines():
             if line.startswith("{'table'"):
                 rows.append(ast.literal_eval(line))
-    for label, syn in datasets(args.quick, [x for x in args.sizes.split(",") if x], not args.no_tau_testw):
+    for label, syn in datasets(args.quick, [x for x in args.sizes.split(",") if x], not args.no_tau_testw, args.seed):
         problem = problem_from_data(syn, p=15, use_holdings=False)
         these = methods if problem.n <= 20_000 else [m for m in args.big_methods.split(",") if m]
         if problem.n <= 2_000:
@@ -385,7 +387,7 @@ def main() -> None:
             notes.append(f"Rows not produced by this run come from the log of an earlier run of "
                          f"this script (`{Path(args.rows_from).name}`); a row of this run replaces "
                          "the earlier row of the same table and tool.")
-        write_results(_latest(rows), cmd.strip(), notes)
+        write_results(_latest(rows), cmd.strip(), notes, args.section)
 
 
 def _latest(rows: list[dict]) -> list[dict]:

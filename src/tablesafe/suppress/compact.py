@@ -35,6 +35,14 @@ from tablesafe.suppress.attacker import DOWN, UP, Bounds
 
 _HINF = highspy.kHighsInf
 
+MIP_OPTIONS: dict[str, bool] = {
+    # measured on 39 subtables of a 13,000-cell two-way table (72 cells, 25 targets each):
+    # 11.3 s with HiGHS's defaults, 8.0 s without these, the same patterns
+    "mip_detect_symmetry": False,
+    "mip_allow_restart": False,
+    "mip_heuristic_run_feasibility_jump": False,
+}
+
 Attack3 = tuple[int, int, int]  # target, direction, insider (-1: outsider)
 
 
@@ -109,6 +117,7 @@ def compact_pattern(
     mip_gap: float = 1e-4,
     seed: int = 0,
     start: np.ndarray | None = None,
+    lp_start: bool = False,
 ) -> CompactResult:
     """Minimum-cost pattern protecting ``attacks`` on a small table, in one MIP.
 
@@ -122,6 +131,7 @@ def compact_pattern(
         mip_gap: relative optimality gap at which the solver stops.
         seed: the solver's random seed (results are deterministic for a seed).
         start: a safe pattern to start from (optional).
+        lp_start: start the solver from the LP relaxation rounded up.
     """
     t0 = time.monotonic()
     n = problem.n
@@ -208,7 +218,26 @@ def compact_pattern(
     h.setOptionValue("threads", 1)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
     h.setOptionValue("time_limit", max(float(time_limit), 0.05))
+    for key, val in MIP_OPTIONS.items():
+        h.setOptionValue(key, val)
     h.passModel(lp)
+    if lp_start and ny:
+        # the LP relaxation rounded up is a safe pattern (its deviations stay within the
+        # linking bounds): the solver starts from it instead of searching for a first one
+        ints = np.arange(na * nm, nv, dtype=np.int32)
+        cont = np.array([highspy.HighsVarType.kContinuous] * ny)
+        h.changeColsIntegrality(ny, ints, cont)
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return CompactResult(None, False, float("inf"), float("inf"), time.monotonic() - t0)
+        x0 = np.asarray(h.getSolution().col_value).copy()
+        x0[na * nm:] = (x0[na * nm:] > 1e-9).astype(float)
+        h.changeColsIntegrality(ny, ints, np.array([highspy.HighsVarType.kInteger] * ny))
+        sol = highspy.HighsSolution()
+        sol.col_value = x0
+        sol.value_valid = True
+        h.setSolution(sol)
+        h.setOptionValue("time_limit", max(float(time_limit) - (time.monotonic() - t0), 0.05))
     h.run()
     status = h.getModelStatus()
     info = h.getInfo()
