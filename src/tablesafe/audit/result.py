@@ -48,6 +48,25 @@ def verdicts(problem: Problem, lower: np.ndarray, upper: np.ndarray,
     return out
 
 
+def verdict_goals(problem: Problem, *, rel_tol: float = REL_TOL) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell, the values an attacker's interval must reach for a ``protected`` verdict.
+
+    ``(up, down)``: ``value + upl`` and ``value - lpl`` (``lpl`` capped at the distance
+    to the lower a priori bound). A bound that reaches its goal cannot change the verdict
+    of :func:`verdicts` however much further it goes, so the audit stops looking there.
+    Cells whose verdict depends on the exact width (a sliding level, or levels too small
+    to tell a reached interval from an ``exact`` one) get ``inf``/``-inf``: their
+    intervals are computed exactly.
+    """
+    v = problem.value
+    tol = rel_tol * np.maximum(1.0, np.abs(v))
+    lpl = np.maximum(np.minimum(problem.lpl, v - problem.lower), 0.0)
+    up = v + problem.upl
+    down = v - lpl
+    exact = (problem.spl > 0) | (problem.upl + lpl <= 4 * tol) | ~problem.sensitive
+    return np.where(exact, np.inf, up), np.where(exact, -np.inf, down)
+
+
 def verdict_of(problem: Problem, i: int, lower: float, upper: float, *,
                rel_tol: float = REL_TOL) -> str:
     """The verdict of one cell for given attacker bounds (same rule as :func:`verdicts`)."""
