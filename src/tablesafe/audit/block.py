@@ -74,6 +74,9 @@ class Block:
             # Only the cost changes between solves: the basis stays primal feasible, so
             # primal simplex re-optimises far faster than dual (5x on 4,000-cell blocks).
             h.setOptionValue("simplex_strategy", 4)
+            # Devex pricing: 1.5x fewer seconds than the default on a 5,292-cell 3-D block
+            # (steepest edge: 6x more; dual simplex with devex: 15x more).
+            h.setOptionValue("simplex_primal_edge_weight_strategy", 1)
             _lp.pass_lp(
                 h, np.zeros(len(self.cols)), self.lower / s, self.upper / s,
                 self.matrix, self.rhs / s, self.rhs / s,
@@ -113,9 +116,15 @@ class Block:
         Returns the optimum (``inf``/``-inf`` when unbounded) and the optimal point.
         """
         h = self.model()
-        idx = [k] if self._last in (-1, k) else [self._last, k]
-        cost = [0.0] * (len(idx) - 1) + [-float(direction)]
-        h.changeColsCost(len(idx), np.asarray(idx, dtype=np.int32), np.asarray(cost))
+        if self._last == -2:           # after optimise_sum: every cost may be set
+            nb = len(self.cols)
+            cost = np.zeros(nb)
+            cost[k] = -float(direction)
+            h.changeColsCost(nb, np.arange(nb, dtype=np.int32), cost)
+        else:
+            idx = [k] if self._last in (-1, k) else [self._last, k]
+            cost = [0.0] * (len(idx) - 1) + [-float(direction)]
+            h.changeColsCost(len(idx), np.asarray(idx, dtype=np.int32), np.asarray(cost))
         self._last = k
         h.run()
         self.solves += 1
@@ -142,6 +151,19 @@ class Block:
                 f"(block containing cell index {int(self.cols[k])}); check the bounds"
             )
         raise InfeasibleError(f"HiGHS stopped with status {st!r} on an audit LP")
+
+    def optimise_sum(self, weights: np.ndarray) -> np.ndarray | None:
+        """A feasible table maximising ``weights @ x`` (None when unbounded or not
+        solved): one LP that moves many cells towards their goals at once."""
+        h = self.model()
+        nb = len(self.cols)
+        h.changeColsCost(nb, np.arange(nb, dtype=np.int32), -np.asarray(weights, dtype=float))
+        self._last = -2
+        h.run()
+        self.solves += 1
+        if _lp.status(h) != "optimal":
+            return None
+        return _lp.col_values(h) * self._units()
 
     def smallest_move(self, k: int, direction: int, need: float) -> np.ndarray | None:
         """The feasible table closest to the truth (sum of absolute deviations) that

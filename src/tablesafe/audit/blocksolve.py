@@ -34,7 +34,8 @@ class BestTables:
         self.store: list[np.ndarray] = []
 
     def add(self, x: np.ndarray, k: int, d: int) -> None:
-        """Record table ``x``, the optimum of cell ``k`` in direction ``d``."""
+        """Record table ``x``, the optimum of cell ``k`` in direction ``d`` (``d=0``: a
+        table that is no cell's optimum)."""
         pid = len(self.store) if self.keep else 0
         if self.keep:
             self.store.append(x)
@@ -46,7 +47,7 @@ class BestTables:
         self.src_lo[dn] = pid
         if d == 1:
             self.src_hi[k] = pid
-        else:
+        elif d == -1:
             self.src_lo[k] = pid
 
     def point(self, k: int, d: int) -> np.ndarray | None:
@@ -82,6 +83,7 @@ def block_bounds(b: Block, targets: np.ndarray, goal_hi: np.ndarray, goal_lo: np
     tol_hi, tol_lo = _tol(imp_hi), _tol(imp_lo)
     gtol_hi, gtol_lo = _tol(goal_hi), _tol(goal_lo)
     for d in (1, -1):
+        _batch(b, targets, d, goal_hi if d == 1 else goal_lo, best, counts)
         for k in targets:
             if d == 1:
                 if best.hi[k] >= imp_hi[k] - tol_hi[k]:
@@ -110,3 +112,36 @@ def block_bounds(b: Block, targets: np.ndarray, goal_hi: np.ndarray, goal_lo: np
             if x is not None:
                 best.add(x, int(k), d)
     return lo_out, hi_out, best
+
+
+BATCH_MIN_TARGETS = 20
+"""Fewest targets with finite goals in a block for which :func:`_batch` LPs are tried."""
+
+
+def _batch(b: Block, targets: np.ndarray, d: int, goal: np.ndarray, best: BestTables,
+           counts: dict, rounds: int = 4) -> None:
+    """LPs that push every target still short of its finite goal towards it at once.
+
+    The objective weighs each such cell by the inverse of its remaining distance, so one
+    optimal table usually brings many of them to their goals; their own LPs are then
+    skipped (the reached goals are certified by a feasible table, so nothing inexact is
+    reported). A round that certifies fewer than a tenth of the open targets ends it.
+    """
+    for _ in range(rounds):
+        have = best.hi[targets] if d == 1 else best.lo[targets]
+        gap = d * (goal[targets] - have)
+        open_ = np.isfinite(gap) & (gap > _tol(goal[targets]))
+        if int(open_.sum()) < BATCH_MIN_TARGETS:
+            return
+        weights = np.zeros(len(b.cols))
+        scale = float(np.median(gap[open_]))
+        weights[targets[open_]] = d * scale / gap[open_]
+        x = b.optimise_sum(weights)
+        counts["lp_batch"] = counts.get("lp_batch", 0) + 1
+        if x is None:
+            return
+        best.add(x, -1, 0)
+        now = best.hi[targets] if d == 1 else best.lo[targets]
+        reached = open_ & (d * (goal[targets] - now) <= _tol(goal[targets]))
+        if reached.sum() < 0.1 * open_.sum():
+            return

@@ -145,8 +145,9 @@ class IntervalResult:
         exact: mask of withheld cells disclosed exactly by the relations.
         block: block number per cell (-1 for published or exact cells).
         blocks: the :class:`Block` objects (their HiGHS models stay loaded for reuse).
-        points: ``(cell, direction) -> (global columns, values)`` of the optimal table
-            for that bound (only with ``keep_points``); direction ``+1`` max, ``-1`` min.
+        points: ``(cell, direction) -> (global columns, values)`` of a feasible table
+            that attains the reported bound (only with ``keep_points``; the optimal
+            table where the bound is exact); direction ``+1`` max, ``-1`` min.
         moves: like ``points``, the table closest to the truth that moves the cell by its
             protection level (only with ``certify``; see :meth:`Block.smallest_move`).
         stats: counts and seconds.

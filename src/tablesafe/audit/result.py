@@ -52,18 +52,20 @@ def verdict_goals(problem: Problem, *, rel_tol: float = REL_TOL) -> tuple[np.nda
     """Per cell, the values an attacker's interval must reach for a ``protected`` verdict.
 
     ``(up, down)``: ``value + upl`` and ``value - lpl`` (``lpl`` capped at the distance
-    to the lower a priori bound). A bound that reaches its goal cannot change the verdict
-    of :func:`verdicts` however much further it goes, so the audit stops looking there.
-    Cells whose verdict depends on the exact width (a sliding level, or levels too small
-    to tell a reached interval from an ``exact`` one) get ``inf``/``-inf``: their
-    intervals are computed exactly.
+    to the lower a priori bound), each at least ``4 * rel_tol * max(1, |value|)`` away
+    from the value (but not below the lower bound), so that an interval reaching both
+    goals can never look ``exact``, even when an insider later pins one side. A bound
+    that reaches its goal cannot change the verdict of :func:`verdicts` however much
+    further it goes, so the audit stops looking there. Cells whose verdict depends on
+    the exact width (a sliding level) and non-sensitive cells get ``inf``/``-inf``:
+    their intervals are computed exactly.
     """
     v = problem.value
     tol = rel_tol * np.maximum(1.0, np.abs(v))
     lpl = np.maximum(np.minimum(problem.lpl, v - problem.lower), 0.0)
-    up = v + problem.upl
-    down = v - lpl
-    exact = (problem.spl > 0) | (problem.upl + lpl <= 4 * tol) | ~problem.sensitive
+    up = v + np.maximum(problem.upl, 4 * tol)
+    down = np.maximum(v - np.maximum(lpl, 4 * tol), problem.lower)
+    exact = (problem.spl > 0) | ~problem.sensitive
     return np.where(exact, np.inf, up), np.where(exact, -np.inf, down)
 
 
