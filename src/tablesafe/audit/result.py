@@ -96,7 +96,10 @@ class AuditResult:
         withheld: mask of withheld cells.
         lower, upper: attacker bounds per cell (published cells: their value; withheld
             non-sensitive cells: their intervals, or NaN when only sensitive cells were
-            computed).
+            computed). For a sensitive cell the bound is exact where its verdict fails
+            and with ``audit(..., exact_intervals=True)``; otherwise it is a value the
+            attacker cannot exclude, at least as far as the protection level needs
+            (``stats["exact_intervals"]`` tells which).
         verdict: per cell, ``protected``/``exact``/``upper``/``lower``/``sliding`` for
             sensitive cells, ``""`` otherwise.
         insider_findings: frame of sensitive cells an insider bounds too closely (columns
