@@ -28,6 +28,23 @@ def test_block_scale_is_a_power_of_two():
     assert s == 2.0 ** round(np.log2(s)) and 1e4 < 2.15e11 / s < 1e6
     assert block_scale(np.array([1e6]), force=True) < 1e6 / 1e4
     assert block_scale(np.array([SCALE_ABOVE / 2])) == 1.0
+    assert block_scale(np.array([280.0]), np.array([1e30, -1e30])) == 1.0  # JJ's "no bound"
+
+
+def test_huge_bounds_read_as_infinite(grid):
+    """An upper bound written as 1e30 (JJ files) gives the intervals of no bound: it
+    neither sets the units of the block nor the implied bounds."""
+    inner = np.array([[20.0, 50, 10], [8, 19, 22], [12, 32, 14]])
+    p, at = grid(inner, sensitive=[(1, 1), (2, 3)], upl={(1, 1): 4, (2, 3): 5},
+                 lpl={(1, 1): 4, (2, 3): 5})
+    w = np.ones(p.n, dtype=bool)
+    w[at(0, 0)] = False
+    huge = p.copy(upper=np.full(p.n, 1e30))
+    a, b = audit(p, w, insider=False), audit(huge, w, insider=False)
+    assert list(a.verdict) == list(b.verdict) and a.failing.size == 0
+    lo, hi = feasibility_intervals(p, w)
+    hlo, hhi = feasibility_intervals(huge, w)
+    assert np.allclose(lo, hlo) and np.array_equal(np.isinf(hi), hhi >= 1e20)
 
 
 def test_wide_ranging_grid_matches_small_units(grid):

@@ -22,18 +22,23 @@ from tablesafe.audit import lp as _lp
 from tablesafe.errors import InfeasibleError
 
 SCALE_ABOVE = 2.0 ** 30
-"""Largest magnitude (values, right-hand sides, finite bounds) solved in the table's units."""
+"""Largest magnitude (true values, right-hand sides) solved in the table's units."""
 SCALE_TO = 2.0 ** 17
 """Magnitude the largest value of a scaled block is brought to (about 1.3e5)."""
 
 
 def block_scale(*arrays: np.ndarray, force: bool = False) -> float:
     """The power of two that brings the largest finite magnitude near :data:`SCALE_TO`
-    (1.0 when it is below :data:`SCALE_ABOVE`, unless ``force``)."""
+    (1.0 when it is below :data:`SCALE_ABOVE`, unless ``force``).
+
+    Pass the true values and right-hand sides, not the a priori bounds: files write an
+    absent bound as a huge number (JJ: ``1e30``), which HiGHS reads as infinite
+    (:data:`tablesafe.audit.lp.INFINITE_BOUND`) and which must not set the units.
+    """
     big = 0.0
     for arr in arrays:
         a = np.abs(np.asarray(arr, dtype=float))
-        a = a[np.isfinite(a)]
+        a = a[np.isfinite(a) & (a < _lp.INFINITE_BOUND)]
         if a.size:
             big = max(big, float(a.max()))
     if big <= 0.0 or (big <= SCALE_ABOVE and not force):
@@ -62,7 +67,7 @@ class Block:
     def _units(self) -> float:
         """The block's scale, chosen on first use."""
         if self.scale is None:
-            self.scale = block_scale(self.rhs, self.lower, self.upper, self.truth)
+            self.scale = block_scale(self.rhs, self.truth)
         return self.scale
 
     def model(self):
@@ -87,7 +92,7 @@ class Block:
 
     def _rescale(self) -> bool:
         """Rebuild the models in scaled units after an 'infeasible'; False if already."""
-        s = block_scale(self.rhs, self.lower, self.upper, self.truth, force=True)
+        s = block_scale(self.rhs, self.truth, force=True)
         if s == self._units() or s == 1.0:
             return False
         old = self._units()

@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from tablesafe.audit import lp as _lp
+
 
 def _row_activity(a: sp.csr_matrix, lo: np.ndarray, hi: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
@@ -52,6 +54,8 @@ def implied_bounds(a: sp.csr_matrix, rhs: np.ndarray, lower: np.ndarray, upper: 
     a = sp.csr_matrix(a, dtype=float)
     lo = np.asarray(lower, dtype=float).copy()
     hi = np.asarray(upper, dtype=float).copy()
+    lo[lo <= -_lp.INFINITE_BOUND] = -np.inf      # as HiGHS reads them (JJ's 1e30)
+    hi[hi >= _lp.INFINITE_BOUND] = np.inf
     if a.nnz == 0:
         return lo, hi
     rows = np.repeat(np.arange(a.shape[0]), np.diff(a.indptr))
