@@ -9,7 +9,8 @@ optimum of another cell's LP of the same block) already reaches
   can reach ``value + upl``, which is all its verdict needs.
 
 The same holds for smallest values. Every LP solution updates the best known value of
-every cell of the block, so on large blocks most bounds come free.
+every cell of the block, so on large blocks most bounds come free. With goals, *batch*
+LPs first push all targets short of their goals at once (:func:`_batch`).
 """
 
 from __future__ import annotations
@@ -70,8 +71,8 @@ def block_bounds(b: Block, targets: np.ndarray, goal_hi: np.ndarray, goal_lo: np
 
     ``goal_hi``/``goal_lo`` (local arrays; ``inf``/``-inf`` = exact bound wanted): a
     bound reported where a table reaches the goal is that table's value. ``counts``
-    receives ``lp_solves``, ``lp_skipped`` (settled by an implied bound) and
-    ``lp_certified`` (goal reached without an LP of its own).
+    receives ``lp_solves``, ``lp_skipped`` (settled by an implied bound),
+    ``lp_certified`` (goal reached without an LP of its own) and ``lp_batch``.
     """
     nb = len(b.cols)
     imp_lo, imp_hi = implied_bounds(b.matrix, b.rhs, b.lower, b.upper)

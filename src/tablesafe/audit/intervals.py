@@ -316,7 +316,7 @@ def solve_intervals(
             for d, bound in ((1, problem.upper[i]), (-1, problem.lower[i])):
                 if np.isfinite(bound):
                     points[(int(i), d)] = (np.array([i]), np.array([bound]))
-    counts = {"lp_solves": 0, "lp_skipped": 0, "lp_certified": 0}
+    counts = {"lp_solves": 0, "lp_skipped": 0, "lp_certified": 0, "lp_batch": 0}
     todo = [b for b in blocks if want[b.cols].any()]
     tracker = _progress(progress, sum(int(want[b.cols].sum()) for b in todo))
     for b in todo:
