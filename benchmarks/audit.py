@@ -55,8 +55,9 @@ SHAPES: dict[str, list[list[tuple[int, int, int]]]] = {
 }
 """Table shapes of about 13,000 cells: ``small-blocks`` is the issue-4 table (tau-ARGUS
 MOD's withheld cells fall into many small blocks), ``large-blocks`` two shallow, wide
-hierarchies (226 x 56 codes; the withheld cells form a few large blocks), ``3d`` a
-three-way table (25 x 25 x 22 codes)."""
+hierarchies (226 x 56 codes, two levels; six blocks of about 1,000 cells), ``flat`` the
+same codes without the middle level (one block of every withheld cell), ``3d`` a
+three-way table (25 x 25 x 22 codes; one block of 5,292 cells)."""
 
 
 def make_microdata(records: int, seed: int, shape: str = "small-blocks") -> pd.DataFrame:
