@@ -1,80 +1,114 @@
-"""Benchmark of the disclosure audit on a tau-ARGUS pattern (issue 4, "Done when").
+"""Benchmark of the disclosure audit on tau-ARGUS patterns (issues 4 and 12).
 
-Builds a hierarchical two-way table of about 13,000 cells from generated microdata,
-protects it with tau-ARGUS (pytauargus, p% rule P(15,1), modular suppression MOD(1)),
-then audits the pattern with tablesafe and checks every sensitive cell's verdict against
-an independent naive computation (one fresh HiGHS LP per bound, no decomposition, no
-warm start, no linear algebra).
+Builds hierarchical tables of about 13,000 cells from generated microdata in three
+shapes (:data:`SHAPES`: the issue-4 two-way table whose withheld cells fall into many
+small blocks, a two-way table with shallow wide hierarchies whose withheld cells form a
+few large blocks, and a three-way table), protects each with tau-ARGUS (pytauargus, p%
+rule P(15,1), modular suppression MOD(1)), then audits the pattern with tablesafe and
+checks the sensitive cells' verdicts against an independent naive computation (one fresh
+HiGHS LP per bound, no decomposition, no warm start, no linear algebra), on all of them
+or on a deterministic sample (``--naive-sample``).
 
 Run (from the worktree root)::
 
     PYTHONPATH=src /work/benchvenv/bin/python benchmarks/audit.py [--records 30000]
-        [--seed 1] [--naive] [--insider]
+        [--seed 1] [--shape small-blocks|large-blocks|3d|all] [--naive]
+        [--naive-sample 200] [--insider] [--json FILE] [--before FILE] [--write]
 
 The p% levels are computed here directly from the microdata (UPL = p/100 x1 -
 (X - x1 - x2), LPL = UPL, seed 002 table of protection levels); a priori bounds are the
-DESIGN default [0, inf).
+DESIGN default [0, inf). ``--write`` replaces the subsection "Audit speed by block
+structure" of RESULTS.md (ratios against the ``--before`` JSON of an earlier run).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import os
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import highspy
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from results_file import write_subsection
 
 from tablesafe.audit import audit, feasibility_intervals
+from tablesafe.audit.intervals import build_blocks
 from tablesafe.problem import EMPTY, PRIMARY, SAFE, Problem
 from tablesafe.structure import Dimension, Hierarchy, TableStructure
 
 P = 15.0
 
 
-def make_microdata(records: int, seed: int) -> pd.DataFrame:
-    """Enterprises with two 3-level classification codes (digits 1 1 1) and turnover."""
+SHAPES: dict[str, list[list[tuple[int, int, int]]]] = {
+    # per dimension, per level: (digits, smallest fan-out, largest fan-out)
+    "small-blocks": [[(1, 4, 4), (1, 5, 5), (1, 3, 6)]] * 2,   # 2-D, 3 levels (issue 4)
+    "large-blocks": [[(1, 5, 5), (2, 44, 44)], [(1, 5, 5), (2, 10, 10)]],  # 226 x 56
+    "flat": [[(3, 225, 225)], [(2, 55, 55)]],  # 226 x 56, one level
+    "3d": [[(1, 4, 4), (1, 5, 5)], [(1, 4, 4), (1, 5, 5)], [(1, 3, 3), (1, 6, 6)]],
+}
+"""Table shapes of about 13,000 cells: ``small-blocks`` is the issue-4 table (tau-ARGUS
+MOD's withheld cells fall into many small blocks), ``large-blocks`` two shallow, wide
+hierarchies (226 x 56 codes, two levels; six blocks of about 1,000 cells), ``flat`` the
+same codes without the middle level (one block of every withheld cell), ``3d`` a
+three-way table (25 x 25 x 22 codes; one block of 5,292 cells)."""
+
+
+def make_microdata(records: int, seed: int, shape: str = "small-blocks") -> pd.DataFrame:
+    """Enterprises with one hierarchical code per dimension (``SHAPES``) and turnover.
+
+    Dimensions are named A, B, C; codes concatenate one number per level (zero-padded
+    to the level's digits), so tau-ARGUS reads the hierarchy from the digit counts.
+    """
     rng = np.random.default_rng(seed)
 
-    def codes() -> list[str]:
-        out = []
-        for a in range(1, 5):
-            for b in range(1, 6):
-                for c in range(1, 1 + int(rng.integers(3, 7))):
-                    out.append(f"{a}{b}{c}")
+    def codes(levels: list[tuple[int, int, int]]) -> list[str]:
+        out = [""]
+        for digits, lo, hi in levels:
+            out = [f"{p}{k:0{digits}d}" for p in out
+                   for k in range(1, 1 + (lo if lo == hi else int(rng.integers(lo, hi + 1))))]
         return out
 
-    ca, cb = codes(), codes()
-    wa = rng.lognormal(0, 1.0, len(ca))
-    wb = rng.lognormal(0, 1.0, len(cb))
-    return pd.DataFrame({
-        "A": rng.choice(ca, records, p=wa / wa.sum()),
-        "B": rng.choice(cb, records, p=wb / wb.sum()),
-        "Y": np.round(rng.lognormal(3, 1.5, records), 0) + 1,
-    })
+    dims = SHAPES[shape]
+    names = "ABC"[:len(dims)]
+    leaves = [codes(levels) for levels in dims]
+    weights = [rng.lognormal(0, 1.0, len(c)) for c in leaves]
+    data = {name: rng.choice(c, records, p=w / w.sum())
+            for name, c, w in zip(names, leaves, weights)}
+    data["Y"] = np.round(rng.lognormal(3, 1.5, records), 0) + 1
+    return pd.DataFrame(data)
 
 
-def build_problem(micro: pd.DataFrame) -> tuple[Problem, TableStructure]:
-    """Cells, values, p% statuses and levels of the A x B table with all subtotals."""
-    ha = Hierarchy.from_lengths(micro["A"].unique(), [1, 2, 3])
-    hb = Hierarchy.from_lengths(micro["B"].unique(), [1, 2, 3])
-    ts = TableStructure([Dimension("A", ha), Dimension("B", hb)])
+def hrc_digits(shape: str) -> dict[str, str]:
+    """tau-ARGUS hierarchy digits per hierarchical dimension (``"1 1 1"``, ``"1 2"``)."""
+    return {name: " ".join(str(d) for d, _, _ in levels)
+            for name, levels in zip("ABC", SHAPES[shape]) if len(levels) > 1}
+
+
+def build_problem(micro: pd.DataFrame, shape: str = "small-blocks") -> tuple[Problem, TableStructure]:
+    """Cells, values, p% statuses and levels of the table with all subtotals."""
+    names = [c for c in micro.columns if c != "Y"]
+    lengths = [np.cumsum([d for d, _, _ in levels]).tolist() for levels in SHAPES[shape]]
+    hs = [Hierarchy.from_lengths(micro[c].unique(), ln) for c, ln in zip(names, lengths)]
+    ts = TableStructure([Dimension(c, h) for c, h in zip(names, hs)])
     n = ts.size
-    ia = {c: i for i, c in enumerate(ha.codes)}
-    ib = {c: i for i, c in enumerate(hb.codes)}
-    nb = len(hb.codes)
-    # every record contributes to its leaf cell and all ancestors (3 x 3 + totals)
+    # every record contributes to its leaf cell and all ancestors in every dimension
+    keys = []
+    for c, h, ln in zip(names, hs, lengths):
+        index = {code: i for i, code in enumerate(h.codes)}
+        keys.append([micro[c].str[:k].map(index).to_numpy() for k in ln[:-1]]
+                    + [micro[c].map(index).to_numpy(), np.full(len(micro), index["Total"])])
     parts = []
-    for la in (0, 1, 2, 3):
-        ka = micro["A"].str[:la] if la else pd.Series("Total", index=micro.index)
-        for lb in (0, 1, 2, 3):
-            kb = micro["B"].str[:lb] if lb else pd.Series("Total", index=micro.index)
-            parts.append(pd.DataFrame({
-                "cell": ka.map(ia).to_numpy() * nb + kb.map(ib).to_numpy(),
-                "unit": micro.index.to_numpy(), "y": micro["Y"].to_numpy()}))
+    for combo in itertools.product(*keys):
+        cell = np.ravel_multi_index(tuple(combo), ts.shape)
+        parts.append(pd.DataFrame({"cell": cell, "unit": micro.index.to_numpy(),
+                                   "y": micro["Y"].to_numpy()}))
     contrib = pd.concat(parts, ignore_index=True)
     contrib = contrib.sort_values(["cell", "y"], ascending=[True, False])
     g = contrib.groupby("cell")
@@ -101,31 +135,33 @@ def build_problem(micro: pd.DataFrame) -> tuple[Problem, TableStructure]:
     return prob, ts
 
 
-def tau_pattern(micro: pd.DataFrame, prob: Problem, workdir: str) -> tuple[np.ndarray, float, pd.DataFrame]:
+def tau_pattern(micro: pd.DataFrame, prob: Problem, workdir: str,
+                shape: str = "small-blocks") -> tuple[np.ndarray, float, pd.DataFrame]:
     """Withheld mask of tau-ARGUS MOD(1) with P(15,1), and its seconds."""
     import pytauargus
 
+    dims = [c for c in micro.columns if c != "Y"]
     t = time.perf_counter()
     here = os.getcwd()
     os.chdir(workdir)  # the engine leaves scratch files in the working directory
     try:
-        res = pytauargus.protect(micro, tables=[["A", "B"]], response="Y",
+        res = pytauargus.protect(micro, tables=[dims], response="Y",
                                  safety_rules="P(15,1)", suppress="MOD(1)",
-                                 hrc={"A": "1 1 1", "B": "1 1 1"}, totcode="Total",
+                                 hrc=hrc_digits(shape) or None, totcode="Total",
                                  workdir=workdir)
     finally:
         os.chdir(here)
     secs = time.perf_counter() - t
     out = pd.DataFrame(res.tables[0].dataframe())
-    names = out["A"].astype(str) + "|" + out["B"].astype(str)
+    names = out[dims[0]].astype(str)
+    for d in dims[1:]:
+        names = names + "|" + out[d].astype(str)
     index = pd.Series(np.arange(prob.n), index=prob.names)
     idx = index.reindex(names.to_numpy()).to_numpy()
     if np.isnan(idx).any():
         raise SystemExit("tau-ARGUS output has cells unknown to the table structure")
     withheld = np.zeros(prob.n, dtype=bool)
     withheld[idx[out["status"].isin(["U", "M"]).to_numpy()].astype(int)] = True
-    tau_status = np.full(prob.n, "?", dtype=object)
-    tau_status[idx.astype(int)] = out["status"].to_numpy()
     out["cell"] = idx.astype(int)
     return withheld, secs, out
 
@@ -189,35 +225,47 @@ def naive_verdicts(prob: Problem, cells: np.ndarray, lo: np.ndarray, hi: np.ndar
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--records", type=int, default=30000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--naive", action="store_true", help="also run the naive LP per bound")
-    ap.add_argument("--insider", action="store_true", help="also time the insider checks")
-    args = ap.parse_args()
+def block_sizes(prob: Problem, withheld: np.ndarray) -> list[int]:
+    """Sizes of the LP blocks of the pattern, largest first."""
+    _, _, blocks = build_blocks(prob, withheld)
+    return sorted((len(b.cols) for b in blocks), reverse=True)
 
-    micro = make_microdata(args.records, args.seed)
-    prob, _ts = build_problem(micro)
+
+def load() -> str:
+    """The machine's load averages (1, 5, 15 minutes)."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def run_shape(shape: str, args: argparse.Namespace) -> dict:
+    """Protect one table shape with tau-ARGUS MOD, audit it and check it; print and return figures."""
+    micro = make_microdata(args.records, args.seed, shape)
+    prob, _ts = build_problem(micro, shape)
     with tempfile.TemporaryDirectory() as wd:
-        withheld, tau_secs, tau_out = tau_pattern(micro, prob, wd)
+        withheld, tau_secs, _ = tau_pattern(micro, prob, wd, shape)
     sens = prob.sensitive
-    tau_u = np.zeros(prob.n, dtype=bool)
-    tau_u[tau_out["cell"].to_numpy()[tau_out["status"].to_numpy() == "U"]] = True
-    print(f"table: {prob.n} cells, {int(sens.sum())} sensitive here, "
-          f"{int(tau_u.sum())} primary in tau-ARGUS, {int(withheld.sum())} withheld "
-          f"(tau-ARGUS MOD {tau_secs:.1f} s)")
+    fig: dict = {"shape": shape, "cells": prob.n, "sensitive": int((sens & withheld).sum()),
+                 "withheld": int(withheld.sum()), "tau_seconds": tau_secs}
+    sizes = block_sizes(prob, withheld)
+    fig.update(blocks=len(sizes), largest=sizes[:5])
+    print(f"[{shape}] table: {prob.n} cells, {int(sens.sum())} sensitive, "
+          f"{int(withheld.sum())} withheld (tau-ARGUS MOD {tau_secs:.1f} s); "
+          f"{len(sizes)} blocks, largest {sizes[:5]}", flush=True)
     if (sens & ~withheld).any():
         print(f"note: {int((sens & ~withheld).sum())} sensitive cells are published by tau-ARGUS")
+    fig["load_before"] = load()
     t = time.perf_counter()
     res = audit(prob, withheld, insider=False)
-    secs = time.perf_counter() - t
-    print(f"tablesafe audit (criterion 1): {secs:.2f} s; {res.stats}")
+    fig["audit_seconds"] = time.perf_counter() - t
+    fig["lp_solves"] = res.stats.get("lp_solves")
+    fig["verdicts"] = res.counts()
+    print(f"[{shape}] tablesafe audit (criterion 1): {fig['audit_seconds']:.2f} s "
+          f"(load {load()}); {res.stats}", flush=True)
     print(res.summary())
     t = time.perf_counter()
     feasibility_intervals(prob, withheld)
-    print(f"feasibility intervals of all {int(withheld.sum())} withheld cells: "
-          f"{time.perf_counter() - t:.2f} s")
+    fig["intervals_seconds"] = time.perf_counter() - t
+    print(f"[{shape}] feasibility intervals of all {int(withheld.sum())} withheld cells: "
+          f"{fig['intervals_seconds']:.2f} s (load {load()})", flush=True)
     if args.insider:
         t = time.perf_counter()
         res_i = audit(prob, withheld, insider=True)
@@ -225,23 +273,98 @@ def main() -> None:
         print(f"tablesafe audit with singleton insiders: {time.perf_counter() - t:.2f} s; "
               f"{len(f)} insider findings on {f['target'].nunique() if len(f) else 0} cells")
     if args.naive:
-        cells = np.flatnonzero(sens & withheld)
-        t = time.perf_counter()
-        lo, hi = naive_bounds(prob, withheld, cells)
-        nsecs = time.perf_counter() - t
-        nv = naive_verdicts(prob, cells, lo, hi)
-        ours = res.verdict[cells]
-        agree = int((nv == ours).sum())
-        print(f"naive fresh LP per bound: {nsecs:.1f} s for {2 * len(cells)} LPs; "
-              f"verdicts agree on {agree}/{len(cells)} sensitive cells")
-        dl = np.nanmax(np.abs(np.where(np.isfinite(lo), lo - res.lower[cells], 0)))
-        dh = np.nanmax(np.abs(np.where(np.isfinite(hi), hi - res.upper[cells], 0)))
-        print(f"largest bound difference: lower {dl:.3g}, upper {dh:.3g}; "
-              f"infinite upper bounds agree: {bool(np.all(np.isinf(hi) == np.isinf(res.upper[cells])))}")
-        if agree != len(cells):
-            bad = cells[nv != ours]
-            print(pd.DataFrame({"cell": prob.names[bad], "ours": res.verdict[bad],
-                                "naive": nv[nv != ours]}).head(20))
+        fig.update(naive_check(prob, withheld, res, args.naive_sample))
+    fig["load_after"] = load()
+    return fig
+
+
+def naive_check(prob: Problem, withheld: np.ndarray, res, sample: int) -> dict:
+    """Verdicts and bounds of (a deterministic sample of) the sensitive cells by fresh LPs."""
+    cells = np.flatnonzero(prob.sensitive & withheld)
+    if 0 < sample < len(cells):
+        cells = np.sort(np.random.default_rng(0).choice(cells, sample, replace=False))
+    t = time.perf_counter()
+    lo, hi = naive_bounds(prob, withheld, cells)
+    nsecs = time.perf_counter() - t
+    nv = naive_verdicts(prob, cells, lo, hi)
+    ours = res.verdict[cells]
+    agree = int((nv == ours).sum())
+    print(f"naive fresh LP per bound: {nsecs:.1f} s for {2 * len(cells)} LPs; "
+          f"verdicts agree on {agree}/{len(cells)} sensitive cells", flush=True)
+    if agree != len(cells):
+        bad = cells[nv != ours]
+        print(pd.DataFrame({"cell": prob.names[bad], "ours": res.verdict[bad],
+                            "naive": nv[nv != ours], "lo": lo[nv != ours], "hi": hi[nv != ours],
+                            "our_lo": res.lower[bad], "our_hi": res.upper[bad]}).head(20))
+    return {"naive_cells": len(cells), "naive_seconds": nsecs, "naive_agree": agree}
+
+
+SECTION = "## Audit"
+SUB = "### Audit speed by block structure (issue 12)"
+
+
+INTRO = ("tau-ARGUS MOD(1) patterns (P(15,1)) on table shapes of about 13,000 cells "
+         "(`SHAPES` in benchmarks/audit.py), audited with "
+         "`tablesafe.audit.audit(..., insider=False)` (verdicts of all sensitive withheld "
+         "cells) and `feasibility_intervals` (exact intervals of all withheld cells). "
+         "Verdicts are checked against fresh HiGHS LPs (one per bound, no decomposition, "
+         "no warm start) on a deterministic sample of sensitive cells (column 'fresh "
+         "LPs'). 'before' is the previous version of the audit on the same patterns.")
+HEADER = ("| shape | cells | withheld | sensitive withheld | blocks (largest) | audit s "
+          "(before) | ratio | all intervals s (before) | ratio | verdicts = fresh LPs | "
+          "load (1/5/15 min) |")
+
+
+def _row(f: dict, b: dict) -> str:
+    """One table row of :func:`write_results`."""
+    def secs(key: str) -> tuple[str, str]:
+        now, was = f[key], b.get(key)
+        if not was:
+            return f"{now:.1f}", "-"
+        return f"{now:.1f} ({was:.1f})", f"{was / now:.1f}x"
+
+    audit_s, audit_r = secs("audit_seconds")
+    int_s, int_r = secs("intervals_seconds")
+    naive = (f"{f['naive_agree']}/{f['naive_cells']} ({f['naive_seconds']:.0f} s)"
+             if "naive_cells" in f else "not run")
+    largest = ", ".join(f"{x:,}" for x in f["largest"][:3])
+    return (f"| {f['shape']} | {f['cells']:,} | {f['withheld']:,} | {f['sensitive']:,} | "
+            f"{f['blocks']} ({largest}) | {audit_s} | {audit_r} | {int_s} | {int_r} | "
+            f"{naive} | {f['load_before']} |")
+
+
+def write_results(figs: list[dict], before: dict, command: str) -> None:
+    """The subsection of RESULTS.md with one row per shape (and ratios to ``before``)."""
+    lines = [SUB, "", INTRO, "", f"Command: `{command}`", "", HEADER,
+             "|---|---:|---:|---:|---|---:|---:|---:|---:|---|---|"]
+    lines += [_row(f, before.get(f["shape"], {})) for f in figs]
+    write_subsection(SECTION, SUB, "\n".join(lines) + "\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--records", type=int, default=30000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--shape", default="small-blocks",
+                    help=f"one of {', '.join(SHAPES)}, a comma list, or 'all'")
+    ap.add_argument("--naive", action="store_true", help="also run the naive LP per bound")
+    ap.add_argument("--naive-sample", type=int, default=0,
+                    help="naive LPs on this many sensitive cells (deterministic sample; 0: all)")
+    ap.add_argument("--insider", action="store_true", help="also time the insider checks")
+    ap.add_argument("--json", help="write the figures to this JSON file")
+    ap.add_argument("--before", help="JSON figures of an earlier version (for ratios)")
+    ap.add_argument("--write", action="store_true", help="write the figures to RESULTS.md")
+    args = ap.parse_args()
+    shapes = list(SHAPES) if args.shape == "all" else args.shape.split(",")
+    figs = [run_shape(s, args) for s in shapes]
+    if args.json:
+        Path(args.json).write_text(json.dumps(figs, indent=1))
+    if args.write:
+        before = {}
+        if args.before:
+            before = {f["shape"]: f for f in json.loads(Path(args.before).read_text())}
+        cmd = "PYTHONPATH=src /work/benchvenv/bin/python " + " ".join(sys.argv)
+        write_results(figs, before, cmd)
 
 
 if __name__ == "__main__":

@@ -129,3 +129,47 @@ def test_singleton_insiders_equal_brute_force(case):
             if t != i and base_v[t] == "protected" and v[t] != "protected":
                 want.add((p.names[t], f"sole contributor of {p.names[i]}", v[t]))
     assert got_set == want
+
+
+@st.composite
+def verdict_cases(draw):
+    """Insider cases with some levels zeroed and some sliding levels."""
+    p, withheld = draw(insider_cases())
+    n = p.n
+    zero_up = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    slide = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    upl = np.where(zero_up, 0.0, p.upl)
+    spl = np.where(slide & p.sensitive, 2.5 * p.lpl, 0.0)
+    return p.copy(upl=upl, spl=spl), withheld
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(verdict_cases(), st.sampled_from([1, 20]))
+def test_audit_verdicts_equal_naive_lp(case, batch_min):
+    """The audit stops each bound at its goal (verdict_goals) and pushes many cells at
+    once (batch LPs, forced on small tables with ``batch_min=1``): its verdicts equal
+    those of exact naive bounds, and its reported bounds are inner bounds that are exact
+    wherever the verdict fails."""
+    from unittest import mock
+
+    from tablesafe.audit import audit, blocksolve, verdicts
+
+    p, withheld = case
+    with mock.patch.object(blocksolve, "BATCH_MIN_TARGETS", batch_min):
+        res = audit(p, withheld, insider=False)
+        ins = audit(p, withheld, insider=True)
+    exact = audit(p, withheld, insider=False, exact_intervals=True)
+    nlo, nhi = naive(p, withheld)
+    lo = np.array([nlo.get(i, p.value[i]) for i in range(p.n)])
+    hi = np.array([nhi.get(i, p.value[i]) for i in range(p.n)])
+    want = verdicts(p, lo, hi)
+    assert list(res.verdict) == list(want)
+    assert list(exact.verdict) == list(want)
+    assert list(ins.verdict) == list(want)
+    for i in np.flatnonzero(p.sensitive & withheld):
+        tol = 1e-6 * max(1.0, abs(hi[i]) if np.isfinite(hi[i]) else 1.0)
+        assert res.upper[i] <= hi[i] + tol and res.lower[i] >= lo[i] - tol
+    ref = audit(p, withheld, insider=True, exact_intervals=True).insider_findings
+    key = ["target", "attacker", "verdict"]
+    assert set(map(tuple, ins.insider_findings[key].to_numpy())) == \
+        set(map(tuple, ref[key].to_numpy()))

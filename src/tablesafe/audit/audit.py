@@ -7,7 +7,7 @@ import time
 import pandas as pd
 
 from tablesafe.audit.intervals import as_mask, solve_intervals
-from tablesafe.audit.result import REL_TOL, AuditResult, verdicts
+from tablesafe.audit.result import REL_TOL, AuditResult, verdict_goals, verdicts
 from tablesafe.problem import Problem
 
 
@@ -21,6 +21,7 @@ def audit(
     all_cells: bool = False,
     rel_tol: float = REL_TOL,
     progress: bool = False,
+    exact_intervals: bool = False,
 ) -> AuditResult:
     """Audit a suppression pattern (seed 003 B.2.a; seed 001 section 3; seed 002).
 
@@ -38,6 +39,11 @@ def audit(
         all_cells: compute intervals of every withheld cell, not only sensitive ones.
         rel_tol: relative tolerance of the verdicts (:data:`REL_TOL`).
         progress: show a progress bar.
+        exact_intervals: compute the exact interval of every audited cell. By default
+            a bound stops at the point its verdict needs (``value + upl``, ``value -
+            lpl``; :func:`verdict_goals`): ``lower``/``upper`` of a protected direction
+            is then a value an attacker cannot exclude (the interval reaches at least
+            that far), and exact wherever the verdict fails. Verdicts are the same.
 
     Returns:
         :class:`AuditResult`. Sensitive cells that are published count as ``exact``.
@@ -46,10 +52,12 @@ def audit(
     mask = as_mask(problem, pattern_or_mask)
     sens = problem.sensitive
     cells = None if all_cells else (sens & mask)
+    goals = None if exact_intervals else verdict_goals(problem, rel_tol=rel_tol)
     res = solve_intervals(problem, mask, cells=cells, keep_points=insider, certify=insider,
-                          progress=progress)
+                          progress=progress, goals=goals)
     verdict = verdicts(problem, res.lower, res.upper, rel_tol=rel_tol)
     stats = dict(res.stats)
+    stats["exact_intervals"] = exact_intervals
     stats["seconds_criterion1"] = time.perf_counter() - t0
     result = AuditResult(problem=problem, withheld=mask, lower=res.lower, upper=res.upper,
                          verdict=verdict, stats=stats)

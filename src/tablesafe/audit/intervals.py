@@ -16,10 +16,13 @@ How it is fast:
    row space with a sparse LU factorisation of ``A A^T + delta I`` and iterative
    refinement; a cell is declared exact only when the projection reproduces its unit
    vector to :data:`EXACT_TOL` (otherwise its LPs decide).
-4. *One HiGHS model per block.* Only the cost vector changes between the min and max of
-   each cell (warm start from the last basis). Every optimal vertex also updates the best
-   known bounds of all other cells; a cell whose bound already reaches its a priori bound
-   needs no LP of its own.
+4. *One HiGHS model per block* (:mod:`tablesafe.audit.block`). Only the cost vector
+   changes between the min and max of each cell (warm start from the last basis).
+5. *Bounds without LPs* (:mod:`tablesafe.audit.blocksolve`). Every optimal table also
+   updates the best known bounds of all other cells of its block; a cell whose best
+   known bound already reaches the bound implied by the relations
+   (:mod:`tablesafe.audit.propagate`) needs no LP of its own, nor, when only verdicts
+   are asked for (``goals``), a cell that already reaches its protection level.
 """
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import splu
 
-from tablesafe.audit import lp as _lp
-from tablesafe.errors import InfeasibleError, InputError, NonAdditiveError
+from tablesafe.audit.block import Block
+from tablesafe.audit.blocksolve import block_bounds
+from tablesafe.errors import InputError, NonAdditiveError
 from tablesafe.problem import Pattern, Problem
 
 EXACT_TOL = 1e-7
@@ -132,125 +136,6 @@ def rowspace_members(a: sp.csr_matrix, *, seed: int = 0) -> np.ndarray:
 
 
 @dataclass
-class Block:
-    """One independent group of unknown withheld cells and the HiGHS model over it."""
-
-    cols: np.ndarray          # global cell indices of the block's variables
-    rows: np.ndarray          # global relation indices touching the block
-    matrix: sp.csr_matrix     # relations restricted to rows x cols
-    rhs: np.ndarray           # right-hand sides after moving known cells over
-    lower: np.ndarray
-    upper: np.ndarray
-    truth: np.ndarray         # true values of the block's cells
-    highs: object = None
-    _dev: object = None
-    _last: int = -1
-    solves: int = 0
-
-    def model(self):
-        """The block's HiGHS model, built on first use."""
-        if self.highs is None:
-            h = _lp.new_highs()
-            h.setOptionValue("presolve", "off")
-            # Only the cost changes between solves: the basis stays primal feasible, so
-            # primal simplex re-optimises far faster than dual (5x on 4,000-cell blocks).
-            h.setOptionValue("simplex_strategy", 4)
-            _lp.pass_lp(
-                h, np.zeros(len(self.cols)), self.lower, self.upper,
-                self.matrix, self.rhs, self.rhs,
-            )
-            self.highs = h
-        return self.highs
-
-    def optimise(self, k: int, direction: int) -> tuple[float, np.ndarray | None]:
-        """Max (``direction=+1``) or min (``-1``) of local variable ``k``.
-
-        Returns the optimum (``inf``/``-inf`` when unbounded) and the optimal point.
-        """
-        h = self.model()
-        idx = [k] if self._last in (-1, k) else [self._last, k]
-        cost = [0.0] * (len(idx) - 1) + [-float(direction)]
-        h.changeColsCost(len(idx), np.asarray(idx, dtype=np.int32), np.asarray(cost))
-        self._last = k
-        h.run()
-        self.solves += 1
-        st = _lp.status(h)
-        if st not in ("optimal", "unbounded", "unbounded_or_infeasible"):
-            # Rare simplex stalls on degenerate warm starts, and "infeasible" verdicts on
-            # badly scaled blocks (the true table is always feasible): solve again from
-            # scratch before believing it.
-            h.clearSolver()
-            h.setOptionValue("presolve", "on")
-            h.run()
-            h.setOptionValue("presolve", "off")
-            st = _lp.status(h)
-        if st == "optimal":
-            x = _lp.col_values(h)
-            return float(x[k]), x
-        if st in ("unbounded", "unbounded_or_infeasible"):
-            return direction * np.inf, None
-        if st == "infeasible":
-            raise InfeasibleError(
-                "the published cells, relations and a priori bounds admit no table "
-                f"(block containing cell index {int(self.cols[k])}); check the bounds"
-            )
-        raise InfeasibleError(f"HiGHS stopped with status {st!r} on an audit LP")
-
-    def smallest_move(self, k: int, direction: int, need: float) -> np.ndarray | None:
-        """The feasible table closest to the truth (sum of absolute deviations) that
-        moves local cell ``k`` by at least ``need`` in ``direction``; None if none.
-
-        Such a certificate touches few cells (a short cycle of the table), so it stays
-        valid under most insider knowledge. Variables ``d+``, ``d-`` with
-        ``x = truth + d+ - d-``, ``A (d+ - d-) = 0``, ``d+ <= upper - truth``,
-        ``d- <= truth - lower``.
-        """
-        nb = len(self.cols)
-        if self._dev is None:
-            h = _lp.new_highs()
-            h.setOptionValue("presolve", "off")
-            with np.errstate(invalid="ignore"):
-                up_room = np.maximum(self.upper - self.truth, 0.0)
-                dn_room = np.maximum(self.truth - self.lower, 0.0)
-            mat = sp.hstack([self.matrix, -self.matrix]).tocsr()
-            zero = np.zeros(self.matrix.shape[0])
-            _lp.pass_lp(h, np.ones(2 * nb), np.zeros(2 * nb),
-                        np.concatenate([up_room, dn_room]), mat, zero, zero)
-            self._dev = h
-        h = self._dev
-        col = k if direction > 0 else nb + k
-        room = (self.upper[k] - self.truth[k]) if direction > 0 else (self.truth[k] - self.lower[k])
-        if need > room + 1e-9 * (1 + abs(need)):
-            return None
-        other = nb + k if direction > 0 else k
-        other_room = (self.truth[k] - self.lower[k]) if direction > 0 else \
-            (self.upper[k] - self.truth[k])
-        fin = _lp._finite(np.array([room, other_room]))
-        h.changeColBounds(col, float(need), float(fin[0]))
-        h.changeColBounds(other, 0.0, 0.0)       # no opposite move of the target itself
-        try:
-            h.run()
-            st = _lp.status(h)
-            if st not in ("optimal", "infeasible"):
-                h.clearSolver()
-                h.run()
-                st = _lp.status(h)
-        finally:
-            h.changeColBounds(col, 0.0, float(fin[0]))
-            h.changeColBounds(other, 0.0, float(max(fin[1], 0.0)))
-        if st != "optimal":
-            return None
-        d = _lp.col_values(h)
-        return self.truth + d[:nb] - d[nb:]
-
-    def set_bounds(self, k: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
-        """Change bounds of local variables (insider scenarios)."""
-        h = self.model()
-        k = np.asarray(k, dtype=np.int32)
-        h.changeColsBounds(len(k), k, _lp._finite(lo), _lp._finite(hi))
-
-
-@dataclass
 class IntervalResult:
     """Feasibility intervals with the facts behind them.
 
@@ -260,8 +145,9 @@ class IntervalResult:
         exact: mask of withheld cells disclosed exactly by the relations.
         block: block number per cell (-1 for published or exact cells).
         blocks: the :class:`Block` objects (their HiGHS models stay loaded for reuse).
-        points: ``(cell, direction) -> (global columns, values)`` of the optimal table
-            for that bound (only with ``keep_points``); direction ``+1`` max, ``-1`` min.
+        points: ``(cell, direction) -> (global columns, values)`` of a feasible table
+            that attains the reported bound (only with ``keep_points``; the optimal
+            table where the bound is exact); direction ``+1`` max, ``-1`` min.
         moves: like ``points``, the table closest to the truth that moves the cell by its
             protection level (only with ``certify``; see :meth:`Block.smallest_move`).
         stats: counts and seconds.
@@ -394,6 +280,7 @@ def solve_intervals(
     certify: bool = False,
     linear_algebra: bool = True,
     progress: bool = False,
+    goals: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> IntervalResult:
     """Feasibility intervals with blocks, exact cells and (optionally) optimal points.
 
@@ -401,6 +288,12 @@ def solve_intervals(
     others get NaN. See :func:`feasibility_intervals` for the plain arrays. With
     ``certify``, every requested sensitive cell whose interval reaches its protection
     level also gets the closest table that moves it by that level (``moves``).
+
+    ``goals`` (``(up, down)`` arrays over all cells) asks only whether each requested
+    cell can reach ``up`` and ``down`` (enough for a verdict, see
+    :func:`tablesafe.audit.result.verdict_goals`): where a feasible table reaches the
+    goal the reported bound is that table's value (an inner bound), elsewhere it is
+    exact. Infinite goals (and ``goals=None``) ask for the exact bound.
     """
     t0 = time.perf_counter()
     _check_bounds(problem)
@@ -423,65 +316,23 @@ def solve_intervals(
             for d, bound in ((1, problem.upper[i]), (-1, problem.lower[i])):
                 if np.isfinite(bound):
                     points[(int(i), d)] = (np.array([i]), np.array([bound]))
-    lp_solves = 0
-    skipped = 0
+    counts = {"lp_solves": 0, "lp_skipped": 0, "lp_certified": 0, "lp_batch": 0}
     todo = [b for b in blocks if want[b.cols].any()]
     tracker = _progress(progress, sum(int(want[b.cols].sum()) for b in todo))
     for b in todo:
-        nb = len(b.cols)
-        best_hi = b.truth.copy()
-        best_lo = b.truth.copy()
-        src_hi = np.full(nb, -1)
-        src_lo = np.full(nb, -1)
-        store: list[np.ndarray] = []
-        with np.errstate(invalid="ignore"):
-            tol_hi = np.where(np.isfinite(b.upper), 1e-9 * (1.0 + np.abs(b.upper)), 0.0)
-            tol_lo = np.where(np.isfinite(b.lower), 1e-9 * (1.0 + np.abs(b.lower)), 0.0)
         targets = np.flatnonzero(want[b.cols])
-        hi_out = np.full(nb, np.nan)
-        lo_out = np.full(nb, np.nan)
-        for d in (1, -1):
-            for k in targets:
-                if d == 1 and best_hi[k] >= b.upper[k] - tol_hi[k]:
-                    hi_out[k] = b.upper[k]
-                    skipped += 1
-                    continue
-                if d == -1 and best_lo[k] <= b.lower[k] + tol_lo[k]:
-                    lo_out[k] = b.lower[k]
-                    skipped += 1
-                    continue
-                val, x = b.optimise(int(k), d)
-                lp_solves += 1
-                if d == 1:
-                    hi_out[k] = val
-                else:
-                    lo_out[k] = val
-                if x is not None:
-                    pid = len(store) if keep_points else 0
-                    if keep_points:
-                        store.append(x)
-                    up = x > best_hi
-                    best_hi[up] = x[up]
-                    src_hi[up] = pid
-                    dn = x < best_lo
-                    best_lo[dn] = x[dn]
-                    src_lo[dn] = pid
-                    if d == 1:
-                        src_hi[k] = pid
-                    else:
-                        src_lo[k] = pid
-            if d == -1:
-                for _ in targets:
-                    tracker()
+        g_hi = np.full(len(b.cols), np.inf) if goals is None else goals[0][b.cols]
+        g_lo = np.full(len(b.cols), -np.inf) if goals is None else goals[1][b.cols]
+        lo_out, hi_out, best = block_bounds(b, targets, g_hi, g_lo, keep_points, counts)
+        for _ in targets:
+            tracker()
         upper[b.cols[targets]] = np.maximum(hi_out[targets], b.truth[targets])
         lower[b.cols[targets]] = np.minimum(lo_out[targets], b.truth[targets])
         if keep_points:
             for k in targets:
-                for d, src in ((1, src_hi), (-1, src_lo)):
-                    pid = src[k]
-                    if pid < 0:
+                for d, x in ((1, best.point(k, 1)), (-1, best.point(k, -1))):
+                    if x is None:
                         continue
-                    x = store[pid]
                     diff = np.abs(x - b.truth) > 1e-9 * (1 + np.abs(b.truth))
                     points[(int(b.cols[k]), d)] = (b.cols[diff], x[diff])
     tracker(done=True)
@@ -492,7 +343,7 @@ def solve_intervals(
         "cells": int(n), "withheld": int(mask.sum()), "exact": int(exact.sum()),
         "blocks": len(blocks),
         "largest_block": max((len(b.cols) for b in blocks), default=0),
-        "lp_solves": lp_solves, "lp_skipped": skipped,
+        **counts, "rescaled_blocks": sum(1 for b in blocks if b.rescaled),
         "seconds_structure": t1 - t0, "seconds": time.perf_counter() - t0,
     }
     stats["seconds"] = time.perf_counter() - t0

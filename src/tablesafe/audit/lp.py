@@ -7,6 +7,8 @@ import numpy as np
 import scipy.sparse as sp
 
 INF = highspy.kHighsInf
+INFINITE_BOUND = 1e20
+"""HiGHS's default ``infinite_bound``: bounds at or beyond it are infinite."""
 
 
 def _finite(a: np.ndarray) -> np.ndarray:

@@ -48,6 +48,27 @@ def verdicts(problem: Problem, lower: np.ndarray, upper: np.ndarray,
     return out
 
 
+def verdict_goals(problem: Problem, *, rel_tol: float = REL_TOL) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell, the values an attacker's interval must reach for a ``protected`` verdict.
+
+    ``(up, down)``: ``value + upl`` and ``value - lpl`` (``lpl`` capped at the distance
+    to the lower a priori bound), each at least ``4 * rel_tol * max(1, |value|)`` away
+    from the value (but not below the lower bound), so that an interval reaching both
+    goals can never look ``exact``, even when an insider later pins one side. A bound
+    that reaches its goal cannot change the verdict of :func:`verdicts` however much
+    further it goes, so the audit stops looking there. Cells whose verdict depends on
+    the exact width (a sliding level) and non-sensitive cells get ``inf``/``-inf``:
+    their intervals are computed exactly.
+    """
+    v = problem.value
+    tol = rel_tol * np.maximum(1.0, np.abs(v))
+    lpl = np.maximum(np.minimum(problem.lpl, v - problem.lower), 0.0)
+    up = v + np.maximum(problem.upl, 4 * tol)
+    down = np.maximum(v - np.maximum(lpl, 4 * tol), problem.lower)
+    exact = (problem.spl > 0) | ~problem.sensitive
+    return np.where(exact, np.inf, up), np.where(exact, -np.inf, down)
+
+
 def verdict_of(problem: Problem, i: int, lower: float, upper: float, *,
                rel_tol: float = REL_TOL) -> str:
     """The verdict of one cell for given attacker bounds (same rule as :func:`verdicts`)."""
@@ -75,7 +96,10 @@ class AuditResult:
         withheld: mask of withheld cells.
         lower, upper: attacker bounds per cell (published cells: their value; withheld
             non-sensitive cells: their intervals, or NaN when only sensitive cells were
-            computed).
+            computed). For a sensitive cell the bound is exact where its verdict fails
+            and with ``audit(..., exact_intervals=True)``; otherwise it is a value the
+            attacker cannot exclude, at least as far as the protection level needs
+            (``stats["exact_intervals"]`` tells which).
         verdict: per cell, ``protected``/``exact``/``upper``/``lower``/``sliding`` for
             sensitive cells, ``""`` otherwise.
         insider_findings: frame of sensitive cells an insider bounds too closely (columns

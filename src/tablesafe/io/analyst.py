@@ -4,7 +4,10 @@ levels and the audit interval. Confidential: for the office's analysts, never pu
 Columns (DESIGN.md "Command line"): the dimension codes, ``value``, ``contributors``,
 ``status`` (S U A P M Z), ``rule``, ``upl``, ``lpl``, ``spl``, ``audit_lower``,
 ``audit_upper`` and ``verdict`` (``protected``/``exact``/``upper``/``lower``/``sliding`` for
-sensitive cells, empty otherwise).
+sensitive cells, empty otherwise). For a protected direction of a sensitive cell the
+audit stops once the attacker's interval reaches the protection level, so
+``audit_lower``/``audit_upper`` there are values the attacker cannot exclude (the exact
+extremes lie at or beyond them) unless the audit ran with ``exact_intervals=True``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,148 @@
+"""The LPs of one block: which bounds need their own LP and which are already settled.
+
+A cell's largest value needs no LP of its own when a feasible table found earlier (the
+optimum of another cell's LP of the same block) already reaches
+
+- an upper bound implied by the relations and the a priori bounds
+  (:func:`tablesafe.audit.propagate.implied_bounds`): the bound is then exact; or
+- the cell's *goal* (only when the caller asks for verdicts, not intervals): the cell
+  can reach ``value + upl``, which is all its verdict needs.
+
+The same holds for smallest values. Every LP solution updates the best known value of
+every cell of the block, so on large blocks most bounds come free. With goals, *batch*
+LPs first push all targets short of their goals at once (:func:`_batch`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tablesafe.audit.block import Block
+from tablesafe.audit.propagate import implied_bounds
+
+
+class BestTables:
+    """Largest and smallest known value of each cell over the tables found so far,
+    and (with ``keep``) which table gives it."""
+
+    def __init__(self, truth: np.ndarray, keep: bool) -> None:
+        n = len(truth)
+        self.hi = truth.astype(float).copy()
+        self.lo = truth.astype(float).copy()
+        self.src_hi = np.full(n, -1)
+        self.src_lo = np.full(n, -1)
+        self.keep = keep
+        self.store: list[np.ndarray] = []
+
+    def add(self, x: np.ndarray, k: int, d: int) -> None:
+        """Record table ``x``, the optimum of cell ``k`` in direction ``d`` (``d=0``: a
+        table that is no cell's optimum)."""
+        pid = len(self.store) if self.keep else 0
+        if self.keep:
+            self.store.append(x)
+        up = x > self.hi
+        self.hi[up] = x[up]
+        self.src_hi[up] = pid
+        dn = x < self.lo
+        self.lo[dn] = x[dn]
+        self.src_lo[dn] = pid
+        if d == 1:
+            self.src_hi[k] = pid
+        elif d == -1:
+            self.src_lo[k] = pid
+
+    def point(self, k: int, d: int) -> np.ndarray | None:
+        """The table behind the best value of cell ``k`` in direction ``d`` (if kept)."""
+        pid = (self.src_hi if d == 1 else self.src_lo)[k]
+        if pid < 0 or not self.keep:
+            return None
+        return self.store[pid]
+
+
+def _tol(a: np.ndarray) -> np.ndarray:
+    """Relative tolerance ``1e-9 (1 + |a|)`` where ``a`` is finite, 0 elsewhere."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(a), 1e-9 * (1.0 + np.abs(a)), 0.0)
+
+
+def block_bounds(b: Block, targets: np.ndarray, goal_hi: np.ndarray, goal_lo: np.ndarray,
+                 keep: bool, counts: dict) -> tuple[np.ndarray, np.ndarray, BestTables]:
+    """Bounds of the block's ``targets`` (local indices): ``(lower, upper, best)``.
+
+    ``goal_hi``/``goal_lo`` (local arrays; ``inf``/``-inf`` = exact bound wanted): a
+    bound reported where a table reaches the goal is that table's value. ``counts``
+    receives ``lp_solves``, ``lp_skipped`` (settled by an implied bound),
+    ``lp_certified`` (goal reached without an LP of its own) and ``lp_batch``.
+    """
+    nb = len(b.cols)
+    imp_lo, imp_hi = implied_bounds(b.matrix, b.rhs, b.lower, b.upper)
+    imp_lo = np.maximum(imp_lo, b.lower)
+    imp_hi = np.minimum(imp_hi, b.upper)
+    best = BestTables(b.truth, keep)
+    hi_out = np.full(nb, np.nan)
+    lo_out = np.full(nb, np.nan)
+    tol_hi, tol_lo = _tol(imp_hi), _tol(imp_lo)
+    gtol_hi, gtol_lo = _tol(goal_hi), _tol(goal_lo)
+    for d in (1, -1):
+        _batch(b, targets, d, goal_hi if d == 1 else goal_lo, best, counts)
+        for k in targets:
+            if d == 1:
+                if best.hi[k] >= imp_hi[k] - tol_hi[k]:
+                    hi_out[k] = min(best.hi[k], b.upper[k])
+                    counts["lp_skipped"] += 1
+                    continue
+                if best.hi[k] >= goal_hi[k] - gtol_hi[k]:
+                    hi_out[k] = best.hi[k]
+                    counts["lp_certified"] += 1
+                    continue
+            else:
+                if best.lo[k] <= imp_lo[k] + tol_lo[k]:
+                    lo_out[k] = max(best.lo[k], b.lower[k])
+                    counts["lp_skipped"] += 1
+                    continue
+                if best.lo[k] <= goal_lo[k] + gtol_lo[k]:
+                    lo_out[k] = best.lo[k]
+                    counts["lp_certified"] += 1
+                    continue
+            val, x = b.optimise(int(k), d)
+            counts["lp_solves"] += 1
+            if d == 1:
+                hi_out[k] = val
+            else:
+                lo_out[k] = val
+            if x is not None:
+                best.add(x, int(k), d)
+    return lo_out, hi_out, best
+
+
+BATCH_MIN_TARGETS = 20
+"""Fewest targets with finite goals in a block for which :func:`_batch` LPs are tried."""
+
+
+def _batch(b: Block, targets: np.ndarray, d: int, goal: np.ndarray, best: BestTables,
+           counts: dict, rounds: int = 4) -> None:
+    """LPs that push every target still short of its finite goal towards it at once.
+
+    The objective weighs each such cell by the inverse of its remaining distance, so one
+    optimal table usually brings many of them to their goals; their own LPs are then
+    skipped (the reached goals are certified by a feasible table, so nothing inexact is
+    reported). A round that certifies fewer than a tenth of the open targets ends it.
+    """
+    for _ in range(rounds):
+        have = best.hi[targets] if d == 1 else best.lo[targets]
+        gap = d * (goal[targets] - have)
+        open_ = np.isfinite(gap) & (gap > _tol(goal[targets]))
+        if int(open_.sum()) < BATCH_MIN_TARGETS:
+            return
+        weights = np.zeros(len(b.cols))
+        scale = float(np.median(gap[open_]))
+        weights[targets[open_]] = d * scale / gap[open_]
+        x = b.optimise_sum(weights)
+        counts["lp_batch"] = counts.get("lp_batch", 0) + 1
+        if x is None:
+            return
+        best.add(x, -1, 0)
+        now = best.hi[targets] if d == 1 else best.lo[targets]
+        reached = open_ & (d * (goal[targets] - now) <= _tol(goal[targets]))
+        if reached.sum() < 0.1 * open_.sum():
+            return
