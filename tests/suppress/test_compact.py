@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from _suppress_gen import independent_audit
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from test_suppress import brute_force_min_cost, grid_problem
+from test_suppress import TWO_BY_THREE, brute_force_min_cost, grid_problem
 
 from tablesafe.progress import Progress
 from tablesafe.suppress import suppress
@@ -22,11 +21,7 @@ from tablesafe.synthetic import synthetic_problem
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    interior=st.lists(st.integers(1, 40), min_size=6, max_size=6),
-    sens=st.lists(st.tuples(st.integers(1, 2), st.integers(1, 3)), min_size=1, max_size=2, unique=True),
-    frac=st.floats(0.05, 0.9),
-)
+@given(**TWO_BY_THREE)
 def test_compact_model_matches_brute_force_on_two_way_tables(interior, sens, frac):
     """On a 2 x 3 table with totals the compact model (deviations capped at the level) is
     exact: its cost equals the brute-force minimum over every pattern the independent

@@ -158,12 +158,16 @@ def test_capacity_cut_equals_lp_value():
         assert float(cut.coef[w[cut.idx]].sum()) == pytest.approx(att.reached, rel=1e-6, abs=1e-6)
 
 
+TWO_BY_THREE = {
+    "interior": st.lists(st.integers(1, 40), min_size=6, max_size=6),
+    "sens": st.lists(st.tuples(st.integers(1, 2), st.integers(1, 3)), min_size=1, max_size=2, unique=True),
+    "frac": st.floats(0.05, 0.9),
+}
+"""Random 2 x 3 tables with totals: interior values, sensitive positions, level as a share."""
+
+
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    interior=st.lists(st.integers(1, 40), min_size=6, max_size=6),
-    sens=st.lists(st.tuples(st.integers(1, 2), st.integers(1, 3)), min_size=1, max_size=2, unique=True),
-    frac=st.floats(0.05, 0.9),
-)
+@given(**TWO_BY_THREE)
 def test_optimal_matches_brute_force(interior, sens, frac):
     """Random 2 x 3 tables with totals: optimal cost equals the brute-force minimum over every
     set of complements that passes the independent auditor."""

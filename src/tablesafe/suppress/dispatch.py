@@ -47,10 +47,10 @@ def choose_method(problem: Problem) -> tuple[str, str]:
     return "fast", f"{problem.n:,} cells (more than {MODULAR_MAX_CELLS:,}): local certificates"
 
 
-SEARCH_SHARE = 0.6
+SEARCH_SHARE = 0.5
 """Share of the time limit for the method's own search; the rest is for the full-table
 repair (or the certificates) and the cleanup."""
-CLEANUP_SHARE = 0.2
+CLEANUP_SHARE = 0.15
 """Share of the time limit the optional cleanup may take at most."""
 
 
