@@ -101,3 +101,15 @@ def test_progress_writes_plain_lines_when_not_a_terminal():
     rep.update(1)
     rep.update(2)
     assert len(quiet.getvalue().splitlines()) == 1
+
+
+def test_modular_pattern_is_the_same_whatever_the_number_of_workers():
+    """Subtables solved side by side (two processes) give exactly the pattern solved one
+    after the other, singleton protection included."""
+    p = synthetic_problem("1k", seed=4)
+    b = Bounds.of(p)
+    w1, st1 = modular_pattern(p, b, workers=1)
+    w2, st2 = modular_pattern(p, b, workers=2)
+    assert st1["subtables"] >= 24  # enough subtables for the pool to be used
+    assert np.array_equal(w1, w2)
+    assert st1["subtables_solved"] == st2["subtables_solved"]

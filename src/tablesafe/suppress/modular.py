@@ -20,7 +20,6 @@ import time
 
 import numpy as np
 
-from tablesafe.errors import TablesafeError
 from tablesafe.problem import PRIMARY, SAFE, Problem
 from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.compact import attacks_of, compact_pattern, model_size
@@ -101,15 +100,17 @@ def modular_pattern(
     max_passes: int = 3,
     subtable_limit: float = 30.0,
     mip_gap: float = 1e-3,
-    use_compact: bool = True,
     compact_max: int = 2_000_000,
     insiders: bool = True,
     certified_levels: bool = True,
+    workers: int | None = None,
 ) -> tuple[np.ndarray, dict]:
     """HiTaS-style pattern (not yet audited across subtables); returns (mask, stats).
 
     Each subtable gets at most ``subtable_limit`` seconds (and its share of the time
-    left) and is solved to a relative MIP gap of ``mip_gap``.
+    left) and is solved to a relative MIP gap of ``mip_gap``. Subtables that share no cell
+    are solved side by side by ``workers`` processes (default: up to 2 CPUs); the pattern
+    is the same whatever their number.
     """
     t0 = time.monotonic()
     deadline = t0 + (time_limit if time_limit is not None else 1e12)
@@ -128,7 +129,6 @@ def modular_pattern(
     passes = np.zeros(len(subs), dtype=np.int64)
     solved = 0
     failures = 0
-    capacity = problem.capacity
     use_capacity = bool(np.any(bounds.dn < bounds.tdn))
     skipped = 0
     compact_solved = 0
@@ -140,66 +140,75 @@ def modular_pattern(
 
         g = CellOverlap.of(problem)
         geo = None if g is None else (g, occupied_cells(problem))
-    while queue:
-        if time.monotonic() > deadline:
-            skipped = len(queue)  # the dispatcher's repair protects what is left
-            say(f"time limit: {skipped} subtables left to the repair")
-            break
-        i = queue.pop(0)
-        _, cells = subs[i]
-        passes[i] += 1
-        if not w[cells].any():
-            seen[cells] = True
-            continue
-        levels = (need_up, need_dn) if certified_levels else None
-        sub, carried = _subproblem(problem, w, seen, cells, levels)
-        remaining = max(deadline - time.monotonic(), 0.5)
-        per = max(remaining / max(len(queue) + 1, 1), min(remaining, 2.0))
-        try:
-            sb = Bounds.of(sub, capacity=use_capacity, singleton=bounds.singleton.any())
-            if use_capacity and capacity is not None:
-                sb.dn = np.minimum(sb.tdn, np.where(carried, sb.tdn, capacity[cells]))
-            sw = None
-            if use_compact:
-                cand = candidates(sub, sb)
-                ins: dict = {}
-                if insiders and sb.singleton.any():
-                    ins = (_overlap_insiders(geo, cells, sb, carried) if geo is not None
-                           else _sibling_insiders(sub, sb, carried))
-                res = _solve_subtable(sub, sb, cand, ins, min(per, subtable_limit), mip_gap, seed,
-                                      compact_max)
-                sw = None if res is None else res.withheld
-                compact_solved += sw is not None
-                if sw is not None and certified_levels:
-                    sec = sw & ~sub.sensitive
-                    need_up[cells[sec]] = np.maximum(need_up[cells[sec]], res.need_up[sec])
-                    need_dn[cells[sec]] = np.maximum(need_dn[cells[sec]], res.need_down[sec])
-            if sw is None and not use_compact:
-                sw, _ = optimal_pattern(sub, sb, time_limit=min(per, subtable_limit), seed=seed, mip_gap=mip_gap)
-            if sw is None:
-                raise TablesafeError("subtable not solved in time")
-        except TablesafeError:
-            failures += 1  # left to the full-table repair
-            seen[cells] = True
-            continue
-        solved += 1
-        new = cells[sw & ~w[cells]]
-        w[new] = True
-        # published cells of earlier subtables that are now withheld: protect those again
-        reopened = new[seen[new]]
-        seen[cells] = True
-        if len(reopened):
-            for j, (_, other) in enumerate(subs):
-                if j != i and passes[j] < max_passes and j not in queue and np.isin(reopened, other).any():
-                    queue.append(j)
-        spent = time.monotonic() - t0
-        done = solved + failures
-        eta = spent / max(done, 1) * len(queue)
-        say(f"subtable {done}/{done + len(queue)} solved ({len(new)} new complements), "
-            f"about {eta:.0f} s left")
+    # with seed 000 section 6's levels (a row maximum over the whole pattern) a subtable
+    # sees every earlier one: one at a time then
+    batch_max = BATCH if certified_levels else 1
+    batches = 0
+    pool = _pool(workers if len(subs) >= PARALLEL_MIN_SUBTABLES and certified_levels else 1)
+    try:
+        while queue:
+            if time.monotonic() > deadline:
+                skipped = len(queue)  # the dispatcher's repair protects what is left
+                say(f"time limit: {skipped} subtables left to the repair")
+                break
+            # a batch: subtables from the front of the queue that share no cell; each is
+            # built from the state before the batch, which is what it would see one after
+            # the other (a subtable changes only its own cells), so the result does not
+            # depend on the number of workers
+            batch: list[int] = []
+            used = np.zeros(problem.n, dtype=bool)
+            while queue and len(batch) < batch_max:
+                cells = subs[queue[0]][1]
+                if used[cells].any():
+                    break
+                i = queue.pop(0)
+                passes[i] += 1
+                if not w[cells].any():
+                    seen[cells] = True
+                    continue
+                used[cells] = True
+                batch.append(i)
+            if not batch:
+                continue
+            batches += 1
+            remaining = max(deadline - time.monotonic(), 0.5)
+            per = max(remaining / max(len(queue) + len(batch), 1), min(remaining, 2.0))
+            levels = (need_up, need_dn) if certified_levels else None
+            tasks = [_task(problem, bounds, w, seen, subs[i][1], levels, use_capacity, insiders, geo,
+                           min(per, subtable_limit), mip_gap, seed, compact_max) for i in batch]
+            outcomes = list(pool.map(_solve_task, tasks)) if pool is not None else [_solve_task(t) for t in tasks]
+            for i, out in zip(batch, outcomes):
+                cells = subs[i][1]
+                if out is None:
+                    failures += 1  # left to the full-table repair
+                    seen[cells] = True
+                    continue
+                sw, n_up, n_dn, sens_sub = out
+                solved += 1
+                compact_solved += 1
+                if certified_levels:
+                    sec = sw & ~sens_sub
+                    need_up[cells[sec]] = np.maximum(need_up[cells[sec]], n_up[sec])
+                    need_dn[cells[sec]] = np.maximum(need_dn[cells[sec]], n_dn[sec])
+                new = cells[sw & ~w[cells]]
+                w[new] = True
+                # published cells of earlier subtables that are now withheld: protect those again
+                reopened = new[seen[new]]
+                seen[cells] = True
+                if len(reopened):
+                    for j, (_, other) in enumerate(subs):
+                        if j != i and passes[j] < max_passes and j not in queue and np.isin(reopened, other).any():
+                            queue.append(j)
+            spent = time.monotonic() - t0
+            done = solved + failures
+            eta = spent / max(done, 1) * len(queue)
+            say(f"subtable {done}/{done + len(queue)} solved, about {eta:.0f} s left")
+    finally:
+        if pool is not None:
+            pool.shutdown()
     stats = {"subtables": len(subs), "subtables_solved": solved, "subtable_failures": failures,
              "subtables_skipped": skipped, "subtables_compact": compact_solved, "time_limit_hit": skipped > 0,
-             "seconds_modular": time.monotonic() - t0}
+             "subtable_batches": batches, "seconds_modular": time.monotonic() - t0}
     return w, stats
 
 
@@ -331,3 +340,48 @@ def _solve_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: di
         atts = atts + more
         have.update(more)
     return best
+
+
+BATCH = 16
+"""Subtables taken from the queue at a time (a fixed number, so that the pattern does not
+depend on the number of workers)."""
+PARALLEL_MIN_SUBTABLES = 24
+"""Tables with fewer subtables are solved in this process (starting workers costs more)."""
+
+
+def _pool(workers: int | None):
+    """A process pool for subtables, or None to solve them here."""
+    import os
+
+    n = min(2, os.cpu_count() or 1) if workers is None else int(workers)
+    if n <= 1:
+        return None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"))
+
+
+def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cells: np.ndarray,
+          levels, use_capacity: bool, insiders: bool, geo, seconds: float, mip_gap: float, seed: int,
+          compact_max: int) -> tuple:
+    """Everything one subtable's solve needs (picklable: plain arrays and a Problem)."""
+    sub, carried = _subproblem(problem, w, seen, cells, levels)
+    sb = Bounds.of(sub, capacity=use_capacity, singleton=bool(bounds.singleton.any()))
+    if use_capacity and problem.capacity is not None:
+        sb.dn = np.minimum(sb.tdn, np.where(carried, sb.tdn, problem.capacity[cells]))
+    cand = candidates(sub, sb)
+    ins: dict = {}
+    if insiders and sb.singleton.any():
+        ins = (_overlap_insiders(geo, cells, sb, carried) if geo is not None
+               else _sibling_insiders(sub, sb, carried))
+    return sub, sb, cand, ins, seconds, mip_gap, seed, compact_max
+
+
+def _solve_task(task: tuple):
+    """Solve one prepared subtable: (pattern, moves up, moves down, sensitive) or None."""
+    sub, sb, cand, ins, seconds, mip_gap, seed, compact_max = task
+    res = _solve_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, compact_max)
+    if res is None or res.withheld is None:
+        return None
+    return res.withheld, res.need_up, res.need_down, sub.sensitive
