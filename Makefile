@@ -17,6 +17,7 @@ demo: $(VENV)/.installed
 	$(PY) examples/demo.py
 
 test: $(VENV)/.installed
+	$(PY) -m mypy
 	$(PY) -m pytest -q
 
 clean:

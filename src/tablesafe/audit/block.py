@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import highspy
 import numpy as np
 import scipy.sparse as sp
 
@@ -57,8 +58,8 @@ class Block:
     lower: np.ndarray
     upper: np.ndarray
     truth: np.ndarray         # true values of the block's cells
-    highs: object = None
-    _dev: object = None
+    highs: highspy.Highs | None = None
+    _dev: highspy.Highs | None = None
     _last: int = -1
     solves: int = 0
     scale: float | None = None   # units of the HiGHS models (power of two; None: not chosen)
@@ -128,8 +129,8 @@ class Block:
             h.changeColsCost(nb, np.arange(nb, dtype=np.int32), cost)
         else:
             idx = [k] if self._last in (-1, k) else [self._last, k]
-            cost = [0.0] * (len(idx) - 1) + [-float(direction)]
-            h.changeColsCost(len(idx), np.asarray(idx, dtype=np.int32), np.asarray(cost))
+            costs = [0.0] * (len(idx) - 1) + [-float(direction)]
+            h.changeColsCost(len(idx), np.asarray(idx, dtype=np.int32), np.asarray(costs))
         self._last = k
         h.run()
         self.solves += 1

@@ -249,7 +249,7 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
     resid.data = np.where(np.abs(resid.data) > row_scale[resid.indices], resid.data, 0.0)
     resid.eliminate_zeros()
     viol_groups = np.flatnonzero(np.diff(resid.indptr) > 0)
-    for grp in viol_groups:
+    for grp in viol_groups.tolist():
         if not bad[grp]:
             row = resid.indices[resid.indptr[grp]]
             bad[grp] = True
@@ -288,7 +288,7 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
             best_up[t] = max(best_up[t], moved)
         else:
             best_down[t] = max(best_down[t], moved)
-    for grp in np.flatnonzero(bad):
+    for grp in np.flatnonzero(bad).tolist():
         r = first[grp]
         failures.append(CertificateFailure(str(cert["target"][r]), str(gdir[grp]), reasons[int(grp)]))
     if insiders is not None and g:

@@ -279,16 +279,16 @@ class _BlockView:
         tl = self.tloc[idx]
         # candidate segment starts: truth, the target's up and down optima, and the
         # optima of the insider's cell itself (they move x furthest both ways)
-        qx = [np.full(idx.size, self.block.truth[x]), self.mats[0][x, idx],
-              self.mats[1][x, idx]]
-        qt = [self.block.truth[tl], self.mats[0][tl, idx], self.mats[1][tl, idx]]
+        qxs = [np.full(idx.size, self.block.truth[x]), self.mats[0][x, idx],
+               self.mats[1][x, idx]]
+        qts = [self.block.truth[tl], self.mats[0][tl, idx], self.mats[1][tl, idx]]
         for d in (1, -1):
             own = self._point(int(self.block.cols[x]), d)
             if own is not None:
-                qx.append(np.full(idx.size, own[x]))
-                qt.append(own[tl])
-        qx = np.stack(qx, axis=1)
-        qt = np.stack(qt, axis=1)
+                qxs.append(np.full(idx.size, own[x]))
+                qts.append(own[tl])
+        qx = np.stack(qxs, axis=1)
+        qt = np.stack(qts, axis=1)
         px = mat[x, idx][:, None]
         finite = [abs(v) for v in (lo, hi) if np.isfinite(v)]
         eps = 1e-9 * (1.0 + max(finite, default=0.0))

@@ -329,7 +329,7 @@ def solve_intervals(
         upper[b.cols[targets]] = np.maximum(hi_out[targets], b.truth[targets])
         lower[b.cols[targets]] = np.minimum(lo_out[targets], b.truth[targets])
         if keep_points:
-            for k in targets:
+            for k in targets.tolist():
                 for d, x in ((1, best.point(k, 1)), (-1, best.point(k, -1))):
                     if x is None:
                         continue

@@ -49,7 +49,9 @@ _ALIASES = {"req": "request", "dom": "nk", "dominance": "nk", "frequency": "freq
 
 def _split_top(s: str) -> list[str]:
     """Split on ``|`` outside parentheses."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    depth = 0
+    cur: list[str] = []
     for ch in s:
         if ch == "(":
             depth += 1

@@ -279,6 +279,7 @@ def cut_from(attack: Attack, bounds: Bounds, fixed_one: np.ndarray, cap: bool = 
     """
     cells = attack.dual_cells
     d = attack.dual_d
+    assert cells is not None and d is not None  # an unsuccessful attack carries its duals
     k = attack.target
     dn = np.where(cells == k, bounds.tdn[cells], bounds.dn[cells])
     up = np.where(cells == k, bounds.tup[cells], bounds.up[cells])

@@ -90,8 +90,7 @@ def attacks_of(bounds: Bounds, sensitive: np.ndarray, insiders: dict[int, np.nda
     ``insiders`` maps a target to the cells whose single respondent attacks it.
     """
     out: list[Attack3] = []
-    for k in np.flatnonzero(sensitive):
-        k = int(k)
+    for k in np.flatnonzero(sensitive).tolist():
         who = [-1] + ([int(s) for s in insiders.get(k, ())] if insiders else [])
         for s in who:
             if bounds.req_up[k] > 0:

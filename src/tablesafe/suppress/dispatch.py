@@ -186,7 +186,7 @@ def suppress(
             # every sensitive cell has a checked certificate, and so has every single
             # respondent next to it; a target whose insider certificates are missing gets
             # the attacker LPs (tables small enough), or is flagged in the stats
-            atts = {}
+            atts: dict = {}  # Key -> Attack, as repair returns
             if len(gaps) and problem.n <= LP_REPAIR_MAX_CELLS:
                 if log:
                     log("repairing: attacks by single respondents next to a target")

@@ -357,7 +357,7 @@ def fast_pattern(
     insider_pairs = 0
     insider_open: list[tuple[int, int]] = []
 
-    def protect(t: int, movable: np.ndarray, strict: bool = True, local: bool = False):
+    def protect(t: int, movable: np.ndarray, strict: bool = True, local: bool | int = False):
         """``(certificates, direction)`` for ``t`` moving only ``movable`` cells.
 
         ``certificates`` lists ``(direction, cells, deviation)`` (``None`` if there is
@@ -669,6 +669,7 @@ _JOB: tuple | None = None
 
 
 def _worker(i: int) -> dict:
+    assert _JOB is not None  # set by _run_parallel before forking
     run, fresh, snapshot, groups = _JOB
     fresh()
     run(groups[i])
@@ -747,9 +748,11 @@ class _Search:
         """``free`` without the single-respondent cells whose respondent is not one of
         ``t``'s contributors (those overlapping ``t`` may move: see ``leaning_on``)."""
         base = self.strict_free if free is self.free else free & ~single
+        assert base is not None  # strict_free is set together with free
         levels = self._levels(t) if self.occupied is not None else []
         if not levels:
             return base
+        assert self.geo is not None and self.occupied is not None  # levels need both
         box = self._box(t, levels[0])  # the strict search's only box
         own = box[single[box] & free[box]]
         if len(own):
@@ -818,6 +821,7 @@ class _Search:
         if got is None:
             if self._boxes and next(iter(self._boxes))[0] != t:
                 self._boxes.clear()
+            assert self.geo is not None  # boxes only with a table structure
             got = self._boxes[key] = self.geo.box(t, level)
         return got
 
@@ -827,11 +831,13 @@ class _Search:
         infeasible on every smaller one, and a larger box gives a cheaper certificate)."""
         if self.geo is None:
             return []
+        assert self.opts.box_levels is not None  # filled in by fast_pattern
         return [lv for lv in self.opts.box_levels if self.geo.box_size(t, lv) <= self.opts.max_box][:1]
 
     def _wide_levels(self, t: int) -> list[int]:
         """The smallest level above ``max_box`` but within ``max_wide_box`` code
         combinations (a last box before relation hops)."""
+        assert self.geo is not None and self.opts.box_levels is not None  # see _levels
         wide = [
             lv for lv in self.opts.box_levels
             if self.opts.max_box < self.geo.box_size(t, lv) <= self.opts.max_wide_box
@@ -951,7 +957,7 @@ class _Geometry:
     @classmethod
     def of(cls, problem: Problem) -> _Geometry | None:
         cells = CellOverlap.of(problem)
-        if cells is None:
+        if cells is None or problem.model is None:
             return None
         sets: list[list[list[np.ndarray]]] = [[] for _ in range(6)]  # levels 1-6, see _code_sets
         for d in problem.model.dims:

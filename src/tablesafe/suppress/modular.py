@@ -30,6 +30,7 @@ from tablesafe.suppress.protection import _siblings, candidates
 def subtables(problem: Problem) -> list[tuple[int, np.ndarray]]:
     """Non-hierarchical subtables as (sum of parent depths, cell positions), top-down."""
     model = problem.model
+    assert model is not None  # the caller checks for a table structure
     dims = model.dims
     codes = model.codes
     shape = tuple(len(d.hierarchy) for d in dims)
@@ -38,7 +39,8 @@ def subtables(problem: Problem) -> list[tuple[int, np.ndarray]]:
         h = d.hierarchy
         lookup = {c: i for i, c in enumerate(h.codes)}
         pos[:, j] = np.fromiter((lookup[c] for c in codes[d.name].astype(str)), dtype=np.int64, count=problem.n)
-    keys = np.ravel_multi_index(tuple(pos.T), shape)
+    # numpy's stub picks the scalar overload for a tuple of index arrays
+    keys: np.ndarray = np.ravel_multi_index(tuple(pos.T), shape)  # type: ignore[assignment]
     order = np.argsort(keys)
     skeys = keys[order]
     per_dim = []

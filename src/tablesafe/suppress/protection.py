@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from tablesafe.errors import AuditFailure
 from tablesafe.problem import EMPTY, PROTECTED, Problem
@@ -51,7 +52,7 @@ def _neighbours(problem: Problem, k: int) -> np.ndarray:
     return np.unique(a[rows].indices)
 
 
-_CSC_CACHE: dict[int, object] = {}
+_CSC_CACHE: dict[int, tuple[sp.csr_matrix, sp.csc_matrix]] = {}
 
 
 def _csc(problem: Problem):
@@ -171,7 +172,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         return {key: a for key, a in out.items() if key in wanted}
     blocks = Blocks(problem.relations, x)
     by_block: dict[int, list[Key]] = {}
-    out: dict[Key, Attack] = {}
+    out = {}  # dict[Key, Attack], as declared by the return above
     for key in keys:
         k = key[0]
         b = int(blocks.label[k])
@@ -412,8 +413,8 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
             if v is None:
                 v = by_obj[id(a)] = abs(float(a.dev[a.cells == r].sum())) / max(a.required, 1e-12)
             lean[key] = v
-        users = sorted(users, key=lambda key: (-lean[key], key))
-        new = run_attacks(problem, bounds, w.astype(float), users, want_dual=False, stop_on_fail=True,
+        ordered = sorted(users, key=lambda key: (-lean[key], key))
+        new = run_attacks(problem, bounds, w.astype(float), ordered, want_dual=False, stop_on_fail=True,
                           sparse=True)
         if all(a.ok and getattr(a, "sliding_short", 0) <= 0 for a in new.values()):
             removed += 1
