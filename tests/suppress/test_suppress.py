@@ -292,6 +292,7 @@ def test_large_table_path_repairs_and_proves_by_certificates(method, monkeypatch
     import tablesafe.suppress.dispatch as dispatch
 
     monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 50)
+    monkeypatch.setattr(dispatch, "MODULAR_LP_REPAIR_MAX_CELLS", 50)
     p = table_problem(12, [[2, 2], [2], [3]], units=120)
     assert p.n > 50
     pat = suppress(p, method, time_limit=20, certificates=True)
@@ -309,6 +310,7 @@ def test_modular_stops_at_its_time_limit_and_stays_safe(monkeypatch):
     import tablesafe.suppress.dispatch as dispatch
 
     monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 50)
+    monkeypatch.setattr(dispatch, "MODULAR_LP_REPAIR_MAX_CELLS", 50)
     p = table_problem(12, [[2, 2], [2], [3]], units=120)
     t0 = time.monotonic()
     pat = suppress(p, "modular", time_limit=1e-6)
