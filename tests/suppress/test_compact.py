@@ -113,3 +113,23 @@ def test_modular_pattern_is_the_same_whatever_the_number_of_workers():
     assert st1["subtables"] >= 24  # enough subtables for the pool to be used
     assert np.array_equal(w1, w2)
     assert st1["subtables_solved"] == st2["subtables_solved"]
+
+
+def test_modular_with_workers_then_the_audit_in_a_fresh_process():
+    """In a new process whose first HiGHS models are the subtables' (in workers), the
+    attacker LPs and the audit that follow still run: every HiGHS model asks for the same
+    number of threads (a mismatch made the final audit fail with status 'Not Set')."""
+    import subprocess
+    import sys
+
+    code = (
+        "from tablesafe.synthetic import synthetic_problem\n"
+        "from tablesafe.suppress import suppress\n"
+        "p = synthetic_problem('1k', seed=4)\n"
+        "pat = suppress(p, 'modular')\n"
+        "assert pat.stats['subtables'] >= 24 and pat.stats['safe']\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith("ok")

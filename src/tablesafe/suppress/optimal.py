@@ -57,8 +57,8 @@ class _Master:
         h.setOptionValue("output_flag", False)
         h.setOptionValue("random_seed", int(seed))
         h.setOptionValue("mip_rel_gap", 1e-5)
-        if threads:
-            h.setOptionValue("threads", threads)
+        # one thread, like every HiGHS model of tablesafe (see attacker.BlockLP)
+        h.setOptionValue("threads", int(threads) if threads else 1)
         nv = len(self.var)
         lp = highspy.HighsLp()
         lp.num_col_ = nv
