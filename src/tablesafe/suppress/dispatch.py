@@ -67,15 +67,19 @@ search seeded with the pattern) instead of full-table attacker LPs; up to it, a 
 proved by certificates still gets the attacker LPs for its insider gaps."""
 
 MODULAR_LP_REPAIR_MAX_CELLS = 30_000
-"""``modular``'s pattern is repaired by attacker LPs up to this size. Measured on a
-generated 13,167-cell two-way table: the modular pattern (5.06 M) left 3 sensitive cells
-under-protected; the LP repair added 305 cells worth 1.55 M in 92 s, while the local
-certificates, which look for a proof within boxes around each cell and miss the ones
-that run through several subtables, added 961 cells worth 39.9 M."""
+"""``modular``'s pattern of a one- or two-way table is repaired by attacker LPs up to this
+size. Measured on a generated 13,167-cell two-way table: the modular pattern (5.06 M) left
+3 sensitive cells under-protected; the LP repair added 305 cells worth 1.55 M in 92 s,
+while the local certificates, which look for a proof within boxes around each cell and
+miss the ones that run through several subtables, added 961 cells worth 39.9 M. On the
+generated 13,851-cell three-way table the LP repair's first check had not finished after
+15 minutes (blocks of thousands of cells, insider attacks), so three-way tables keep the
+certificates above ``LP_REPAIR_MAX_CELLS``."""
 
 
-def _lp_repair_max(method: str) -> int:
-    return MODULAR_LP_REPAIR_MAX_CELLS if method == "modular" else LP_REPAIR_MAX_CELLS
+def _lp_repair_max(method: str, problem: Problem) -> int:
+    two_way = problem.model is not None and len(problem.model.dims) <= 2
+    return MODULAR_LP_REPAIR_MAX_CELLS if method == "modular" and two_way else LP_REPAIR_MAX_CELLS
 
 
 def _logger(progress: bool, method: str):
@@ -159,7 +163,7 @@ def suppress(
 
             withheld, stats = modular_pattern(problem, bounds, time_limit=SEARCH_SHARE * time_limit,
                                               seed=seed, log=log)
-        if method == "fast" or problem.n > _lp_repair_max(method):
+        if method == "fast" or problem.n > _lp_repair_max(method, problem):
             # fast, and the repair of the other methods' patterns on large tables: a local
             # certificate per sensitive cell (and per single respondent next to it), found
             # among the cells already withheld where possible
