@@ -35,12 +35,10 @@ class Progress:
         self.t0 = time.monotonic()
         self._last = -float("inf")
         self._status = None
-        self._console = None
         if enabled and getattr(self.stream, "isatty", lambda: False)():
             from rich.console import Console
 
-            self._console = Console(file=self.stream)
-            self._status = self._console.status(label)
+            self._status = Console(file=self.stream).status(label)
             self._status.start()
 
     def line(self, done: int, note: str = "") -> str:
@@ -58,9 +56,24 @@ class Progress:
 
     def update(self, done: int, note: str = "", *, force: bool = False) -> None:
         """Report progress (throttled when writing plain lines)."""
+        self._show(self.line(done, note), force)
+
+    def say(self, note: str) -> None:
+        """Report a message without counts (throttled when writing plain lines)."""
+        self._show(f"{self.label}: {note}", False)
+
+    def close(self, note: str = "") -> None:
+        """End the report (the last plain line is always written)."""
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+        elif note or self.total:
+            self._show(self.line(self.total or 0, note), True)
+
+    def _show(self, text: str, force: bool) -> None:
+        """Update the live line, or write a plain line unless one was written lately."""
         if not self.enabled:
             return
-        text = self.line(done, note)
         if self._status is not None:
             self._status.update(text)
             return
@@ -68,30 +81,6 @@ class Progress:
         if force or now - self._last >= self.every:
             self._last = now
             print(f"[{time.strftime('%H:%M:%S')}] {text}", file=self.stream, flush=True)
-
-    def say(self, note: str) -> None:
-        """Report a message without counts (throttled when writing plain lines)."""
-        if not self.enabled:
-            return
-        if self._status is not None:
-            self._status.update(f"{self.label}: {note}")
-            return
-        now = time.monotonic()
-        if now - self._last >= self.every:
-            self._last = now
-            print(f"[{time.strftime('%H:%M:%S')}] {self.label}: {note}", file=self.stream, flush=True)
-
-    def close(self, note: str = "") -> None:
-        """End the report (the last plain line is always written)."""
-        if not self.enabled:
-            return
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
-            return
-        if note or self.total:
-            print(f"[{time.strftime('%H:%M:%S')}] {self.line(self.total or 0, note)}", file=self.stream,
-                  flush=True)
 
     def __enter__(self) -> Self:
         return self

@@ -19,12 +19,18 @@ def _finite(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def new_highs(*, threads: int = 1) -> highspy.Highs:
-    """A quiet single-threaded HiGHS instance with deterministic settings."""
+def new_highs() -> highspy.Highs:
+    """A quiet single-threaded HiGHS instance with deterministic settings.
+
+    Every HiGHS model of tablesafe is made here. HiGHS sets up one thread scheduler per
+    process, and a later model asking for another number of threads fails to run (status
+    'Not Set'): seen when modular's subtables ran in worker processes and the main
+    process's first models were the attacker LPs, which asked for the default.
+    """
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("log_to_console", False)
-    h.setOptionValue("threads", threads)
+    h.setOptionValue("threads", 1)
     h.setOptionValue("random_seed", 0)
     return h
 

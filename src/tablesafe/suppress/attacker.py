@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from tablesafe.audit.lp import new_highs
 from tablesafe.problem import Problem
 
 INF = float("inf")
@@ -172,13 +173,7 @@ class BlockLP:
         self.tdn = bounds.tdn[cells] * xs
         c = np.abs(problem.cost[cells]).astype(float)
         self.weight = 1.0 + c / (float(c.max()) if nc and c.max() > 0 else 1.0)
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        # every HiGHS instance of a process must ask for the same number of threads: HiGHS
-        # sets up one scheduler per process, and a later instance asking for another number
-        # fails to run (status 'Not Set'; seen when modular's subtables ran in workers and
-        # the attacker LPs were the first HiGHS models of the main process)
-        h.setOptionValue("threads", 1)
+        h = new_highs()
         h.setOptionValue("presolve", "off")
         h.setOptionValue("simplex_strategy", SIMPLEX_STRATEGY)
         lp = highspy.HighsLp()

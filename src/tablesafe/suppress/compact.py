@@ -30,10 +30,9 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from tablesafe.audit.lp import new_highs, pass_lp
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import DOWN, UP, Bounds
-
-_HINF = highspy.kHighsInf
 
 MIP_OPTIONS: dict[str, bool] = {
     # measured on 39 subtables of a 13,000-cell two-way table (72 cells, 25 targets each):
@@ -115,8 +114,6 @@ def compact_pattern(
     time_limit: float = 10.0,
     mip_gap: float = 1e-4,
     seed: int = 0,
-    start: np.ndarray | None = None,
-    lp_start: bool = False,
 ) -> CompactResult:
     """Minimum-cost pattern protecting ``attacks`` on a small table, in one MIP.
 
@@ -129,8 +126,6 @@ def compact_pattern(
         time_limit: seconds for the solver.
         mip_gap: relative optimality gap at which the solver stops.
         seed: the solver's random seed (results are deterministic for a seed).
-        start: a safe pattern to start from (optional).
-        lp_start: start the solver from the LP relaxation rounded up.
     """
     t0 = time.monotonic()
     n = problem.n
@@ -197,46 +192,16 @@ def compact_pattern(
     eq = sp.hstack([eq, sp.csr_matrix((na * m, ny))], format="csr")
     full = sp.vstack([eq, link], format="csc")
 
-    lp = highspy.HighsLp()
-    nv = na * nm + ny
-    lp.num_col_ = nv
-    lp.num_row_ = full.shape[0]
-    lp.col_cost_ = np.concatenate([np.zeros(na * nm), cost[cand_idx]])
-    lp.col_lower_ = np.concatenate([lo, np.zeros(ny)])
-    lp.col_upper_ = np.concatenate([hi, np.ones(ny)])
-    lp.row_lower_ = np.concatenate([np.zeros(na * m), np.full(nl, -_HINF)])
-    lp.row_upper_ = np.zeros(na * m + nl)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = full.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = full.indices.astype(np.int32)
-    lp.a_matrix_.value_ = full.data.astype(float)
-    lp.integrality_ = [highspy.HighsVarType.kContinuous] * (na * nm) + [highspy.HighsVarType.kInteger] * ny
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs()
     h.setOptionValue("random_seed", int(seed))
-    h.setOptionValue("threads", 1)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
     h.setOptionValue("time_limit", max(float(time_limit), 0.05))
     for key, val in MIP_OPTIONS.items():
         h.setOptionValue(key, val)
-    h.passModel(lp)
-    if lp_start and ny:
-        # the LP relaxation rounded up is a safe pattern (its deviations stay within the
-        # linking bounds): the solver starts from it instead of searching for a first one
-        ints = np.arange(na * nm, nv, dtype=np.int32)
-        cont = np.array([highspy.HighsVarType.kContinuous] * ny)
-        h.changeColsIntegrality(ny, ints, cont)
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return CompactResult(None, False, float("inf"), float("inf"), time.monotonic() - t0)
-        x0 = np.asarray(h.getSolution().col_value).copy()
-        x0[na * nm:] = (x0[na * nm:] > 1e-9).astype(float)
-        h.changeColsIntegrality(ny, ints, np.array([highspy.HighsVarType.kInteger] * ny))
-        sol = highspy.HighsSolution()
-        sol.col_value = x0
-        sol.value_valid = True
-        h.setSolution(sol)
-        h.setOptionValue("time_limit", max(float(time_limit) - (time.monotonic() - t0), 0.05))
+    pass_lp(h, np.concatenate([np.zeros(na * nm), cost[cand_idx]]),
+            np.concatenate([lo, np.zeros(ny)]), np.concatenate([hi, np.ones(ny)]), full,
+            np.concatenate([np.zeros(na * m), np.full(nl, -np.inf)]), np.zeros(na * m + nl),
+            integrality=np.arange(na * nm + ny) >= na * nm)
     h.run()
     status = h.getModelStatus()
     info = h.getInfo()

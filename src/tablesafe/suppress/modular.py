@@ -133,7 +133,6 @@ def modular_pattern(
     failures = 0
     use_capacity = bool(np.any(bounds.dn < bounds.tdn))
     skipped = 0
-    compact_solved = 0
     need_up = np.zeros(problem.n)
     need_dn = np.zeros(problem.n)
     geo = None
@@ -187,7 +186,6 @@ def modular_pattern(
                     continue
                 sw, n_up, n_dn, sens_sub = out
                 solved += 1
-                compact_solved += 1
                 if certified_levels:
                     sec = sw & ~sens_sub
                     need_up[cells[sec]] = np.maximum(need_up[cells[sec]], n_up[sec])
@@ -209,7 +207,7 @@ def modular_pattern(
         if pool is not None:
             pool.shutdown()
     stats = {"subtables": len(subs), "subtables_solved": solved, "subtable_failures": failures,
-             "subtables_skipped": skipped, "subtables_compact": compact_solved, "time_limit_hit": skipped > 0,
+             "subtables_skipped": skipped, "subtables_compact": solved, "time_limit_hit": skipped > 0,
              "subtable_batches": batches, "seconds_modular": time.monotonic() - t0}
     return w, stats
 
@@ -294,12 +292,6 @@ def _overlap_insiders(geo, cells: np.ndarray, bounds: Bounds, carried: np.ndarra
     return out
 
 
-def _trace(msg: str) -> None:
-    import os
-    if os.environ.get("TABLESAFE_TRACE"):
-        print(msg, flush=True)
-
-
 def _solve_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: dict[int, np.ndarray],
                     seconds: float, mip_gap: float, seed: int, max_size: int, rounds: int = 2):
     """The subtable's compact model against outsiders, then against the insiders whose
@@ -322,8 +314,6 @@ def _solve_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: di
         if model_size(sub, bounds, atts) > max_size or left <= 0:
             break
         res = compact_pattern(sub, bounds, cand, atts, time_limit=left, mip_gap=mip_gap, seed=seed)
-        _trace(f"n={sub.n} targets={int(sub.sensitive.sum())} attacks={len(atts)} "
-               f"ok={res.withheld is not None} opt={res.optimal} {res.seconds:.2f}s")
         if res.withheld is None:
             break
         best = res
@@ -384,6 +374,6 @@ def _solve_task(task: tuple):
     """Solve one prepared subtable: (pattern, moves up, moves down, sensitive) or None."""
     sub, sb, cand, ins, seconds, mip_gap, seed, compact_max = task
     res = _solve_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, compact_max)
-    if res is None or res.withheld is None:
+    if res is None:
         return None
     return res.withheld, res.need_up, res.need_down, sub.sensitive

@@ -30,6 +30,7 @@ import time
 import highspy
 import numpy as np
 
+from tablesafe.audit.lp import new_highs
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import Attack, Bounds, Cut, row_cuts
 from tablesafe.suppress.protection import (
@@ -49,16 +50,13 @@ _HINF = highspy.kHighsInf
 
 
 class _Master:
-    def __init__(self, problem: Problem, cand: np.ndarray, seed: int, threads: int | None = None) -> None:
+    def __init__(self, problem: Problem, cand: np.ndarray, seed: int) -> None:
         self.var = np.flatnonzero(cand)
         self.col_of = np.full(problem.n, -1, dtype=np.int64)
         self.col_of[self.var] = np.arange(len(self.var))
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = new_highs()
         h.setOptionValue("random_seed", int(seed))
         h.setOptionValue("mip_rel_gap", 1e-5)
-        # one thread, like every HiGHS model of tablesafe (see attacker.BlockLP)
-        h.setOptionValue("threads", int(threads) if threads else 1)
         nv = len(self.var)
         lp = highspy.HighsLp()
         lp.num_col_ = nv
