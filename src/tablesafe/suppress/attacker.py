@@ -208,14 +208,22 @@ class BlockLP:
         return v[: self.nc] - v[self.nc:]
 
     def attack(self, target: int, direction: int, required: float, insider: int = -1,
-               want_dual: bool = True, force_dual: bool = False, sparse: bool = False) -> Attack:
-        """Solve the attacker's LP for ``target`` moving in ``direction``."""
+               want_dual: bool = True, force_dual: bool = False, sparse: bool = False,
+               also_fixed: tuple[int, ...] = ()) -> Attack:
+        """Solve the attacker's LP for ``target`` moving in ``direction``.
+
+        ``insider``'s cell (and every cell of ``also_fixed``) keeps its true value: the
+        attacker knows it. A table found with several cells fixed answers the attack of
+        each of their respondents at once.
+        """
         j = self.pos[int(target)]
         h = self.h
         nc = self.nc
         self._set_cell(j, 0.0, self.tup[j], 0.0, self.tdn[j])
-        ji = self.pos.get(int(insider), -1) if insider >= 0 else -1
-        if ji >= 0:
+        known = [int(insider)] if insider >= 0 else []
+        known += [int(c) for c in also_fixed]
+        fixed_pos = [p for p in (self.pos.get(c, -1) for c in known) if p >= 0 and p != j]
+        for ji in fixed_pos:
             self._set_cell(ji, 0.0, 0.0, 0.0, 0.0)
         # maximise direction * z_j = direction * (p_j - q_j)
         h.changeColCost(j, -float(direction))
@@ -265,7 +273,7 @@ class BlockLP:
             res.cells = self.cells[nz]
             res.dev = z[nz]
         self._restore(j)
-        if ji >= 0:
+        for ji in fixed_pos:
             self._restore(ji)
         return res
 

@@ -131,7 +131,8 @@ class OutOfTime(Exception):
 def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
                 want_dual: bool = True, stop_on_fail: bool = False, sparse: bool = False,
                 local: bool = True, split_insiders: bool = True,
-                deadline: float | None = None) -> dict[Key, Attack]:
+                deadline: float | None = None,
+                also_fixed: dict[Key, tuple[int, ...]] | None = None) -> dict[Key, Attack]:
     """Solve the attacker's LPs for ``keys`` under the (possibly fractional) pattern ``x``.
 
     ``stop_on_fail``: return as soon as one attack succeeds (for removal trials).
@@ -140,7 +141,10 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     Insider attacks (a single respondent who knows its own withheld cell ``s``) are run
     only where needed: when the outsider's best table for the same target and direction
     reaches the level without moving ``s``, that table is feasible for the insider too,
-    so the insider's attack fails just the same and no LP is solved for it.
+    so the insider's attack fails just the same and no LP is solved for it. The insiders
+    of one target and direction whose cells that table moves are first attacked together
+    (one LP with all their cells known): a table found then answers each of them.
+    ``also_fixed`` (internal) maps a key to further cells the attacker knows.
     """
     insider_keys = [key for key in keys if key[2] >= 0]
     if insider_keys and split_insiders:
@@ -156,6 +160,13 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         for key in insider_keys:
             k, d, ins = key
             o = out.get((k, d, -1))
+            if o is not None and not o.ok and bounds.req_sl[k] <= 0:
+                # the insider knows more than the outsider, so it reaches the level no
+                # better: the attack fails as well, and the outsider's capacity
+                # inequality is the one to satisfy first (the repair checks the insider
+                # again once the outsider's attack passes)
+                out[key] = o
+                continue
             if o is not None and o.ok:
                 mv = moved.get((k, d))
                 if mv is None:
@@ -166,6 +177,8 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                     out[key] = o if bounds.req_sl[k] <= 0 else replace(o, insider=ins)
                     continue
             rest.append(key)
+        if rest:
+            rest = _grouped_insiders(problem, bounds, x, rest, out, sparse, local, deadline)
         if rest:
             out.update(run_attacks(problem, bounds, x, rest, want_dual, stop_on_fail, sparse, local,
                                    split_insiders=False, deadline=deadline))
@@ -190,7 +203,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         if sizes[b] > LOCAL_FIRST and local:
             # big block: try each target on its neighbourhood first (cells further away held
             # at their true values: a feasible point there is feasible for the block too)
-            bkeys = _local_first(problem, bounds, x, bkeys, out, want_dual, sparse)
+            bkeys = _local_first(problem, bounds, x, bkeys, out, want_dual, sparse, also_fixed)
             if not bkeys:
                 continue
         lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
@@ -200,7 +213,9 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
             k, d, s = key
             req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
             force = bounds.req_sl[k] > 0
-            out[key] = lp.attack(k, d, req, s, want_dual=want_dual, force_dual=force, sparse=sparse)
+            extra = also_fixed.get(key, ()) if also_fixed else ()
+            out[key] = lp.attack(k, d, req, s, want_dual=want_dual, force_dual=force, sparse=sparse,
+                                 also_fixed=extra)
             if stop_on_fail and not out[key].ok:
                 return out
     _sliding(bounds, out)
@@ -210,8 +225,43 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
 LOCAL_FIRST = 400  # blocks with more cells are attacked locally first
 
 
+def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
+                      out: dict[Key, Attack], sparse: bool, local: bool,
+                      deadline: float | None) -> list[Key]:
+    """Attack each target and direction once with all its listed insiders' cells known.
+
+    Where that table reaches the level it is feasible for every one of those insiders
+    (each knows less), so their attacks succeed with no LP of their own; the keys of the
+    groups that fall short are returned, to be attacked one insider at a time.
+    """
+    groups: dict[tuple[int, int], list[Key]] = {}
+    for key in keys:
+        groups.setdefault((key[0], key[1]), []).append(key)
+    lead: list[Key] = []
+    fixed: dict[Key, tuple[int, ...]] = {}
+    for (k, d), gkeys in groups.items():
+        if len(gkeys) < 2 or bounds.req_sl[k] > 0:
+            continue
+        first = gkeys[0]
+        lead.append(first)
+        fixed[first] = tuple(s for _, _, s in gkeys[1:])
+    if not lead:
+        return keys
+    res = run_attacks(problem, bounds, x, lead, want_dual=False, sparse=sparse, local=local,
+                      split_insiders=False, deadline=deadline, also_fixed=fixed)
+    solved = set()
+    for first in lead:
+        a = res[first]
+        if a.ok:
+            for key in groups[(first[0], first[1])]:
+                out[key] = a
+                solved.add(key)
+    return [key for key in keys if key not in solved]
+
+
 def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], out: dict[Key, Attack],
-                 want_dual: bool, sparse: bool) -> list[Key]:
+                 want_dual: bool, sparse: bool,
+                 also_fixed: dict[Key, tuple[int, ...]] | None = None) -> list[Key]:
     """Attack targets within two relation hops; returns the keys still unresolved."""
     ac = _csc(problem)
     a = problem.relations
@@ -231,7 +281,8 @@ def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
         for key in tkeys:
             _, d, s = key
             req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
-            att = lp.attack(k, d, req, s, want_dual=False, sparse=sparse)
+            extra = also_fixed.get(key, ()) if also_fixed else ()
+            att = lp.attack(k, d, req, s, want_dual=False, sparse=sparse, also_fixed=extra)
             if att.ok and bounds.req_sl[k] <= 0:
                 out[key] = att
             else:
