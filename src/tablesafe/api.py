@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tablesafe.audit import all_protected, findings_in_words, verdict_line
 from tablesafe.celltable import CellTable
 from tablesafe.errors import AuditFailure, InputError, RuleError, TablesafeError
 from tablesafe.problem import EMPTY, MANUAL, PROTECTED, SAFE, SECONDARY, SENSITIVE, Pattern, Problem
@@ -103,7 +104,7 @@ class ProtectResult:
     def ok(self) -> bool:
         """True when an audit ran and every sensitive cell is protected against the
         default attacker (insider findings are reported by :meth:`summary`)."""
-        return self.audit is not None and verdicts_ok(self.audit)
+        return self.audit is not None and all_protected(self.audit)
 
     @cached_property
     def counts(self) -> dict[str, int]:
@@ -148,7 +149,7 @@ class ProtectResult:
             ),
         ]
         if self.audit is not None:
-            lines.append("audit: " + _audit_line(self.audit))
+            lines.append("audit: " + verdict_line(self.audit))
         elif self.method == "none":
             lines.append("audit: not run (method none: primary suppression only, no safety claim)")
         total = sum(self.timings.values())
@@ -256,45 +257,6 @@ def check_run_options(method: str, time_limit: float | None, insider: str = "war
                 f"the time limit must be a positive number of seconds, got {time_limit!r} "
                 "(--time-limit, Python: time_limit=...); leave it out for no limit"
             )
-
-
-def verdicts_ok(audit: Any, insider: bool = False) -> bool:
-    """True when every sensitive cell's verdict is ``protected`` (and, with ``insider``,
-    there is no insider or union finding)."""
-    verdict = np.asarray(audit.verdict, dtype=object).astype(str)
-    ok = bool(((verdict == "") | (verdict == "protected")).all())
-    if insider:
-        ok = ok and not _findings(audit)
-    return ok
-
-
-def _audit_line(audit: Any) -> str:
-    verdict = np.asarray(audit.verdict, dtype=object).astype(str)
-    sens = verdict != ""
-    bad = sens & (verdict != "protected")
-    if not bad.any():
-        extra = _findings(audit)
-        if extra:
-            return f"every sensitive cell protected against outsiders ({int(sens.sum())} checked), but" + extra[1:]
-        return f"every sensitive cell protected ({int(sens.sum())} checked)"
-    kinds, n = np.unique(verdict[bad], return_counts=True)
-    return f"{int(bad.sum())} of {int(sens.sum())} sensitive cells NOT protected (" + ", ".join(
-        f"{b} {a}" for a, b in zip(kinds, n)
-    ) + ")" + _findings(audit)
-
-
-def _findings(audit: Any) -> str:
-    """Insider and union findings of an audit, in words (empty when none)."""
-    out = []
-    ins = getattr(audit, "insider_findings", None)
-    if ins is not None and len(ins):
-        cells = ins["target"].nunique() if hasattr(ins, "columns") and "target" in ins.columns else len(ins)
-        out.append(f"{len(ins)} insider finding(s) on {cells} cell(s): a single contributor of a withheld "
-                   "cell could narrow down a sensitive cell")
-    uni = getattr(audit, "union_findings", None)
-    if uni is not None and len(uni):
-        out.append(f"{len(uni)} sensitive union(s) of withheld cells are implicitly published")
-    return ("; " + "; ".join(out)) if out else ""
 
 
 def cell_keys(frame: pd.DataFrame, dims: Sequence[str]) -> np.ndarray:
@@ -999,10 +961,11 @@ def protect_problem(
                         raise
                     # primary suppression only: the audit is information, not a gate
                     params["audit"] = f"not possible: {exc}"
-            if audit_result is not None and method != "none" and not verdicts_ok(audit_result, insider == "fail"):
+            if audit_result is not None and method != "none" and not (
+                    all_protected(audit_result) and not (insider == "fail" and findings_in_words(audit_result))):
                 raise AuditFailure(
                     "the suppression pattern failed its audit, so nothing is published: "
-                    + _audit_line(audit_result)
+                    + verdict_line(audit_result)
                 )
     if certificates and pattern.certificates is not None and method != "none":
         check = _stage_function("tablesafe.audit", "check_certificates", "audit")

@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 
 import tablesafe
+from tablesafe.audit import verdict_line
 from tablesafe.cli.common import EXIT_UNSAFE, err, fail, guarded, out, say
 
 app = typer.Typer(
@@ -189,10 +190,8 @@ def protect(
 def unsafe_warning(result: tablesafe.ProtectResult, out_file: Path) -> str:
     """The warning for a written publication that failed its audit: one self-contained
     paragraph (printed even with --quiet, when no summary precedes it)."""
-    from tablesafe.api import _audit_line
-
     if result.audit is not None:
-        why = f"the audit finds {_audit_line(result.audit)}"
+        why = f"the audit finds {verdict_line(result.audit)}"
     else:
         why = "no audit could prove its sensitive cells protected" + (
             f" ({result.params['audit']})" if result.params.get("audit") else "")
@@ -298,9 +297,7 @@ def audit(
         result.write(cells=cells, report=report)
         a = result.audit
         if not quiet:
-            from tablesafe.api import _audit_line
-
-            out.print(f"{problem.n} cells, {int(result.withheld.sum())} withheld; audit: {_audit_line(a)}")
+            out.print(f"{problem.n} cells, {int(result.withheld.sum())} withheld; audit: {verdict_line(a)}")
             bad = [(problem.names[i], a.verdict[i], a.lower[i], a.upper[i]) for i in range(problem.n) if a.verdict[i] not in ("", "protected")]
             if bad:
                 t = Table("cell", "verdict", "audit interval", title="cells not protected")
