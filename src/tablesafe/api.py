@@ -37,9 +37,9 @@ from tablesafe.rules.assess import COST_KINDS
 from tablesafe.rules.model import FreqRule
 from tablesafe.structure.cellkeys import cell_keys, key_text
 import tablesafe.suppress as suppression  # looked up per call, so a test may replace it
+from tablesafe.suppress.methods import DEFAULT_METHOD, NONE, check_method
 from tablesafe.tabulate import dim_specs, from_tabular, tabulate
 
-METHODS = ("auto", "optimal", "modular", "fast", "none")
 INSIDER_MODES = ("warn", "fail", "off")
 
 __all__ = [
@@ -71,8 +71,7 @@ def check_run_options(method: str, time_limit: float | None, insider: str = "war
         InputError: an unknown method or insider mode, or a time limit that is not a
             positive number of seconds.
     """
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    check_method(method)
     if insider not in INSIDER_MODES:
         raise InputError(f"insider must be warn, fail or off, not {insider!r}")
     if time_limit is not None:
@@ -273,7 +272,7 @@ def protect(
     weight_mode: str | None = None,
     waiver: str | None = None,
     request: str | None = None,
-    method: str = "auto",
+    method: str = DEFAULT_METHOD,
     cost: str = "value",
     cost_lambda: float = 1.0,
     total: str = "Total",
@@ -323,8 +322,9 @@ def protect(
         weight, weight_mode: sampling weight variable and how the rules use it
             (``expand``, ``sample``, ``known``).
         waiver, request: per-record flags: waived protection / asked for protection.
-        method: ``optimal``, ``modular``, ``fast`` or ``none`` (primary suppression only;
-            no safety claim).
+        method: a name of :data:`tablesafe.suppress.METHODS`: ``auto`` (default),
+            ``optimal``, ``modular``, ``fast`` or ``none`` (primary suppression only; no
+            safety claim).
         cost: cost of withholding a cell: ``value``, ``unity``, ``freq`` or a variable
             (summed per cell); ``cost_lambda`` transforms it (cost ** lambda, log for 0).
         total: total code of every dimension.
@@ -371,7 +371,7 @@ def protect(
         negative=negative,
         tabular=tabular, frequency=frequency, top=top, given_status=given_status,
         recompute_totals=recompute_totals, encoding=encoding, jj_offsets=jj_offsets,
-        require_additive=method != "none", progress=progress, timings=timings,
+        require_additive=method != NONE, progress=progress, timings=timings,
     )
     params["method"] = method
     params["time_limit"] = time_limit
@@ -466,7 +466,7 @@ def audit_publication(
 def protect_problem(
     problem: Problem,
     *,
-    method: str = "auto",
+    method: str = DEFAULT_METHOD,
     response: str = "value",
     time_limit: float | None = None,
     certificates: bool = False,
@@ -519,8 +519,8 @@ def _suppress_and_audit(
     timings = {} if timings is None else timings
     params = dict(params or {})
     params.setdefault("method", method)
-    if method == "none":
-        pattern = Pattern(withheld=problem.sensitive.copy(), method="none")
+    if method == NONE:
+        pattern = Pattern(withheld=problem.sensitive.copy(), method=NONE)
     else:
         with _timed(timings, "suppress"):
             pattern = suppression.suppress(
@@ -532,22 +532,22 @@ def _suppress_and_audit(
                 seed=seed,
             )
     audit_result = None
-    if method != "none" or run_audit:
+    if method != NONE or run_audit:
         with _timed(timings, "audit"):
             try:
                 audit_result = audit(problem, pattern, insider=insider != "off")
             except TablesafeError as exc:
-                if method != "none":
+                if method != NONE:
                     raise
                 # primary suppression only: the audit is information, not a gate
                 params["audit"] = f"not possible: {exc}"
         insider_fails = insider == "fail" and audit_result is not None and bool(findings_in_words(audit_result))
-        if audit_result is not None and method != "none" and (not all_protected(audit_result) or insider_fails):
+        if audit_result is not None and method != NONE and (not all_protected(audit_result) or insider_fails):
             raise AuditFailure(
                 "the suppression pattern failed its audit, so nothing is published: "
                 + verdict_line(audit_result)
             )
-    if certificates and pattern.certificates is not None and method != "none":
+    if certificates and pattern.certificates is not None and method != NONE:
         with _timed(timings, "certificates"):
             failures = check_certificates(problem, pattern.withheld, pattern.certificates)
         if failures:

@@ -16,6 +16,7 @@ from rich.table import Table
 import tablesafe
 from tablesafe.audit import verdict_line
 from tablesafe.cli.common import EXIT_UNSAFE, err, fail, guarded, out, say
+from tablesafe.suppress.methods import DEFAULT_METHOD, METHODS, REGISTRY
 
 app = typer.Typer(
     add_completion=False,
@@ -25,12 +26,12 @@ app = typer.Typer(
 )
 
 
-class Method(str, Enum):
-    auto = "auto"
-    optimal = "optimal"
-    modular = "modular"
-    fast = "fast"
-    none = "none"
+Method = Enum("Method", {name: name for name in METHODS}, type=str)  # type: ignore[misc]
+"""The ``--method`` choices: the names of the method registry (:mod:`tablesafe.suppress.methods`)."""
+
+
+METHOD_HELP = "Secondary suppression method: " + "; ".join(
+    f"'{m.name}'{' (default)' if m.name == DEFAULT_METHOD else ''} = {m.summary}" for m in REGISTRY) + "."
 
 
 class Insider(str, Enum):
@@ -88,7 +89,7 @@ def protect(
     waiver: str | None = WaiverOpt,
     request: str | None = RequestOpt,
     rule: list[str] | None = RuleOpt,
-    method: Method = typer.Option(Method.auto, "--method", "-m", help="Secondary suppression method; 'auto' (default) picks modular on hierarchical tables up to 60,000 cells, fast above, optimal without table structure; 'none' = primary suppression only (no safety claim)."),
+    method: Method = typer.Option(DEFAULT_METHOD, "--method", "-m", help=METHOD_HELP),
     cost: str = CostOpt,
     total: str = TotalOpt,
     table: list[str] | None = TableOpt,

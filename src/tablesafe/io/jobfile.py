@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from tablesafe.errors import InputError
+from tablesafe.suppress.methods import check_method
 
 PATH_KEYS = ("data", "metadata", "jj", "apriori", "manual", "out", "cells", "report", "certificates", "write_jj",
              "write_apriori")
@@ -104,6 +105,8 @@ def read_job(path: str | Path) -> list[TableJob]:
                 raise InputError(f"unknown key {key!r} in table {t_index} of the job file", file=name)
         opts = {**defaults, **t}
         tname = str(opts.pop("name", f"table {t_index}"))
+        if "method" in opts:
+            check_method(opts["method"], file=name)
         for key in PATH_KEYS:
             if key in opts and opts[key] is not None:
                 p = Path(str(opts[key]))
