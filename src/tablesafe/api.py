@@ -14,7 +14,7 @@ suppression method.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ __all__ = [
     "audit_publication",
     "check_run_options",
     "information_loss",
+    "missing_codes_map",
     "prepare_problem",
     "protect",
     "protect_problem",
@@ -84,6 +85,29 @@ def check_run_options(method: str, time_limit: float | None, insider: str = "war
                 f"the time limit must be a positive number of seconds, got {time_limit!r} "
                 "(--time-limit, Python: time_limit=...); leave it out for no limit"
             )
+
+
+def missing_codes_map(missing_codes: Any) -> dict[str, list[str]] | None:
+    """The codes that stand for a missing value, per dimension, from a mapping
+    ``{dimension: code or codes}`` (Python, a job file's table) or ``"dimension=code"``
+    strings (``--missing-codes``, a job file's list); None when none are given.
+
+    Raises:
+        InputError: a string without ``=``, or an empty dimension name or code.
+    """
+    if not missing_codes:
+        return None
+    out: dict[str, list[str]] = {}
+    if isinstance(missing_codes, Mapping):
+        for dim, codes in missing_codes.items():
+            out.setdefault(str(dim), []).extend([codes] if isinstance(codes, str) else [str(c) for c in codes])
+        return out
+    for item in [missing_codes] if isinstance(missing_codes, str) else missing_codes:
+        dim, eq, code = str(item).partition("=")
+        if not eq or not dim.strip() or not code.strip():
+            raise InputError(f"missing codes are given as DIMENSION=CODE, not {item!r} (--missing-codes)")
+        out.setdefault(dim.strip(), []).append(code.strip())
+    return out
 
 
 def apply_apriori(
@@ -130,6 +154,10 @@ def prepare_problem(
     count: str = "holdings",
     zero_unsafe: float | None = None,
     symmetric: bool = True,
+    sliding: bool = False,
+    freq_levels: str = "range",
+    manual_margin: float | None = None,
+    missing_codes: Any = None,
     top_k: int = 4,
     missing_code: str | None = None,
     negative: str | None = None,
@@ -210,7 +238,9 @@ def prepare_problem(
         with _timed(timings, "assess"):
             problem = assess(cells, params["rules"], weight_mode=weight_mode, manual=manual, bounds=bounds,
                              cost=cost, cost_lambda=cost_lambda, count=count, zero_unsafe=zero_unsafe,
-                             symmetric=symmetric, negative=negative or "refuse")
+                             symmetric=symmetric, negative=negative or "refuse", sliding=sliding,
+                             freq_levels=freq_levels, manual_margin=manual_margin,
+                             missing_codes=missing_codes_map(missing_codes))
     if apriori is not None:
         with _timed(timings, "apriori"):
             problem = apply_apriori(problem, apriori, manual_range=manual_range)
@@ -285,6 +315,10 @@ def protect(
     count: str = "holdings",
     zero_unsafe: float | None = None,
     symmetric: bool = True,
+    sliding: bool = False,
+    freq_levels: str = "range",
+    manual_margin: float | None = None,
+    missing_codes: Any = None,
     top_k: int = 4,
     missing_code: str | None = None,
     negative: str | None = None,
@@ -297,6 +331,8 @@ def protect(
     jj_offsets: bool = False,
     time_limit: float | None = None,
     certificates: bool = False,
+    singleton: bool = True,
+    capacity: bool = False,
     progress: bool = False,
     seed: int = 0,
     marker: str | None = None,
@@ -335,8 +371,14 @@ def protect(
             or bounds per cell; cells it marks unsafe get ``manual_range`` percent.
         manual: statuses set by hand (frame or CSV path: codes or ``name``, ``status`` A
             or P, optional ``margin``).
-        bounds, zero_unsafe, symmetric: a priori bounds, zero-cell rule and symmetric
-            levels, passed to the rules stage (``tablesafe.rules.assess``).
+        bounds, zero_unsafe, symmetric: a priori bounds (a percentage of the value, or
+            what ``tablesafe.rules.assess`` takes), zero-cell rule and symmetric levels,
+            passed to the rules stage (``tablesafe.rules.assess``).
+        sliding, freq_levels, manual_margin, missing_codes: sliding protection levels,
+            ``range`` or ``directional`` levels of frequency rules, the margin (percent) of
+            cells sensitive by hand without their own, and the codes standing for a
+            missing value per dimension (a mapping ``{dimension: code or codes}`` or
+            ``"dimension=code"`` strings); see ``tablesafe.rules.assess``.
         top_k: number of largest contributions kept per cell.
         missing_code: map codes unknown to a hierarchy to this code instead of failing.
         tabular, frequency, top, given_status, recompute_totals: the data holds cells, not
@@ -346,6 +388,9 @@ def protect(
             each relation's offset as its right-hand side (``--jj-offsets``).
         time_limit: seconds for the suppression method (positive; None for no limit).
         certificates: ask the method for protection certificates (checked here).
+        singleton, capacity: protect against the single respondent of a withheld cell
+            (on by default) and let cells move down only by their protection capacity
+            when they protect others; see ``tablesafe.suppress``.
         progress: show progress bars.
         seed: seed for randomised steps (same seed, same result).
         marker, empty_marker: publication text for withheld and empty cells.
@@ -367,7 +412,8 @@ def protect(
         holding=holding, weight=weight, weight_mode=weight_mode, waiver=waiver, request=request,
         cost=cost, cost_lambda=cost_lambda, total=total, tables=tables, metadata=metadata,
         apriori=apriori, manual=manual, manual_range=manual_range, bounds=bounds, count=count,
-        zero_unsafe=zero_unsafe, symmetric=symmetric, top_k=top_k, missing_code=missing_code,
+        zero_unsafe=zero_unsafe, symmetric=symmetric, sliding=sliding, freq_levels=freq_levels,
+        manual_margin=manual_margin, missing_codes=missing_codes, top_k=top_k, missing_code=missing_code,
         negative=negative,
         tabular=tabular, frequency=frequency, top=top, given_status=given_status,
         recompute_totals=recompute_totals, encoding=encoding, jj_offsets=jj_offsets,
@@ -381,6 +427,8 @@ def protect(
         response=resp,
         time_limit=time_limit,
         certificates=certificates,
+        singleton=singleton,
+        capacity=capacity,
         progress=progress,
         seed=seed,
         marker=marker,
@@ -470,6 +518,8 @@ def protect_problem(
     response: str = "value",
     time_limit: float | None = None,
     certificates: bool = False,
+    singleton: bool = True,
+    capacity: bool = False,
     progress: bool = False,
     seed: int = 0,
     marker: str | None = None,
@@ -493,7 +543,8 @@ def protect_problem(
     """
     check_run_options(method, time_limit, insider)
     return _suppress_and_audit(problem, method=method, response=response, time_limit=time_limit,
-                               certificates=certificates, progress=progress, seed=seed, marker=marker,
+                               certificates=certificates, singleton=singleton, capacity=capacity,
+                               progress=progress, seed=seed, marker=marker,
                                empty_marker=empty_marker, run_audit=run_audit, insider=insider,
                                params=params, timings=timings)
 
@@ -505,6 +556,8 @@ def _suppress_and_audit(
     response: str,
     time_limit: float | None,
     certificates: bool,
+    singleton: bool,
+    capacity: bool,
     progress: bool,
     seed: int,
     marker: str | None,
@@ -528,6 +581,8 @@ def _suppress_and_audit(
                 method=method,
                 time_limit=time_limit,
                 certificates=certificates,
+                singleton=singleton,
+                capacity=capacity,
                 progress=progress,
                 seed=seed,
             )

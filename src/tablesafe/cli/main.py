@@ -40,6 +40,16 @@ class Insider(str, Enum):
     off = "off"
 
 
+class Count(str, Enum):
+    holdings = "holdings"
+    records = "records"
+
+
+class FreqLevels(str, Enum):
+    range = "range"
+    directional = "directional"
+
+
 class WeightMode(str, Enum):
     expand = "expand"
     sample = "sample"
@@ -99,10 +109,23 @@ def protect(
     tabular: bool = typer.Option(False, "--tabular", help="DATA holds cells (codes and value), not records: a CSV, or a tau-ARGUS .tab with --metadata."),
     frequency: str | None = typer.Option(None, "--frequency", help="Tabular input: column with the number of contributors."),
     top: list[str] | None = typer.Option(None, "--top", help="Tabular input: column with a largest contribution (repeat, largest first)."),
-    given_status: str | None = typer.Option(None, "--status", help="Tabular input: column with given statuses (S, U, P)."),
+    given_status: str | None = typer.Option(None, "--status", "--given-status", help="Tabular input: column with given statuses (S, U, P)."),
     recompute_totals: bool = typer.Option(False, "--recompute-totals", help="Tabular input: replace given totals by the sums of their parts."),
     missing_code: str | None = typer.Option(None, "--missing-code", help="Map codes the hierarchy does not know to this (missing) code instead of failing."),
     negative: str | None = typer.Option(None, "--negative", help="'abs': apply p%, (n,k) and linear rules to absolute contributions when data have negative values."),
+    cost_lambda: float = typer.Option(1.0, "--cost-lambda", help="Cost transform: cost ** lambda (log(1 + cost) for 0)."),
+    bounds: float | None = typer.Option(None, "--bounds", help="A priori bounds: the value +- this percentage (default [0, inf) for non-negative data)."),
+    count: Count = typer.Option(Count.holdings, "--count", help="What the frequency rule counts: holdings (units) or records."),
+    zero_unsafe: float | None = typer.Option(None, "--zero-unsafe", help="Make zero cells (all contributions 0) sensitive with this protection range."),
+    symmetric: bool = typer.Option(True, "--symmetric/--no-symmetric", help="Lower protection level = upper level (tau-ARGUS); --no-symmetric: rule-derived lower levels."),
+    sliding: bool = typer.Option(False, "--sliding", help="Also set sliding protection levels (upper + rule-derived lower)."),
+    freq_levels: FreqLevels = typer.Option(FreqLevels.range, "--freq-levels", help="Levels of frequency rules: range (percent of the value) or directional."),
+    manual_margin: float | None = typer.Option(None, "--manual-margin", help="Margin (percent of the value) of cells sensitive by hand without their own (default: the MAN rule's, or 10)."),
+    missing_codes: list[str] | None = typer.Option(None, "--missing-codes", help="DIMENSION=CODE: a code that stands for a missing value (repeat for several)."),
+    top_k: int = typer.Option(4, "--top-k", help="Number of largest contributions kept per cell (more when the rules need more)."),
+    singleton: bool = typer.Option(True, "--singleton/--no-singleton", help="Protect against the single respondent of a withheld cell (on by default)."),
+    capacity: bool = typer.Option(False, "--capacity", help="Let cells move down only by their protection capacity when they protect others."),
+    run_audit: bool = typer.Option(True, "--run-audit/--no-run-audit", help="With --method none, still audit (shows how exposed the primaries are)."),
     jj_offsets: bool = typer.Option(False, "--jj-offsets", help="JJ input whose values do not add up exactly (rounded): take each relation's offset as its right-hand side."),
     jj: Path | None = typer.Option(None, "--jj", help="Protect the problem in a JJ file (cells and relations) instead of microdata."),
     encoding: str | None = EncodingOpt,
@@ -150,7 +173,20 @@ def protect(
             marker=marker,
             empty_marker=empty_marker,
             insider=insider.value,
+            cost_lambda=cost_lambda,
+            count=count.value,
+            symmetric=symmetric,
+            sliding=sliding,
+            freq_levels=freq_levels.value,
+            top_k=top_k,
+            singleton=singleton,
+            capacity=capacity,
+            run_audit=run_audit,
             **_table_options(
+                bounds=bounds,
+                zero_unsafe=zero_unsafe,
+                manual_margin=manual_margin,
+                missing_codes=missing_codes or None,
                 metadata=str(metadata) if metadata else None,
                 holding=holding,
                 weight=weight,

@@ -23,7 +23,10 @@ Table keys: ``name``, ``data``, ``metadata``, ``jj``, ``dims``, ``response``, ``
 ``zero_unsafe``, ``top_k``, ``missing_code``, ``time_limit``, ``seed``, ``marker``,
 ``empty_marker``, ``manual``, ``insider``, tabular input (``tabular``, ``frequency``,
 ``top``, ``given_status``, ``recompute_totals``), ``encoding`` (of a CSV data file),
-``jj_offsets``, and the outputs ``out``, ``cells``,
+``jj_offsets``, ``bounds`` (percent), ``symmetric``, ``negative``, ``run_audit``,
+``sliding``, ``freq_levels``, ``manual_margin``, ``missing_codes`` (a table
+``{dimension = "code"}`` or ``["dimension=code"]``), ``singleton``, ``capacity``, and the
+outputs ``out``, ``cells``,
 ``report``, ``certificates``, ``write_jj``, ``write_apriori``.
 """
 
@@ -45,7 +48,8 @@ TABLE_KEYS = {
     "waiver", "request", "method", "cost", "cost_lambda", "total", "tables", "apriori", "manual_range",
     "count", "zero_unsafe", "top_k", "missing_code", "time_limit", "seed", "marker", "empty_marker",
     "manual", "insider", "tabular", "frequency", "top", "given_status", "recompute_totals",
-    "encoding", "jj_offsets", *OUTPUT_KEYS,
+    "encoding", "jj_offsets", "bounds", "symmetric", "negative", "run_audit", "sliding", "freq_levels",
+    "manual_margin", "missing_codes", "singleton", "capacity", *OUTPUT_KEYS,
 }
 
 
