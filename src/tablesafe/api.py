@@ -14,7 +14,7 @@ suppression method.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from tablesafe.io.analyst import codes_of
 from tablesafe.io.hst import read_hst
 from tablesafe.io.inputs import read_inputs
 from tablesafe.io.tauargus import read_tab
+from tablesafe.options import check_run_options, missing_codes_map
 from tablesafe.problem import EMPTY, Pattern, Problem
 from tablesafe.result import ProtectResult, information_loss
 from tablesafe.rules import assess, parse_rules, required_top_k
@@ -37,10 +38,9 @@ from tablesafe.rules.assess import COST_KINDS
 from tablesafe.rules.model import FreqRule
 from tablesafe.structure.cellkeys import cell_keys, key_text
 import tablesafe.suppress as suppression  # looked up per call, so a test may replace it
-from tablesafe.suppress.methods import DEFAULT_METHOD, NONE, check_method
+from tablesafe.suppress.methods import DEFAULT_METHOD, NONE
 from tablesafe.tabulate import dim_specs, from_tabular, tabulate
 
-INSIDER_MODES = ("warn", "fail", "off")
 
 __all__ = [
     "ProtectResult",
@@ -63,51 +63,6 @@ def _timed(timings: dict[str, float], name: str) -> Iterator[None]:
         yield
     finally:
         timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
-
-
-def check_run_options(method: str, time_limit: float | None, insider: str = "warn") -> None:
-    """Refuse bad run options before any work starts (:func:`protect`, :func:`protect_problem`).
-
-    Raises:
-        InputError: an unknown method or insider mode, or a time limit that is not a
-            positive number of seconds.
-    """
-    check_method(method)
-    if insider not in INSIDER_MODES:
-        raise InputError(f"insider must be warn, fail or off, not {insider!r}")
-    if time_limit is not None:
-        try:
-            seconds = float(time_limit)
-        except (TypeError, ValueError):
-            raise InputError(f"the time limit must be a number of seconds, got {time_limit!r}") from None
-        if not seconds > 0:
-            raise InputError(
-                f"the time limit must be a positive number of seconds, got {time_limit!r} "
-                "(--time-limit, Python: time_limit=...); leave it out for no limit"
-            )
-
-
-def missing_codes_map(missing_codes: Any) -> dict[str, list[str]] | None:
-    """The codes that stand for a missing value, per dimension, from a mapping
-    ``{dimension: code or codes}`` (Python, a job file's table) or ``"dimension=code"``
-    strings (``--missing-codes``, a job file's list); None when none are given.
-
-    Raises:
-        InputError: a string without ``=``, or an empty dimension name or code.
-    """
-    if not missing_codes:
-        return None
-    out: dict[str, list[str]] = {}
-    if isinstance(missing_codes, Mapping):
-        for dim, codes in missing_codes.items():
-            out.setdefault(str(dim), []).extend([codes] if isinstance(codes, str) else [str(c) for c in codes])
-        return out
-    for item in [missing_codes] if isinstance(missing_codes, str) else missing_codes:
-        dim, eq, code = str(item).partition("=")
-        if not eq or not dim.strip() or not code.strip():
-            raise InputError(f"missing codes are given as DIMENSION=CODE, not {item!r} (--missing-codes)")
-        out.setdefault(dim.strip(), []).append(code.strip())
-    return out
 
 
 def apply_apriori(
