@@ -36,7 +36,7 @@ from tablesafe.errors import (
 from tablesafe.problem import Pattern, Problem
 from tablesafe.structure import CompiledModel, Dimension, Hierarchy, TableStructure, compile_tables
 
-__version__ = "0.1.0"
+from tablesafe.version import __version__
 
 
 class _StageModule(_types.ModuleType):

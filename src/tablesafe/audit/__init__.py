@@ -3,7 +3,8 @@
 Public functions:
 
 - :func:`feasibility_intervals` — attacker bounds of withheld cells (criterion 1).
-- :func:`audit` — verdict per sensitive cell plus insider checks -> :class:`AuditResult`.
+- :func:`audit` — verdict per sensitive cell plus insider checks -> :class:`AuditResult`;
+  :func:`verdict_line`, :func:`findings_in_words`, :func:`all_protected` say what it found.
 - :func:`make_certificates`, :func:`check_certificates` — protection certificates.
 - :func:`insider_findings`, :func:`sensitive_unions` — insider attacks.
 - :func:`most_sensitive_aggregation`, :func:`criterion2` — the MIP of seed 001 section 6.
@@ -19,7 +20,14 @@ from tablesafe.audit.audit import audit
 from tablesafe.audit.certificates import CertificateFailure, check_certificates, make_certificates
 from tablesafe.audit.insider import insider_findings, sensitive_unions
 from tablesafe.audit.intervals import IntervalResult, feasibility_intervals, solve_intervals
-from tablesafe.audit.result import REL_TOL, AuditResult, verdicts
+from tablesafe.audit.result import (
+    REL_TOL,
+    AuditResult,
+    all_protected,
+    findings_in_words,
+    verdict_line,
+    verdicts,
+)
 
 __all__ = [
     "REL_TOL",
@@ -27,15 +35,18 @@ __all__ = [
     "AuditResult",
     "CertificateFailure",
     "IntervalResult",
+    "all_protected",
     "audit",
     "check_certificates",
     "criterion2",
     "explicit_aggregations",
+    "findings_in_words",
     "feasibility_intervals",
     "insider_findings",
     "make_certificates",
     "most_sensitive_aggregation",
     "sensitive_unions",
     "solve_intervals",
+    "verdict_line",
     "verdicts",
 ]

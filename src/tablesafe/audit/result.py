@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -131,6 +132,20 @@ class AuditResult:
         return (self.failing.size == 0 and len(self.insider_findings) == 0
                 and len(self.union_findings) == 0)
 
+    @property
+    def all_protected(self) -> bool:
+        """True when every sensitive cell's verdict is ``protected`` against the default
+        attacker (insider and union findings aside: see :meth:`findings`)."""
+        return all_protected(self)
+
+    def findings(self) -> list[str]:
+        """The insider and union findings in words, one sentence each (empty when none)."""
+        return findings_in_words(self)
+
+    def verdict_line(self) -> str:
+        """The audit's verdict in one line (see :func:`verdict_line`)."""
+        return verdict_line(self)
+
     def counts(self) -> dict[str, int]:
         """Number of sensitive cells per verdict."""
         vals = self.verdict[self.verdict != ""]
@@ -171,6 +186,50 @@ class AuditResult:
         frame["audit_upper"] = self.upper
         frame["verdict"] = self.verdict
         return frame
+
+
+def all_protected(audit: Any) -> bool:
+    """True when every sensitive cell's verdict is ``protected``.
+
+    ``audit`` is an :class:`AuditResult` or any object with a ``verdict`` array (``""``
+    for cells that are not sensitive), as a result built by hand may be.
+    """
+    verdict = np.asarray(audit.verdict, dtype=object).astype(str)
+    return bool(((verdict == "") | (verdict == "protected")).all())
+
+
+def findings_in_words(audit: Any) -> list[str]:
+    """The insider and union findings of an audit, one sentence each (empty when none,
+    or when ``audit`` carries no findings)."""
+    out = []
+    ins = getattr(audit, "insider_findings", None)
+    if ins is not None and len(ins):
+        cells = ins["target"].nunique() if hasattr(ins, "columns") and "target" in ins.columns else len(ins)
+        out.append(f"{len(ins)} insider finding(s) on {cells} cell(s): a single contributor of a withheld "
+                   "cell could narrow down a sensitive cell")
+    uni = getattr(audit, "union_findings", None)
+    if uni is not None and len(uni):
+        out.append(f"{len(uni)} sensitive union(s) of withheld cells are implicitly published")
+    return out
+
+
+def verdict_line(audit: Any) -> str:
+    """An audit's verdict in one line, as the summary, the report and the command line
+    show it: how many sensitive cells were checked, how many are not protected and why,
+    and the findings (:func:`findings_in_words`)."""
+    verdict = np.asarray(audit.verdict, dtype=object).astype(str)
+    sens = verdict != ""
+    bad = sens & (verdict != "protected")
+    findings = findings_in_words(audit)
+    if not bad.any():
+        if findings:
+            return (f"every sensitive cell protected against outsiders ({int(sens.sum())} checked), but "
+                    + "; ".join(findings))
+        return f"every sensitive cell protected ({int(sens.sum())} checked)"
+    kinds, n = np.unique(verdict[bad], return_counts=True)
+    why = ", ".join(f"{b} {a}" for a, b in zip(kinds, n))
+    return (f"{int(bad.sum())} of {int(sens.sum())} sensitive cells NOT protected ({why})"
+            + "".join("; " + f for f in findings))
 
 
 def _empty_insider() -> pd.DataFrame:

@@ -14,7 +14,9 @@ import typer
 from rich.table import Table
 
 import tablesafe
+from tablesafe.audit import verdict_line
 from tablesafe.cli.common import EXIT_UNSAFE, err, fail, guarded, out, say
+from tablesafe.suppress.methods import DEFAULT_METHOD, METHODS, REGISTRY
 
 app = typer.Typer(
     add_completion=False,
@@ -24,18 +26,28 @@ app = typer.Typer(
 )
 
 
-class Method(str, Enum):
-    auto = "auto"
-    optimal = "optimal"
-    modular = "modular"
-    fast = "fast"
-    none = "none"
+Method = Enum("Method", {name: name for name in METHODS}, type=str)  # type: ignore[misc]
+"""The ``--method`` choices: the names of the method registry (:mod:`tablesafe.suppress.methods`)."""
+
+
+METHOD_HELP = "Secondary suppression method: " + "; ".join(
+    f"'{m.name}'{' (default)' if m.name == DEFAULT_METHOD else ''} = {m.summary}" for m in REGISTRY) + "."
 
 
 class Insider(str, Enum):
     warn = "warn"
     fail = "fail"
     off = "off"
+
+
+class Count(str, Enum):
+    holdings = "holdings"
+    records = "records"
+
+
+class FreqLevels(str, Enum):
+    range = "range"
+    directional = "directional"
 
 
 class WeightMode(str, Enum):
@@ -87,7 +99,7 @@ def protect(
     waiver: str | None = WaiverOpt,
     request: str | None = RequestOpt,
     rule: list[str] | None = RuleOpt,
-    method: Method = typer.Option(Method.auto, "--method", "-m", help="Secondary suppression method; 'auto' (default) picks modular on hierarchical tables up to 60,000 cells, fast above, optimal without table structure; 'none' = primary suppression only (no safety claim)."),
+    method: Method = typer.Option(DEFAULT_METHOD, "--method", "-m", help=METHOD_HELP),
     cost: str = CostOpt,
     total: str = TotalOpt,
     table: list[str] | None = TableOpt,
@@ -97,10 +109,23 @@ def protect(
     tabular: bool = typer.Option(False, "--tabular", help="DATA holds cells (codes and value), not records: a CSV, or a tau-ARGUS .tab with --metadata."),
     frequency: str | None = typer.Option(None, "--frequency", help="Tabular input: column with the number of contributors."),
     top: list[str] | None = typer.Option(None, "--top", help="Tabular input: column with a largest contribution (repeat, largest first)."),
-    given_status: str | None = typer.Option(None, "--status", help="Tabular input: column with given statuses (S, U, P)."),
+    given_status: str | None = typer.Option(None, "--status", "--given-status", help="Tabular input: column with given statuses (S, U, P)."),
     recompute_totals: bool = typer.Option(False, "--recompute-totals", help="Tabular input: replace given totals by the sums of their parts."),
     missing_code: str | None = typer.Option(None, "--missing-code", help="Map codes the hierarchy does not know to this (missing) code instead of failing."),
     negative: str | None = typer.Option(None, "--negative", help="'abs': apply p%, (n,k) and linear rules to absolute contributions when data have negative values."),
+    cost_lambda: float = typer.Option(1.0, "--cost-lambda", help="Cost transform: cost ** lambda (log(1 + cost) for 0)."),
+    bounds: float | None = typer.Option(None, "--bounds", help="A priori bounds: the value +- this percentage (default [0, inf) for non-negative data)."),
+    count: Count = typer.Option(Count.holdings, "--count", help="What the frequency rule counts: holdings (units) or records."),
+    zero_unsafe: float | None = typer.Option(None, "--zero-unsafe", help="Make zero cells (all contributions 0) sensitive with this protection range."),
+    symmetric: bool = typer.Option(True, "--symmetric/--no-symmetric", help="Lower protection level = upper level (tau-ARGUS); --no-symmetric: rule-derived lower levels."),
+    sliding: bool = typer.Option(False, "--sliding", help="Also set sliding protection levels (upper + rule-derived lower)."),
+    freq_levels: FreqLevels = typer.Option(FreqLevels.range, "--freq-levels", help="Levels of frequency rules: range (percent of the value) or directional."),
+    manual_margin: float | None = typer.Option(None, "--manual-margin", help="Margin (percent of the value) of cells sensitive by hand without their own (default: the MAN rule's, or 10)."),
+    missing_codes: list[str] | None = typer.Option(None, "--missing-codes", help="DIMENSION=CODE: a code that stands for a missing value (repeat for several)."),
+    top_k: int = typer.Option(4, "--top-k", help="Number of largest contributions kept per cell (more when the rules need more)."),
+    singleton: bool = typer.Option(True, "--singleton/--no-singleton", help="Protect against the single respondent of a withheld cell (on by default)."),
+    capacity: bool = typer.Option(False, "--capacity", help="Let cells move down only by their protection capacity when they protect others."),
+    run_audit: bool = typer.Option(True, "--run-audit/--no-run-audit", help="With --method none, still audit (shows how exposed the primaries are)."),
     jj_offsets: bool = typer.Option(False, "--jj-offsets", help="JJ input whose values do not add up exactly (rounded): take each relation's offset as its right-hand side."),
     jj: Path | None = typer.Option(None, "--jj", help="Protect the problem in a JJ file (cells and relations) instead of microdata."),
     encoding: str | None = EncodingOpt,
@@ -148,7 +173,20 @@ def protect(
             marker=marker,
             empty_marker=empty_marker,
             insider=insider.value,
+            cost_lambda=cost_lambda,
+            count=count.value,
+            symmetric=symmetric,
+            sliding=sliding,
+            freq_levels=freq_levels.value,
+            top_k=top_k,
+            singleton=singleton,
+            capacity=capacity,
+            run_audit=run_audit,
             **_table_options(
+                bounds=bounds,
+                zero_unsafe=zero_unsafe,
+                manual_margin=manual_margin,
+                missing_codes=missing_codes or None,
                 metadata=str(metadata) if metadata else None,
                 holding=holding,
                 weight=weight,
@@ -189,10 +227,8 @@ def protect(
 def unsafe_warning(result: tablesafe.ProtectResult, out_file: Path) -> str:
     """The warning for a written publication that failed its audit: one self-contained
     paragraph (printed even with --quiet, when no summary precedes it)."""
-    from tablesafe.api import _audit_line
-
     if result.audit is not None:
-        why = f"the audit finds {_audit_line(result.audit)}"
+        why = f"the audit finds {verdict_line(result.audit)}"
     else:
         why = "no audit could prove its sensitive cells protected" + (
             f" ({result.params['audit']})" if result.params.get("audit") else "")
@@ -298,9 +334,7 @@ def audit(
         result.write(cells=cells, report=report)
         a = result.audit
         if not quiet:
-            from tablesafe.api import _audit_line
-
-            out.print(f"{problem.n} cells, {int(result.withheld.sum())} withheld; audit: {_audit_line(a)}")
+            out.print(f"{problem.n} cells, {int(result.withheld.sum())} withheld; audit: {verdict_line(a)}")
             bad = [(problem.names[i], a.verdict[i], a.lower[i], a.upper[i]) for i in range(problem.n) if a.verdict[i] not in ("", "protected")]
             if bad:
                 t = Table("cell", "verdict", "audit interval", title="cells not protected")

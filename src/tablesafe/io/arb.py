@@ -258,14 +258,14 @@ def run_arb(path: str | Path, *, outdir: str | Path | None = None, progress: boo
 
 def _read_table(t: ArbTable, data: Path, metadata: Path, tabular: bool, *, recompute: bool, progress: bool) -> None:
     """Tabulate (or read) the table and assess it with its safety rule."""
-    from tablesafe.api import rules_need_top
     from tablesafe.io.tauargus import read_asc, read_rda, read_tab
-    from tablesafe.rules import assess, parse_rules
+    from tablesafe.rules import assess, parse_rules, required_top_k
+    from tablesafe.rules.apriori import given_statuses
     from tablesafe.tabulate import from_tabular, tabulate
 
     md = read_rda(metadata)
     cost = _cost(t)
-    top_k = max(4, rules_need_top(t.rules))
+    top_k = max(4, required_top_k(t.rules)) if t.rules else 4
     if tabular:
         cells = from_tabular(read_tab(data, md), t.dims, t.response, recompute_totals=recompute, top_k=top_k)
     else:
@@ -278,8 +278,6 @@ def _read_table(t: ArbTable, data: Path, metadata: Path, tabular: bool, *, recom
             weight=weight if use_weight else None, extra=extra, progress=progress, top_k=top_k,
         )
     rules = parse_rules(t.rules) if t.rules else []
-    from tablesafe.api import given_statuses
-
     manual = given_statuses(cells)
     status = cells.extra.get("status") if cells.extra else None
     if not rules and manual is None:

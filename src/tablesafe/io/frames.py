@@ -13,12 +13,15 @@ import csv
 import itertools
 import math
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
+import pandas as pd
 
 from tablesafe.errors import InputError
 
@@ -103,6 +106,15 @@ class Source:
                     column=n,
                 )
 
+
+
+class SourceOpener(ABC):
+    """Data that registers itself with a DuckDB connection (tau-ARGUS microdata, whose
+    fixed-width or free-format lines need their metadata to be cut into columns)."""
+
+    @abstractmethod
+    def open(self, con: duckdb.DuckDBPyConnection) -> Source:
+        """Register the data with ``con`` and describe it."""
 
 def _describe(con: duckdb.DuckDBPyConnection, from_sql: str) -> tuple[list[str], dict[str, str]]:
     rows = con.execute(f"DESCRIBE SELECT * FROM {from_sql}").fetchall()
@@ -191,14 +203,12 @@ def open_source(con: duckdb.DuckDBPyConnection, data: Any, *, name: str = "table
 
     ``data`` may be a pandas, polars or pyarrow frame, a path to a CSV (``.csv``, ``.txt``,
     ``.csv.gz``) or Parquet file, or a tau-ARGUS microdata source
-    (:class:`tablesafe.io.tauargus.AscSource`). CSV columns are all read as text so that
+    (:class:`tablesafe.io.tauargus.AscSource`, or any other :class:`SourceOpener`). CSV columns are all read as text so that
     codes such as ``01`` keep their leading zeros; numbers are cast where needed; a CSV
     file is decoded with ``encoding`` (default utf-8). A header that names a column twice
     is refused.
     """
-    from tablesafe.io.tauargus import AscSource  # local import: tauargus imports this module
-
-    if isinstance(data, AscSource):
+    if isinstance(data, SourceOpener):
         return data.open(con)
     if isinstance(data, (str, Path)):
         path = check_input_file(data)
@@ -326,3 +336,19 @@ def first_lines(path: str | Path, n: int) -> list[str]:
     """The first ``n`` lines of a text file (for sniffing)."""
     with open(path, encoding="latin-1") as fh:
         return [line.rstrip("\r\n") for line in itertools.islice(fh, n)]
+
+
+def parse_numbers(text: Any, column: str, file: str) -> np.ndarray:
+    """The numbers of a text column (a pandas Series): blanks and ``-`` become NaN, a
+    decimal comma is read as a point (thousands points dropped); a value that is not a
+    number raises :class:`InputError` naming the file, line, column and value."""
+    txt = text.astype(str).str.strip()
+    has_comma = txt.str.contains(",", regex=False)
+    if has_comma.any():
+        txt = txt.where(~has_comma, txt.str.replace(".", "", regex=False).str.replace(",", ".", regex=False))
+    out = pd.to_numeric(txt.replace({"": None, "-": None}), errors="coerce")
+    bad = out.isna() & ~txt.isin(["", "-"])
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError("non-numeric value", file=file, line=i + 1, column=column, code=txt.iloc[i])
+    return out.to_numpy(dtype=float)

@@ -23,7 +23,10 @@ Table keys: ``name``, ``data``, ``metadata``, ``jj``, ``dims``, ``response``, ``
 ``zero_unsafe``, ``top_k``, ``missing_code``, ``time_limit``, ``seed``, ``marker``,
 ``empty_marker``, ``manual``, ``insider``, tabular input (``tabular``, ``frequency``,
 ``top``, ``given_status``, ``recompute_totals``), ``encoding`` (of a CSV data file),
-``jj_offsets``, and the outputs ``out``, ``cells``,
+``jj_offsets``, ``bounds`` (percent), ``symmetric``, ``negative``, ``run_audit``,
+``sliding``, ``freq_levels``, ``manual_margin``, ``missing_codes`` (a table
+``{dimension = "code"}`` or ``["dimension=code"]``), ``singleton``, ``capacity``, and the
+outputs ``out``, ``cells``,
 ``report``, ``certificates``, ``write_jj``, ``write_apriori``.
 """
 
@@ -35,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from tablesafe.errors import InputError
+from tablesafe.suppress.methods import check_method
 
 PATH_KEYS = ("data", "metadata", "jj", "apriori", "manual", "out", "cells", "report", "certificates", "write_jj",
              "write_apriori")
@@ -44,7 +48,8 @@ TABLE_KEYS = {
     "waiver", "request", "method", "cost", "cost_lambda", "total", "tables", "apriori", "manual_range",
     "count", "zero_unsafe", "top_k", "missing_code", "time_limit", "seed", "marker", "empty_marker",
     "manual", "insider", "tabular", "frequency", "top", "given_status", "recompute_totals",
-    "encoding", "jj_offsets", *OUTPUT_KEYS,
+    "encoding", "jj_offsets", "bounds", "symmetric", "negative", "run_audit", "sliding", "freq_levels",
+    "manual_margin", "missing_codes", "singleton", "capacity", *OUTPUT_KEYS,
 }
 
 
@@ -104,6 +109,8 @@ def read_job(path: str | Path) -> list[TableJob]:
                 raise InputError(f"unknown key {key!r} in table {t_index} of the job file", file=name)
         opts = {**defaults, **t}
         tname = str(opts.pop("name", f"table {t_index}"))
+        if "method" in opts:
+            check_method(opts["method"], file=name)
         for key in PATH_KEYS:
             if key in opts and opts[key] is not None:
                 p = Path(str(opts[key]))

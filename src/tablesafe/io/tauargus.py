@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from tablesafe.errors import InputError
-from tablesafe.io.frames import Source, sql_ident, sql_string
+from tablesafe.io.frames import Source, SourceOpener, parse_numbers, sql_ident, sql_string
 from tablesafe.structure import DEFAULT_TOTAL, Hierarchy
 
 _PROP = re.compile(r"<\s*([A-Za-z_]+)\s*>([^<]*)")
@@ -194,7 +194,7 @@ def read_rda(path: str | Path) -> Metadata:
 
 
 @dataclass
-class AscSource:
+class AscSource(SourceOpener):
     """tau-ARGUS microdata (``.asc``) with its metadata; pass it to ``tabulate``.
 
     Variables are exposed as text columns named as in the metadata (fixed-width fields
@@ -274,19 +274,6 @@ class TabularInput:
         return [v.name for v in self.metadata.variables if v.is_explanatory]
 
 
-def _number(s: pd.Series, column: str, file: str) -> np.ndarray:
-    txt = s.astype(str).str.strip()
-    has_comma = txt.str.contains(",", regex=False)
-    if has_comma.any():
-        txt = txt.where(~has_comma, txt.str.replace(".", "", regex=False).str.replace(",", ".", regex=False))
-    out = pd.to_numeric(txt.replace({"": None, "-": None}), errors="coerce")
-    bad = out.isna() & ~txt.isin(["", "-"])
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError("non-numeric value", file=file, line=i + 1, column=column, code=txt.iloc[i])
-    return out.to_numpy(dtype=float)
-
-
 def read_tab(tab: str | Path, rda: str | Path | Metadata) -> TabularInput:
     """Read a tau-ARGUS ``.tab`` file: explanatory codes (stripped), then numeric columns.
 
@@ -314,5 +301,5 @@ def read_tab(tab: str | Path, rda: str | Path | Metadata) -> TabularInput:
         if v.is_explanatory or v.has("STATUS") or not v.is_numeric:
             out[v.name] = col.to_numpy(dtype=object)
         else:
-            out[v.name] = _number(col, v.name, str(path))
+            out[v.name] = parse_numbers(col, v.name, str(path))
     return TabularInput(pd.DataFrame(out), md, path)

@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 
-import tablesafe
+from tablesafe.audit import findings_in_words, verdict_line
 from tablesafe.problem import EMPTY, MANUAL, PRIMARY, PROTECTED, SAFE, SECONDARY
+from tablesafe.version import __version__
 
 #: Status letters, their names in the report, and colours (colour-blind friendly).
 STATUS_STYLE = {
@@ -239,13 +240,11 @@ def render_report(result: Any) -> str:
     audit_line = None
     findings = ""
     if result.audit is not None:
-        from tablesafe.api import _audit_line, _findings
-
-        audit_line = _audit_line(result.audit)
-        findings = _findings(result.audit).lstrip("; ")
+        audit_line = verdict_line(result.audit)
+        findings = "; ".join(findings_in_words(result.audit))
     dims = list(result.problem.codes.columns) if result.problem.codes is not None else []
     return template.render(
-        version=tablesafe.__version__,
+        version=__version__,
         response=result.response,
         method=_method_text(result),
         n_cells=result.problem.n,

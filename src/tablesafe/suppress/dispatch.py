@@ -27,9 +27,9 @@ import pandas as pd
 from tablesafe.errors import AuditFailure, InputError, TablesafeError
 from tablesafe.problem import Pattern, Problem
 from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.methods import METHODS
 from tablesafe.suppress.protection import certificates_frame, cleanup, repair
 
-METHODS = ("auto", "optimal", "modular", "fast", "none")
 MODULAR_MAX_CELLS = 60_000
 """``auto`` picks ``modular`` on hierarchical tables up to this size, ``fast`` above it."""
 

@@ -5,8 +5,8 @@
 contribution to each cell for audits.
 """
 
-from tablesafe.tabulate.dims import DimSpec
+from tablesafe.tabulate.dims import DimSpec, dim_specs
 from tablesafe.tabulate.microdata import tabulate, unit_contributions
 from tablesafe.tabulate.tabular import from_tabular
 
-__all__ = ["DimSpec", "from_tabular", "tabulate", "unit_contributions"]
+__all__ = ["DimSpec", "dim_specs", "from_tabular", "tabulate", "unit_contributions"]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tablesafe.errors import HierarchyError, InputError
 from tablesafe.structure import DEFAULT_TOTAL, Dimension, Hierarchy
@@ -94,6 +95,37 @@ def as_dimspecs(dims: Sequence[DimSpec | str]) -> list[DimSpec]:
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise InputError(f"dimension listed twice: {sorted(dup)}")
+    return out
+
+
+def dim_specs(dims: Any, total: str = DEFAULT_TOTAL) -> list[DimSpec]:
+    """Normalise dimension arguments of :func:`tablesafe.protect` to :class:`DimSpec` objects.
+
+    Accepts a list of names, ``"name=hierarchy"`` strings (hierarchy: a ``.hrc`` file, a
+    parent-child CSV, ``lengths:1,2`` or ``digits:3,1,1``), ``(name, hierarchy)`` pairs,
+    ``DimSpec`` objects, or a mapping ``{name: hierarchy}``.
+    """
+    if dims is None:
+        raise InputError("no dimensions given: name at least one explanatory variable (--dim)")
+    if isinstance(dims, (str, DimSpec)):
+        dims = [dims]
+    if isinstance(dims, Mapping):
+        dims = list(dims.items())
+    out = []
+    for d in dims:
+        if isinstance(d, DimSpec):
+            out.append(d)
+        elif isinstance(d, str):
+            name, _, hier = d.partition("=")
+            name = name.strip()
+            if not name:
+                raise InputError(f"empty dimension name in {d!r}")
+            out.append(DimSpec(name, hier.strip() or None, total=total))
+        elif isinstance(d, Sequence) and len(d) == 2:
+            name, hier = d
+            out.append(DimSpec(str(name), hier, total=total))
+        else:
+            raise InputError(f"cannot understand the dimension {d!r}")
     return out
 
 

@@ -24,8 +24,9 @@ from tablesafe.io.frames import (
     check_unique_columns,
     csv_header,
     decode_error,
+    parse_numbers,
 )
-from tablesafe.io.tauargus import TabularInput, _number
+from tablesafe.io.tauargus import TabularInput
 from tablesafe.structure import CompiledModel, Dimension, Hierarchy, TableStructure, compile_tables
 from tablesafe.tabulate.dims import DimSpec, as_dimspecs
 
@@ -117,7 +118,7 @@ def _column_numbers(frame: pd.DataFrame, col: str, file: str | None, first_line:
         out = s.to_numpy(dtype=float)
     else:
         try:
-            out = _number(s.astype(str), col, file or "<frame>")
+            out = parse_numbers(s.astype(str), col, file or "<frame>")
         except InputError as exc:  # re-point the line at the file's line
             line = None if exc.line is None else exc.line - 1 + first_line
             raise InputError("non-numeric value", file=file, line=line, column=col, code=exc.code) from None

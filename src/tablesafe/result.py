@@ -1,0 +1,264 @@
+"""The result of a protection run: :class:`ProtectResult` holds the assessed problem, the
+pattern, the audit, the parameters and run times, and builds from them the analyst table,
+the publication, the information loss and the files (:meth:`ProtectResult.write`).
+
+It decides nothing: every status comes from the rules, the user or the suppression
+method, and every verdict from the audit.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tablesafe.audit import all_protected, verdict_line
+from tablesafe.errors import InputError
+from tablesafe.problem import EMPTY, MANUAL, PROTECTED, SAFE, SECONDARY, Pattern, Problem
+
+
+@dataclass(repr=False)
+class ProtectResult:
+    """Everything a protection run produced.
+
+    Attributes:
+        problem: the assessed problem (statuses before suppression, levels, bounds).
+        pattern: the withheld cells chosen by the method (primaries included).
+        audit: the audit of the pattern (arrays ``lower``, ``upper``, ``verdict``), or
+            None when no audit ran (``method="none"`` without the audit stage).
+        response: name of the value column of the publication.
+        method: the protection method used.
+        params: the run's parameters (rules included: confidential, analyst use only).
+        timings: seconds per stage.
+        marker: text written for withheld cells in the publication (None: empty).
+        empty_marker: text written for empty cells (None: 0).
+    """
+
+    problem: Problem
+    pattern: Pattern
+    audit: Any | None
+    response: str = "value"
+    method: str = "auto"
+    params: dict = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    marker: str | None = None
+    empty_marker: str | None = None
+
+    # ------------------------------------------------------------------ views
+    @property
+    def withheld(self) -> np.ndarray:
+        """Boolean mask of withheld cells (primary and secondary)."""
+        return np.asarray(self.pattern.withheld, dtype=bool)
+
+    @cached_property
+    def status(self) -> np.ndarray:
+        """Final statuses: the problem's, with complements marked ``M``."""
+        return self.pattern.statuses(self.problem)
+
+    @cached_property
+    def cells(self) -> pd.DataFrame:
+        """The analyst table (confidential): codes, value, contributors, status, rule,
+        protection levels, audit interval and verdict."""
+        from tablesafe.io.analyst import analyst_frame
+
+        return analyst_frame(self.problem, self.status, self.audit)
+
+    @cached_property
+    def publication(self) -> pd.DataFrame:
+        """The publication table: codes then the response column, withheld cells empty."""
+        from tablesafe.io.analyst import codes_of
+        from tablesafe.io.publication import publication_frame
+
+        return publication_frame(
+            codes_of(self.problem),
+            self.problem.value,
+            self.withheld,
+            self.response,
+            empty=self.problem.status == EMPTY,
+            marker=self.marker,
+            empty_marker=self.empty_marker,
+        )
+
+    @property
+    def certificates(self) -> pd.DataFrame | None:
+        """Protection certificates of the pattern (None when not requested)."""
+        return self.pattern.certificates
+
+    @property
+    def ok(self) -> bool:
+        """True when an audit ran and every sensitive cell is protected against the
+        default attacker (insider findings are reported by :meth:`summary`)."""
+        return self.audit is not None and all_protected(self.audit)
+
+    @cached_property
+    def counts(self) -> dict[str, int]:
+        """Number of cells per final status letter (S U A P M Z)."""
+        letters, n = np.unique(self.status, return_counts=True)
+        out = {s: 0 for s in (SAFE, "U", MANUAL, PROTECTED, SECONDARY, EMPTY)}
+        out.update({str(a): int(b) for a, b in zip(letters, n)})
+        return out
+
+    @cached_property
+    def information_loss(self) -> pd.DataFrame:
+        """Withheld cells and value, overall and per level of each dimension.
+
+        Columns: ``scope`` (``all`` or a dimension name), ``level`` (hierarchy depth, 0 for
+        the total; -1 for the overall row), ``cells``, ``withheld``, ``primary``,
+        ``secondary``, ``value`` (sum of absolute values), ``withheld_value``,
+        ``secondary_value``, ``withheld_pct`` and ``withheld_value_pct``.
+        """
+        return information_loss(self.problem, self.withheld)
+
+    # ---------------------------------------------------------------- summary
+    def __repr__(self) -> str:
+        first = self.summary().splitlines()
+        return f"<ProtectResult method={self.method!r}: {first[0]}; {first[2] if len(first) > 2 else ''}>"
+
+    def summary(self) -> str:
+        """A few lines for the terminal: cells per status, information loss, audit, time.
+
+        Names no rule parameter, but does count primary and secondary cells: for the
+        analyst, not for the public.
+        """
+        c = self.counts
+        loss = self.information_loss.iloc[0]
+        lines = [
+            (
+                f"{self.problem.n} cells: {c['S']} safe, {c['U'] + c['A']} primary, {c['M']} secondary, "
+                f"{c['P']} protected, {c['Z']} empty"
+            ),
+            (
+                f"withheld {int(loss['withheld'])} cells ({loss['withheld_pct']:.1f}%), "
+                f"value {loss['withheld_value']:,.2f} ({loss['withheld_value_pct']:.2f}% of the sum of all cell values, totals included)"
+            ),
+        ]
+        if self.audit is not None:
+            lines.append("audit: " + verdict_line(self.audit))
+        elif self.method == "none":
+            lines.append("audit: not run (method none: primary suppression only, no safety claim)")
+        total = sum(self.timings.values())
+        lines.append(
+            f"time {total:.2f} s ("
+            + ", ".join(f"{k} {v:.2f}" for k, v in self.timings.items())
+            + ")"
+        )
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ files
+    def write(
+        self,
+        out: str | Path | None = None,
+        cells: str | Path | None = None,
+        report: str | Path | None = None,
+        certificates: str | Path | None = None,
+        jj: str | Path | None = None,
+        apriori: str | Path | None = None,
+    ) -> None:
+        """Write the requested files, all or nothing.
+
+        Args:
+            out: publication file (``.csv``, ``.parquet`` or ``.xlsx``).
+            cells: analyst file (same formats).
+            report: HTML report.
+            certificates: Parquet file of protection certificates (columns ``target``,
+                ``direction``, ``cell``, ``value``).
+            jj: the protected problem as a JJ file (complements marked).
+            apriori: the pattern as a tau-ARGUS a priori file (:meth:`apriori_frame`).
+
+        Every file is first written under a temporary name beside its target; only when
+        all are complete are they renamed into place. On any error no target is touched.
+        """
+        from tablesafe.io.publication import staged_files, write_frame_to
+
+        if certificates is not None and self.certificates is None:
+            raise InputError(
+                "no certificates to write: run with certificates=True (--certificates) and a "
+                "suppression method that produces them"
+            )
+        t0 = time.perf_counter()
+        targets = {"out": out, "cells": cells, "report": report, "certificates": certificates, "jj": jj,
+                   "apriori": apriori}
+        with staged_files(targets) as tmp:
+            if "out" in tmp:
+                write_frame_to(self.publication, tmp["out"], out, sheet="publication")
+            if "cells" in tmp:
+                write_frame_to(self.cells, tmp["cells"], cells, sheet="cells")
+            if "certificates" in tmp:
+                self.certificates.to_parquet(tmp["certificates"], index=False)
+            if "jj" in tmp:
+                from tablesafe.io.jj import write_jj
+
+                write_jj(self.protected_problem(), tmp["jj"], secondary="m")
+            if "apriori" in tmp:
+                from tablesafe.io.hst import hst_text
+
+                tmp["apriori"].write_text(hst_text(self.apriori_frame(), list(self.problem.codes.columns)), encoding="utf-8")
+            if "report" in tmp:
+                from tablesafe.report import render_report
+
+                tmp["report"].write_text(render_report(self), encoding="utf-8")
+        self.timings["write"] = self.timings.get("write", 0.0) + time.perf_counter() - t0
+
+    def report(self, path: str | Path) -> None:
+        """Write the self-contained HTML report to ``path``."""
+        self.write(report=path)
+
+    def apriori_frame(self, *, safe: str = "p", withheld: str = "u") -> pd.DataFrame:
+        """The pattern as tau-ARGUS a priori requests (see :mod:`tablesafe.io.hst`), so a
+        later run (of this or a linked table) keeps it: withheld cells (primary and
+        secondary) get ``withheld`` (default ``u``), published non-empty cells ``safe``
+        (default ``p``: must stay published); empty cells are left out."""
+        if self.problem.codes is None:
+            raise InputError("a priori files name cells by their codes; this table has none")
+        keep = self.problem.status != EMPTY
+        frame = self.problem.codes.loc[keep].reset_index(drop=True).astype(str)
+        kind = np.where(self.withheld[keep], withheld, safe)
+        return frame.assign(kind=kind, a=np.nan, b=np.nan)
+
+    def protected_problem(self) -> Problem:
+        """The problem with the final statuses (complements as ``M``)."""
+        return self.problem.copy(status=self.status.copy())
+
+
+def information_loss(problem: Problem, withheld: np.ndarray) -> pd.DataFrame:
+    """Withheld cells and value, overall and per hierarchy level of each dimension."""
+    withheld = np.asarray(withheld, dtype=bool)
+    sens = problem.sensitive
+    absval = np.abs(np.asarray(problem.value, dtype=float))
+    rows = []
+
+    def row(scope: str, level: int, mask: np.ndarray) -> None:
+        w = withheld & mask
+        total = float(absval[mask].sum())
+        wv = float(absval[w].sum())
+        rows.append(
+            {
+                "scope": scope,
+                "level": level,
+                "cells": int(mask.sum()),
+                "withheld": int(w.sum()),
+                "primary": int((w & sens).sum()),
+                "secondary": int((w & ~sens).sum()),
+                "value": total,
+                "withheld_value": wv,
+                "secondary_value": float(absval[w & ~sens].sum()),
+                "withheld_pct": 100.0 * w.sum() / max(mask.sum(), 1),
+                "withheld_value_pct": 100.0 * wv / total if total > 0 else 0.0,
+            }
+        )
+
+    row("all", -1, np.ones(problem.n, dtype=bool))
+    model = problem.model
+    if model is not None and problem.codes is not None:
+        for dim in model.dims:
+            h = dim.hierarchy
+            pos = pd.Categorical(problem.codes[dim.name].astype(str), categories=list(h.codes)).codes
+            col = np.where(pos >= 0, np.asarray(h.depths)[pos], -1)
+            for level in np.unique(col[col >= 0]):
+                row(dim.name, int(level), col == level)
+    return pd.DataFrame(rows)
