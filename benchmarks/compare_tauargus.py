@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -162,6 +163,7 @@ def run_tau(syn: SyntheticData, suppress: str, timeout: float) -> dict:
     }
     (wd / "spec.json").write_text(json.dumps(spec))
     t0 = time.perf_counter()
+    c0 = cpu_seconds()
     try:
         proc = subprocess.run(
             [sys.executable, __file__, "--tau-worker", str(wd / "spec.json")],
@@ -178,7 +180,15 @@ def run_tau(syn: SyntheticData, suppress: str, timeout: float) -> dict:
     for name in dims:
         frame[name] = frame[name].astype(str).str.strip().map(back[name])
     names = frame[dims].astype(str).agg("|".join, axis=1) if len(dims) > 1 else frame[dims[0]].astype(str)
-    return {"status": dict(zip(names, frame["status"])), "seconds": secs}
+    return {"status": dict(zip(names, frame["status"])), "seconds": secs, "cpu": cpu_seconds() - c0}
+
+
+def cpu_seconds() -> float:
+    """CPU seconds used so far by this process and its finished children (the box is
+    shared: on a loaded machine wall seconds say more about the load than the method)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 # ----------------------------------------------------------------------------- ours
@@ -190,9 +200,10 @@ def run_ours(problem: Problem, method: str, time_limit: float) -> dict:
     from tablesafe.suppress import suppress
 
     t0 = time.perf_counter()
+    c0 = cpu_seconds()
     singleton = not method.endswith("-nosingleton")
     try:
-        pat = suppress(problem, method=method.removesuffix("-nosingleton"), time_limit=time_limit,
+        pat = suppress(problem, method=method.removesuffix("-nosingleton"), time_limit=time_limit or None,
                        singleton=singleton)
     except Exception as exc:  # noqa: BLE001 - a benchmark records failures and goes on
         return {"error": f"{type(exc).__name__}: {str(exc)[:70]}", "seconds": time.perf_counter() - t0}
@@ -202,7 +213,7 @@ def run_ours(problem: Problem, method: str, time_limit: float) -> dict:
         note += f"; {st['insider_certificate_gaps']} insider gaps"
     if st.get("gap") is not None:
         note += f"; MIP gap {st['gap']:.3f}"
-    return {"withheld": pat.withheld, "seconds": time.perf_counter() - t0, "note": note,
+    return {"withheld": pat.withheld, "seconds": time.perf_counter() - t0, "cpu": cpu_seconds() - c0, "note": note,
             "proven": st.get("audit") == "certificates" and not st.get("insider_certificate_gaps")}
 
 
@@ -226,7 +237,7 @@ def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None) 
     out["plain_lp"] = (f"{pbad}" if paudited == out["sensitive"] else f"{pbad} of {paudited} sampled")
     sec = w & ~problem.sensitive
     out.update(
-        seconds=res["seconds"], withheld=int(w.sum()), secondary=int(sec.sum()),
+        seconds=res["seconds"], cpu=res.get("cpu"), withheld=int(w.sum()), secondary=int(sec.sum()),
         withheld_value=float(problem.value[sec].sum()),
         under_protected=(f"{bad}" if audited == out["sensitive"] else f"{bad} of {audited} sampled")
         + (" (certificates)" if res.get("proven") else ""),
@@ -256,14 +267,15 @@ def write_results(rows: list[dict], command: str, notes: list[str], section: str
     text = path.read_text() if path.exists() else "# Benchmark results\n"
     lines = [section, "", f"Command: `{command}`", ""]
     lines += notes + [""]
-    lines.append("| table | cells | sensitive | tool | seconds | withheld | secondary | withheld value "
+    lines.append("| table | cells | sensitive | tool | seconds | CPU seconds | withheld | secondary | withheld value "
                  "(secondaries) | under-protected (our audit) | under-protected (plain LP) | note |")
-    lines.append("|---|---:|---:|---|---:|---:|---:|---:|---|---|---|")
+    lines.append("|---|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|")
     for r in rows:
         wv = r["withheld_value"]
         wv = f"{wv:,.0f}" if isinstance(wv, float) else wv
+        cpu = f"{r['cpu']:.1f}" if isinstance(r.get("cpu"), float) else "-"
         lines.append(
-            f"| {r['table']} | {r['cells']:,} | {r['sensitive']:,} | {r['tool']} | {r['seconds']:.1f} | "
+            f"| {r['table']} | {r['cells']:,} | {r['sensitive']:,} | {r['tool']} | {r['seconds']:.1f} | {cpu} | "
             f"{r['withheld']} | {r['secondary']} | {wv} | {r['under_protected']} | "
             f"{r.get('plain_lp', '-')} | {r['note']} |"
         )
@@ -290,7 +302,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="only tau_testW, 1k and two Castro instances")
     ap.add_argument("--methods", default="fast,modular,optimal")
     ap.add_argument("--tau-minutes", type=int, default=3, help="tau-ARGUS OPT/MOD time limit (minutes)")
-    ap.add_argument("--ours-seconds", type=float, default=300.0, help="time limit for our methods")
+    ap.add_argument("--ours-seconds", type=float, default=0.0,
+                    help="time limit for our methods (0: the automatic limit of the table size)")
     ap.add_argument("--audit-sample", type=int, default=0,
                     help="audit only a sample of this many sensitive cells on tables of more than 5,000 cells with more (0: all)")
     ap.add_argument("--rows-from", default=None,
@@ -316,6 +329,7 @@ def main() -> None:
         tau_worker(args.tau_worker)
         return
     methods = [m for m in args.methods.split(",") if m]
+    load_start = os.getloadavg()
     rows: list[dict] = []
     if args.rows_from:
         import ast
@@ -369,7 +383,8 @@ def main() -> None:
     notes = [
         f"Limits: tau-ARGUS OPT(1,{args.tau_minutes}) and MOD(1,{args.tau_minutes},1,1,0) "
         "(minutes; the subprocess is stopped one minute later, as OPT does not always honour "
-        f"its limit); our methods time_limit={args.ours_seconds:.0f} s for the search "
+        "its limit); our methods: " + (f"time_limit={args.ours_seconds:.0f} s" if args.ours_seconds
+                                        else "the automatic time limit of `auto_time_limit`") + " "
         f"({args.castro_seconds:.0f} s on Castro's instances; the "
         "repair and proof come after it; `fast` has no search limit). Our methods run through "
         "`tablesafe.suppress` with singleton protection on (its default) unless marked "
@@ -378,7 +393,11 @@ def main() -> None:
         "Castro instances with the relations as they hold for the true values. "
         "Generated tables: p% rule p=15 on enterprises (holdings not used, so both tools find "
         "the same primaries); cost = cell value; bounds [0, inf). Withheld value = sum of the "
-        "secondary cells' values. Machine: 2 cores; nothing else running.",
+        "secondary cells' values. Machine: 2 cores; load average (1/5/15 min) "
+        f"{'/'.join(f'{x:.1f}' for x in load_start)} at the start and "
+        f"{'/'.join(f'{x:.1f}' for x in os.getloadavg())} at the end; 'CPU seconds' are the "
+        "run's own and its child processes' (tau-ARGUS runs in one), which a shared machine "
+        "inflates less than wall seconds.",
     ]
     if not args.no_write:
         cmd = "PYTHONPATH=src /work/benchvenv/bin/python benchmarks/compare_tauargus.py " + " ".join(

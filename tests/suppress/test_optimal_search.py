@@ -31,11 +31,19 @@ def test_recheck_agrees_with_a_full_check(singleton, seed, shape, units):
         if len(sec):
             x[rng.choice(sec, size=int(rng.integers(1, min(4, len(sec)) + 1)), replace=False)] = False
         x[rng.choice(cand, size=int(rng.integers(0, 3)), replace=False)] = True
-        quick = failing(b, _recheck(p, b, x, base, base_atts))
-        full = failing(b, check(p, b, x))
+        quick = _failures(failing(b, _recheck(p, b, x, base, base_atts)))
+        full = _failures(failing(b, check(p, b, x)))
         assert quick == full
         seen_failures += len(full) > 0
     assert seen_failures  # the perturbations did break the pattern sometimes
+
+
+def _failures(keys):
+    """Failing outsider attacks, and failing insider attacks whose outsider's attack
+    passes (an insider's attack on a target and direction the outsider already breaks
+    is reported by some checks and not by others: it needs no LP of its own)."""
+    outsider = {(k, d) for k, d, s in keys if s < 0}
+    return sorted(key for key in keys if key[2] < 0 or (key[0], key[1]) not in outsider)
 
 
 @pytest.mark.parametrize("singleton", [False, True])

@@ -41,6 +41,7 @@ from tablesafe.suppress.protection import (
     cleanup,
     cuts_for,
     failing,
+    insiders_of,
     keys_for,
     repair,
     run_attacks,
@@ -368,7 +369,10 @@ def _recheck(problem: Problem, bounds: Bounds, x: np.ndarray, base: np.ndarray,
             redo.add((k, -d, s))
     out = dict(base_atts)
     if redo:
-        out.update(run_attacks(problem, bounds, x.astype(float), sorted(redo)))
+        # insiders answered by an outsider's table that is solved again are looked at anew
+        targets = np.unique([k for k, _, _ in redo])
+        ins = insiders_of(problem, bounds, x.astype(bool), targets)
+        out.update(run_attacks(problem, bounds, x.astype(float), sorted(redo), insiders=ins))
     return out
 
 

@@ -93,35 +93,56 @@ def _overlap(problem: Problem):
     return None if geo is None else (geo, occupied_cells(problem))
 
 
-def keys_for(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets: np.ndarray) -> list[Key]:
-    """The attacks to run for some sensitive cells under a pattern."""
-    keys: list[Key] = []
+Insiders = dict[int, np.ndarray]
+"""Per target, the cells whose single respondent attacks it (see :func:`insiders_of`)."""
+
+
+def insiders_of(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets: np.ndarray) -> Insiders:
+    """For each target, the withheld cells whose single respondent attacks it.
+
+    With a table structure: every single respondent whose cell does not overlap the
+    target (the audit's attackers); without one, single respondents of relation
+    siblings. Targets with no insider are left out.
+    """
     single = bounds.singleton & withheld
-    any_single = bool(single.any())
+    out: Insiders = {}
+    if not single.any():
+        return out
     cand = np.flatnonzero(single)
-    geo = _overlap(problem) if any_single else None
-    for k in targets:
-        k = int(k)
-        up = bounds.req_up[k] > 0 or bounds.req_sl[k] > 0
-        dn = bounds.req_dn[k] > 0 or bounds.req_sl[k] > 0
-        insiders = [-1]
-        if any_single:
-            if geo is not None:
-                # every single respondent whose cell does not overlap the target (the
-                # same attackers as the audit's; an attack whose outsider table leaves
-                # the cell unchanged costs no LP, see run_attacks)
-                geo_cells, occ = geo
-                nb = cand[(cand != k) & ~geo_cells.overlaps(cand, k, occ)]
-            else:
-                nb = _siblings(problem, k)
-                nb = nb[single[nb]]
-            insiders += [int(s) for s in nb]
-        for s in insiders:
-            if up:
-                keys.append((k, UP, s))
-            if dn:
-                keys.append((k, DOWN, s))
+    geo = _overlap(problem)
+    for k in np.asarray(targets, dtype=np.int64).tolist():
+        if geo is not None:
+            geo_cells, occ = geo
+            nb = cand[(cand != k) & ~geo_cells.overlaps(cand, k, occ)]
+        else:
+            nb = _siblings(problem, k)
+            nb = nb[single[nb]]
+        if len(nb):
+            out[k] = nb.astype(np.int64)
+    return out
+
+
+def outsider_keys(bounds: Bounds, targets: np.ndarray) -> list[Key]:
+    """The outsider's attacks on some sensitive cells (each direction with a level)."""
+    keys: list[Key] = []
+    for k in np.asarray(targets, dtype=np.int64).tolist():
+        if bounds.req_up[k] > 0 or bounds.req_sl[k] > 0:
+            keys.append((k, UP, -1))
+        if bounds.req_dn[k] > 0 or bounds.req_sl[k] > 0:
+            keys.append((k, DOWN, -1))
     return keys
+
+
+def keys_for(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets: np.ndarray) -> list[Key]:
+    """Every attack (outsider and insiders, spelt out) on some sensitive cells under a
+    pattern. Large tables should pass :func:`insiders_of` to :func:`run_attacks`
+    instead: most insider attacks are answered by the outsider's table and need no key."""
+    ins = insiders_of(problem, bounds, withheld, targets)
+    keys: list[Key] = []
+    for k, d, _ in outsider_keys(bounds, targets):
+        keys.append((k, d, -1))
+        keys.extend((k, d, int(s)) for s in ins.get(k, ()))
+    return sorted(keys, key=lambda key: (key[0], key[2], -key[1]))
 
 
 class OutOfTime(Exception):
@@ -132,7 +153,8 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                 want_dual: bool = True, stop_on_fail: bool = False, sparse: bool = False,
                 local: bool = True, split_insiders: bool = True,
                 deadline: float | None = None,
-                also_fixed: dict[Key, tuple[int, ...]] | None = None) -> dict[Key, Attack]:
+                also_fixed: dict[Key, tuple[int, ...]] | None = None,
+                insiders: Insiders | None = None) -> dict[Key, Attack]:
     """Solve the attacker's LPs for ``keys`` under the (possibly fractional) pattern ``x``.
 
     ``stop_on_fail``: return as soon as one attack succeeds (for removal trials).
@@ -145,16 +167,33 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     of one target and direction whose cells that table moves are first attacked together
     (one LP with all their cells known): a table found then answers each of them.
     ``also_fixed`` (internal) maps a key to further cells the attacker knows.
+
+    ``insiders`` (:func:`insiders_of`) lists, per target, insiders whose keys are not
+    spelt out: each is attacked only where the outsider's table for the target moves its
+    cell, and only those attacks are returned (the others are answered by the outsider's).
     """
     insider_keys = [key for key in keys if key[2] >= 0]
-    if insider_keys and split_insiders:
+    if (insider_keys or insiders) and split_insiders:
         wanted = set(keys)
-        outsider_keys = list(dict.fromkeys([key for key in keys if key[2] < 0]
-                                           + [(k, d, -1) for k, d, _ in insider_keys]))
-        out = run_attacks(problem, bounds, x, outsider_keys, want_dual, stop_on_fail, sparse, local,
+        outer = list(dict.fromkeys([key for key in keys if key[2] < 0]
+                                   + [(k, d, -1) for k, d, _ in insider_keys]))
+        out = run_attacks(problem, bounds, x, outer, want_dual, stop_on_fail, sparse, local,
                           split_insiders=False, deadline=deadline)
         if stop_on_fail and any(not a.ok for a in out.values()):
             return {key: a for key, a in out.items() if key in wanted}
+        if insiders:
+            # implicit insiders: only those whose cell the outsider's table moves need an
+            # attack of their own (a failed outsider attack is repaired first)
+            for (k, d, s0), o in list(out.items()):
+                who = insiders.get(k)
+                if s0 >= 0 or who is None or not o.ok or (k, d, -1) not in wanted:
+                    continue
+                hit = who[np.isin(who, o.cells[o.dev != 0])]
+                for s in hit.tolist():
+                    key = (k, d, int(s))
+                    if key not in wanted:
+                        wanted.add(key)
+                        insider_keys.append(key)
         rest = []
         moved: dict[tuple[int, int], set[int]] = {}
         for key in insider_keys:
@@ -369,8 +408,7 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     cand = candidates(problem, bounds)
     fixed_one = problem.sensitive
     first = np.flatnonzero(problem.sensitive) if targets is None else np.asarray(targets, dtype=np.int64)
-    keys = keys_for(problem, bounds, w, first)
-    atts = run_attacks(problem, bounds, w.astype(float), keys, sparse=True)
+    atts = _attack_all(problem, bounds, w, first)
     final = dict(atts)
     rounds = 0
     while True:
@@ -414,19 +452,31 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
                     added += 1
             if added == 0:
                 raise _unprotectable(problem, bad[0], "no admissible complement is left")
-        keys = keys_for(problem, bounds, w, np.unique([k[0] for k in bad]))
-        atts = run_attacks(problem, bounds, w.astype(float), keys, sparse=True)
+        again = np.unique([k[0] for k in bad])
+        atts = _attack_all(problem, bounds, w, again)
+        # the new attacks on these targets replace the old ones (an insider attack that
+        # failed before may now be answered by the outsider's table, with no key)
+        redone = set(again.tolist())
+        final = {key: a for key, a in final.items() if key[0] not in redone}
         final.update(atts)
-    # attacks of insiders that appeared later are included because keys_for is recomputed
+    # attacks of insiders that appeared later are included because the insiders are recomputed
     return w, final, rounds
+
+
+def _attack_all(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.ndarray) -> dict[Key, Attack]:
+    """The outsider's attacks on ``targets`` and every insider attack they leave open."""
+    ins = insiders_of(problem, bounds, w, targets)
+    return run_attacks(problem, bounds, w.astype(float), outsider_keys(bounds, targets), sparse=True,
+                       insiders=ins)
 
 
 def check(problem: Problem, bounds: Bounds, withheld: np.ndarray,
           deadline: float | None = None) -> dict[Key, Attack]:
     """Every attack on every sensitive cell under a binary pattern (:class:`OutOfTime`
     past ``deadline``)."""
-    keys = keys_for(problem, bounds, withheld, np.flatnonzero(problem.sensitive))
-    return run_attacks(problem, bounds, withheld.astype(float), keys, deadline=deadline)
+    targets = np.flatnonzero(problem.sensitive)
+    return run_attacks(problem, bounds, withheld.astype(float), outsider_keys(bounds, targets),
+                       deadline=deadline, insiders=insiders_of(problem, bounds, withheld, targets))
 
 
 def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[Key, Attack], *,
@@ -439,6 +489,9 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
     """
     w = withheld.copy()
     atts = dict(atts)
+    # insiders whose attacks the outsider's tables answer have no key: when an outsider's
+    # attack is solved again, those its new table leaves open are attacked too
+    ins = insiders_of(problem, bounds, w, np.flatnonzero(problem.sensitive))
     sec = np.flatnonzero(w & ~problem.sensitive)
     order = sec[np.lexsort((sec, -problem.cost[sec]))]
     uses: dict[int, set[Key]] = {}
@@ -466,11 +519,12 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
             lean[key] = v
         ordered = sorted(users, key=lambda key: (-lean[key], key))
         new = run_attacks(problem, bounds, w.astype(float), ordered, want_dual=False, stop_on_fail=True,
-                          sparse=True)
+                          sparse=True, insiders=ins)
         if all(a.ok and getattr(a, "sliding_short", 0) <= 0 for a in new.values()):
             removed += 1
             for key, a in new.items():
-                for c in atts[key].cells:
+                old = atts.get(key)
+                for c in (old.cells if old is not None else ()):
                     s = uses.get(int(c))
                     if s is not None:
                         s.discard(key)
