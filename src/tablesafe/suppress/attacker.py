@@ -167,10 +167,12 @@ class BlockLP:
         xs = x[cells]
         nc = len(cells)
         self.nc = nc
-        self.up = bounds.up[cells] * xs
-        self.dn = bounds.dn[cells] * xs
-        self.tup = bounds.tup[cells] * xs
-        self.tdn = bounds.tdn[cells] * xs
+        # a published cell (x = 0) cannot move, whatever its bounds (inf * 0 is 0 here)
+        on = xs > 0
+        self.up = np.where(on, bounds.up[cells] * np.where(on, xs, 1.0), 0.0)
+        self.dn = np.where(on, bounds.dn[cells] * np.where(on, xs, 1.0), 0.0)
+        self.tup = np.where(on, bounds.tup[cells] * np.where(on, xs, 1.0), 0.0)
+        self.tdn = np.where(on, bounds.tdn[cells] * np.where(on, xs, 1.0), 0.0)
         c = np.abs(problem.cost[cells]).astype(float)
         self.weight = 1.0 + c / (float(c.max()) if nc and c.max() > 0 else 1.0)
         h = new_highs()

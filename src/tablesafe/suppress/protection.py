@@ -154,7 +154,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                 local: bool = True, split_insiders: bool = True,
                 deadline: float | None = None,
                 also_fixed: dict[Key, tuple[int, ...]] | None = None,
-                insiders: Insiders | None = None) -> dict[Key, Attack]:
+                insiders: Insiders | None = None, blocks: Blocks | None = None) -> dict[Key, Attack]:
     """Solve the attacker's LPs for ``keys`` under the (possibly fractional) pattern ``x``.
 
     ``stop_on_fail``: return as soon as one attack succeeds (for removal trials).
@@ -171,6 +171,10 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     ``insiders`` (:func:`insiders_of`) lists, per target, insiders whose keys are not
     spelt out: each is attacked only where the outsider's table for the target moves its
     cell, and only those attacks are returned (the others are answered by the outsider's).
+
+    ``blocks``: the blocks of a pattern withholding at least the cells of ``x`` (a cell
+    published since keeps bounds of zero in its block's LP, which is the same attack);
+    computed from ``x`` when not given.
     """
     insider_keys = [key for key in keys if key[2] >= 0]
     if (insider_keys or insiders) and split_insiders:
@@ -178,7 +182,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         outer = list(dict.fromkeys([key for key in keys if key[2] < 0]
                                    + [(k, d, -1) for k, d, _ in insider_keys]))
         out = run_attacks(problem, bounds, x, outer, want_dual, stop_on_fail, sparse, local,
-                          split_insiders=False, deadline=deadline)
+                          split_insiders=False, deadline=deadline, blocks=blocks)
         if stop_on_fail and any(not a.ok for a in out.values()):
             return {key: a for key, a in out.items() if key in wanted}
         if insiders:
@@ -217,12 +221,13 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                     continue
             rest.append(key)
         if rest:
-            rest = _grouped_insiders(problem, bounds, x, rest, out, sparse, local, deadline)
+            rest = _grouped_insiders(problem, bounds, x, rest, out, sparse, local, deadline, blocks)
         if rest:
             out.update(run_attacks(problem, bounds, x, rest, want_dual, stop_on_fail, sparse, local,
-                                   split_insiders=False, deadline=deadline))
+                                   split_insiders=False, deadline=deadline, blocks=blocks))
         return {key: a for key, a in out.items() if key in wanted}
-    blocks = Blocks(problem.relations, x)
+    if blocks is None:
+        blocks = Blocks(problem.relations, x)
     by_block: dict[int, list[Key]] = {}
     out = {}  # dict[Key, Attack], as declared by the return above
     for key in keys:
@@ -266,7 +271,7 @@ LOCAL_FIRST = 400  # blocks with more cells are attacked locally first
 
 def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
                       out: dict[Key, Attack], sparse: bool, local: bool,
-                      deadline: float | None) -> list[Key]:
+                      deadline: float | None, blocks: Blocks | None = None) -> list[Key]:
     """Attack each target and direction once with all its listed insiders' cells known.
 
     Where that table reaches the level it is feasible for every one of those insiders
@@ -287,7 +292,7 @@ def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: lis
     if not lead:
         return keys
     res = run_attacks(problem, bounds, x, lead, want_dual=False, sparse=sparse, local=local,
-                      split_insiders=False, deadline=deadline, also_fixed=fixed)
+                      split_insiders=False, deadline=deadline, also_fixed=fixed, blocks=blocks)
     solved = set()
     for first in lead:
         a = res[first]
@@ -492,6 +497,8 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
     # insiders whose attacks the outsider's tables answer have no key: when an outsider's
     # attack is solved again, those its new table leaves open are attacked too
     ins = insiders_of(problem, bounds, w, np.flatnonzero(problem.sensitive))
+    # the blocks of the starting pattern serve every trial (a trial only publishes cells)
+    blocks = Blocks(problem.relations, w.astype(float))
     sec = np.flatnonzero(w & ~problem.sensitive)
     order = sec[np.lexsort((sec, -problem.cost[sec]))]
     uses: dict[int, set[Key]] = {}
@@ -519,7 +526,7 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
             lean[key] = v
         ordered = sorted(users, key=lambda key: (-lean[key], key))
         new = run_attacks(problem, bounds, w.astype(float), ordered, want_dual=False, stop_on_fail=True,
-                          sparse=True, insiders=ins)
+                          sparse=True, insiders=ins, blocks=blocks)
         if all(a.ok and getattr(a, "sliding_short", 0) <= 0 for a in new.values()):
             removed += 1
             for key, a in new.items():
