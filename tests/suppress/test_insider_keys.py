@@ -1,0 +1,75 @@
+"""Insider attacks checked without spelling out every key (``insiders_of``) find the
+same failures as every (target, direction, insider) attacked one by one, and the repair
+built on them leaves no insider attack that succeeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _suppress_gen import table_problem
+
+from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.modular import _failing_insiders
+from tablesafe.suppress.protection import (
+    candidates,
+    check,
+    failing,
+    insiders_of,
+    keys_for,
+    outsider_keys,
+    repair,
+    run_attacks,
+)
+
+CASES = [(11, [[3, 2], [4]], 70), (12, [[2, 2], [2], [3]], 120), (5, [[4], [3, 2]], 90)]
+
+
+def _one_by_one(problem, bounds, withheld) -> list:
+    """Every attack as its own LP (no sharing of the outsider's table)."""
+    keys = keys_for(problem, bounds, withheld, np.flatnonzero(problem.sensitive))
+    atts = run_attacks(problem, bounds, withheld.astype(float), keys, split_insiders=False)
+    return failing(bounds, atts)
+
+
+def _normalised(keys) -> list:
+    """Failing outsider attacks, and failing insider attacks whose outsider's passes."""
+    outsider = {(k, d) for k, d, s in keys if s < 0}
+    return sorted(key for key in keys if key[2] < 0 or (key[0], key[1]) not in outsider)
+
+
+@pytest.mark.parametrize("seed,shape,units", CASES)
+def test_implicit_insiders_find_the_failures_of_every_attack(seed, shape, units):
+    p = table_problem(seed, shape, units=units)
+    b = Bounds.of(p, singleton=True)
+    assert b.singleton.any()
+    rng = np.random.default_rng(seed)
+    cand = np.flatnonzero(candidates(p, b))
+    patterns = [p.sensitive.copy()]
+    for _ in range(4):
+        w = p.sensitive.copy()
+        w[rng.choice(cand, size=min(len(cand), int(rng.integers(2, 8))), replace=False)] = True
+        patterns.append(w)
+    for w in patterns:
+        assert _normalised(failing(b, check(p, b, w))) == _normalised(_one_by_one(p, b, w))
+
+
+@pytest.mark.parametrize("seed,shape,units", CASES)
+def test_repair_leaves_no_insider_attack_that_succeeds(seed, shape, units):
+    p = table_problem(seed, shape, units=units)
+    b = Bounds.of(p, singleton=True)
+    w, atts, _ = repair(p, b, p.sensitive.copy())
+    assert not failing(b, atts)
+    assert not _one_by_one(p, b, w)
+
+
+def test_subtable_insider_separation_returns_only_failing_attacks():
+    """``_failing_insiders`` names exactly the insider attacks on a pattern that fail."""
+    p = table_problem(11, [[3, 2], [4]], units=70)
+    b = Bounds.of(p, singleton=True)
+    targets = np.flatnonzero(p.sensitive)
+    ins = insiders_of(p, b, p.sensitive, targets)
+    assert ins
+    outs = outsider_keys(b, targets)
+    found = _failing_insiders(p, b, p.sensitive, outs, ins, set())
+    want = [key for key in _one_by_one(p, b, p.sensitive) if key[2] >= 0]
+    assert found == sorted(want)
