@@ -39,7 +39,6 @@ FUNCTIONS_TO_SPLIT: set[str] = {
     # function is split. dispatch.suppress is the lead's (the repair path).
     "tablesafe/audit/aggregation.py: most_sensitive_aggregation",
     "tablesafe/audit/certificates.py: check_certificates",
-    "tablesafe/rules/assess.py: assess",
     "tablesafe/suppress/dispatch.py: suppress",
     "tablesafe/suppress/optimal.py: optimal_pattern",
     "tablesafe/tabulate/plan.py: prepare",
