@@ -162,7 +162,7 @@ def prepare_problem(
                                    require_additive=require_additive)
     if isinstance(data, Problem):
         problem = data
-        resp = response or str(problem.meta.get("response", "value"))
+        resp = response or problem.response or "value"
     else:
         if isinstance(data, CellTable):
             cells = data

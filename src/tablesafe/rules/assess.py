@@ -17,7 +17,7 @@ import pandas as pd
 
 from tablesafe.celltable import CellTable
 from tablesafe.errors import RuleError
-from tablesafe.problem import EMPTY, MANUAL, PRIMARY, PROTECTED, SAFE, Problem
+from tablesafe.problem import EMPTY, MANUAL, PRIMARY, PROTECTED, SAFE, Assessment, Problem
 from tablesafe.rules.combine import RuleVerdicts, combine
 from tablesafe.rules.model import Rule
 from tablesafe.rules.ruleset import RuleSet, RuleSpec
@@ -350,17 +350,9 @@ def assess(
     cap = room_down.copy() if verdicts.slack is None else np.minimum(np.clip(verdicts.slack, 0.0, None), room_down)
     cap[keep | (np.asarray(cells.contributors) <= 1) | (status == EMPTY)] = 0.0
 
-    meta = {
-        "rules": ruleset.to_strings(),
-        "fired": verdicts.fired,
-        "weight_mode": ruleset.weight_mode,
-        "count": count,
-        "symmetric": symmetric,
-        "negative": "abs" if use_abs else "none",
-        "levels_capped_at_bounds": int(capped.sum()),
-        "response": cells.response,
-        "holding": cells.holding,
-    }
+    assessment = Assessment(rules=tuple(ruleset.to_strings()), fired=verdicts.fired, weight_mode=ruleset.weight_mode,
+                            count=count, symmetric=symmetric, negative="abs" if use_abs else "none",
+                            levels_capped_at_bounds=int(capped.sum()), holding=cells.holding)
     return Problem(
         names=np.asarray(names, dtype=object),
         value=value.copy(),
@@ -378,7 +370,8 @@ def assess(
         rule=rule_col,
         model=model,
         capacity=cap,
-        meta=meta,
+        response=cells.response,
+        assessment=assessment,
     )
 
 
