@@ -35,7 +35,6 @@ from tablesafe.errors import (
 )
 from tablesafe.problem import Pattern, Problem
 from tablesafe.structure import CompiledModel, Dimension, Hierarchy, TableStructure, compile_tables
-
 from tablesafe.version import __version__
 
 
@@ -97,6 +96,7 @@ __all__ = [
     "SolverTimeLimit",
     "TableStructure",
     "TablesafeError",
+    "__version__",
     "apply_apriori",
     "assess",
     "audit",

@@ -22,7 +22,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tablesafe.audit import all_protected, audit, check_certificates, findings_in_words, verdict_line
+import tablesafe.suppress as suppression  # looked up per call, so a test may replace it
+from tablesafe.audit import (
+    all_protected,
+    audit,
+    check_certificates,
+    findings_in_words,
+    verdict_line,
+)
 from tablesafe.celltable import CellTable
 from tablesafe.errors import AuditFailure, InputError, RuleError, TablesafeError
 from tablesafe.io.analyst import codes_of
@@ -30,17 +37,15 @@ from tablesafe.io.hst import read_hst
 from tablesafe.io.inputs import read_inputs
 from tablesafe.io.tauargus import read_tab
 from tablesafe.options import check_run_options, missing_codes_map
-from tablesafe.rules.ruleset import RuleSet
 from tablesafe.problem import EMPTY, Pattern, Problem
 from tablesafe.result import ProtectResult, information_loss
 from tablesafe.rules import assess
 from tablesafe.rules.apriori import apply_requests, given_statuses
 from tablesafe.rules.assess import COST_KINDS
+from tablesafe.rules.ruleset import RuleSet
 from tablesafe.structure.cellkeys import cell_keys, key_text
-import tablesafe.suppress as suppression  # looked up per call, so a test may replace it
 from tablesafe.suppress.methods import DEFAULT_METHOD, NONE
 from tablesafe.tabulate import dim_specs, from_tabular, tabulate
-
 
 __all__ = [
     "ProtectResult",

@@ -158,7 +158,7 @@ class Problem:
         """Boolean mask of empty cells (status Z)."""
         return self.status == EMPTY
 
-    def copy(self, **changes) -> "Problem":
+    def copy(self, **changes) -> Problem:
         """A shallow copy with some fields replaced."""
         return replace(self, **changes)
 
@@ -183,7 +183,7 @@ class Problem:
         spl=None,
         rhs=None,
         **kw,
-    ) -> "Problem":
+    ) -> Problem:
         """Build with defaults: status S, cost = |value|, bounds [0, inf), levels 0."""
         value = np.asarray(value, dtype=float)
         n = len(value)
