@@ -1,4 +1,4 @@
-# The two commands of the README: `make demo` and `make test`.
+# The two commands of the README: `make demo` and `make test` (ruff, mypy, pytest).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -17,6 +17,7 @@ demo: $(VENV)/.installed
 	$(PY) examples/demo.py
 
 test: $(VENV)/.installed
+	$(PY) -m ruff check src tests examples
 	$(PY) -m mypy
 	$(PY) -m pytest -q
 

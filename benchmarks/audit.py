@@ -131,7 +131,7 @@ def build_problem(micro: pd.DataFrame, shape: str = "small-blocks") -> tuple[Pro
     lev = np.where(sens, upl, 0.0)
     prob = Problem.from_arrays(value, ts.relations(), status=status, names=ts.cell_names(),
                                upl=lev, lpl=lev, contributors=count)
-    prob.meta["contributions"] = contrib
+    prob.notes["contributions"] = contrib
     return prob, ts
 
 

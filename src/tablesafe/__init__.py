@@ -19,7 +19,6 @@ attributes (``tablesafe.tabulate.DimSpec``).
 """
 
 import importlib as _importlib
-import sys as _sys
 import types as _types
 
 from tablesafe.celltable import CellTable
@@ -34,42 +33,23 @@ from tablesafe.errors import (
     TablesafeError,
 )
 from tablesafe.problem import Pattern, Problem
+from tablesafe.rules import assess
 from tablesafe.structure import CompiledModel, Dimension, Hierarchy, TableStructure, compile_tables
-
 from tablesafe.version import __version__
 
 
 class _StageModule(_types.ModuleType):
-    """A stage subpackage that can be called like its main function."""
+    """A stage subpackage that can be called like its main function (the function of
+    the same name in it: ``tablesafe.audit(...)`` is ``tablesafe.audit.audit(...)``)."""
 
-    def __call__(self, *args, **kwargs):
-        fn_name = self.__name__.rsplit(".", 1)[1]
-        fn = self.__dict__.get(fn_name)
-        if fn is None or isinstance(fn, _types.ModuleType):
-            raise TablesafeError(f"the stage function {self.__name__}.{fn_name} is not available in this installation")
-        return fn(*args, **kwargs)
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        return getattr(self, self.__name__.rsplit(".", 1)[1])(*args, **kwargs)
 
 
 for _name in ("tabulate", "suppress", "audit"):
-    _mod = _importlib.import_module(f"tablesafe.{_name}")
-    if type(_mod) is _types.ModuleType:
-        _mod.__class__ = _StageModule
-    globals()[_name] = _sys.modules[f"tablesafe.{_name}"]
-
-
-def assess(cells, rules, **kwargs):
-    """Assess a :class:`CellTable` with sensitivity rules: see ``tablesafe.rules.assess``."""
-    from tablesafe.rules import assess as _assess
-
-    return _assess(cells, rules, **kwargs)
-
-
-try:  # show the rules stage's own docstring when it is installed
-    from tablesafe.rules import assess as _rules_assess
-
-    assess.__doc__ = _rules_assess.__doc__ or assess.__doc__
-except ImportError:  # pragma: no cover - before the rules stage lands
-    pass
+    _stage = _importlib.import_module(f"tablesafe.{_name}")
+    _stage.__class__ = _StageModule
+    globals()[_name] = _stage
 
 from tablesafe.api import (
     ProtectResult,
@@ -97,6 +77,7 @@ __all__ = [
     "SolverTimeLimit",
     "TableStructure",
     "TablesafeError",
+    "__version__",
     "apply_apriori",
     "assess",
     "audit",

@@ -22,7 +22,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tablesafe.audit import all_protected, audit, check_certificates, findings_in_words, verdict_line
+import tablesafe.suppress as suppression  # looked up per call, so a test may replace it
+from tablesafe.audit import (
+    all_protected,
+    audit,
+    check_certificates,
+    findings_in_words,
+    verdict_line,
+)
 from tablesafe.celltable import CellTable
 from tablesafe.errors import AuditFailure, InputError, RuleError, TablesafeError
 from tablesafe.io.analyst import codes_of
@@ -32,15 +39,13 @@ from tablesafe.io.tauargus import read_tab
 from tablesafe.options import check_run_options, missing_codes_map
 from tablesafe.problem import EMPTY, Pattern, Problem
 from tablesafe.result import ProtectResult, information_loss
-from tablesafe.rules import assess, parse_rules, required_top_k
+from tablesafe.rules import assess
 from tablesafe.rules.apriori import apply_requests, given_statuses
 from tablesafe.rules.assess import COST_KINDS
-from tablesafe.rules.model import FreqRule
+from tablesafe.rules.ruleset import RuleSet
 from tablesafe.structure.cellkeys import cell_keys, key_text
-import tablesafe.suppress as suppression  # looked up per call, so a test may replace it
 from tablesafe.suppress.methods import DEFAULT_METHOD, NONE
 from tablesafe.tabulate import dim_specs, from_tabular, tabulate
-
 
 __all__ = [
     "ProtectResult",
@@ -90,7 +95,7 @@ def prepare_problem(
     data: Any,
     dims: Any = None,
     response: str | None = None,
-    rules: str | Sequence[str] | None = None,
+    rules: str | Sequence[str] | RuleSet | None = None,
     *,
     holding: str | None = None,
     weight: str | None = None,
@@ -141,8 +146,11 @@ def prepare_problem(
     :func:`tablesafe.io.inputs.read_inputs`.
     """
     timings = {} if timings is None else timings
+    rule_options: dict[str, Any] = {"weight_mode": weight_mode, "zero_unsafe": zero_unsafe,
+                                    "manual_margin": manual_margin, "missing_codes": missing_codes}
+    ruleset = RuleSet.build(rules, **rule_options) if rules else None  # read once, here
     params: dict[str, Any] = {
-        "rules": [rules] if isinstance(rules, str) else list(rules or []),
+        "rules": _rule_strings(rules),
         "cost": cost,
         "cost_lambda": cost_lambda,
         "holding": holding,
@@ -159,21 +167,22 @@ def prepare_problem(
                                    require_additive=require_additive)
     if isinstance(data, Problem):
         problem = data
-        resp = response or str(problem.meta.get("response", "value"))
+        resp = response or problem.response or "value"
     else:
         if isinstance(data, CellTable):
             cells = data
         elif tabular:
             with _timed(timings, "tabulate"):
-                cells = _tabular_cells(data, dims, response, params["rules"], total=total, metadata=metadata,
+                cells = _tabular_cells(data, dims, response, ruleset, total=total, metadata=metadata,
                                        frequency=frequency, top=top, given_status=given_status,
                                        recompute_totals=recompute_totals, missing_code=missing_code,
                                        top_k=top_k, encoding=encoding)
             given = given_statuses(cells)
             if given is not None:
                 manual = given if manual is None else pd.concat([manual, given], ignore_index=True)
-                if not params["rules"]:
+                if ruleset is None:
                     params["rules"] = [f"man({manual_range:g})"]
+                    ruleset = RuleSet.build(params["rules"], **rule_options)
         else:
             if response is None:
                 raise InputError("no response variable given (--response)")
@@ -184,35 +193,40 @@ def prepare_problem(
             with _timed(timings, "tabulate"):
                 cells = tabulate(
                     data, specs, response, extra=extra, tables=tables, holding=holding, weight=weight,
-                    waiver=waiver, request=request, top_k=_top_k(top_k, params["rules"]),
+                    waiver=waiver, request=request, top_k=_top_k(top_k, ruleset),
                     missing_code=missing_code, progress=progress, encoding=encoding,
                 )
         resp = response or cells.response
-        if not params["rules"]:
+        if ruleset is None:
             raise InputError("no sensitivity rule given (--rule), e.g. p(15) or freq(3)")
         with _timed(timings, "assess"):
-            problem = assess(cells, params["rules"], weight_mode=weight_mode, manual=manual, bounds=bounds,
-                             cost=cost, cost_lambda=cost_lambda, count=count, zero_unsafe=zero_unsafe,
-                             symmetric=symmetric, negative=negative or "refuse", sliding=sliding,
-                             freq_levels=freq_levels, manual_margin=manual_margin,
-                             missing_codes=missing_codes_map(missing_codes))
+            problem = assess(cells, ruleset, manual=manual, bounds=bounds, cost=cost, cost_lambda=cost_lambda,
+                             count=count, symmetric=symmetric, negative=negative or "refuse", sliding=sliding,
+                             freq_levels=freq_levels)
     if apriori is not None:
         with _timed(timings, "apriori"):
             problem = apply_apriori(problem, apriori, manual_range=manual_range)
     return problem, resp, params
 
 
-def _top_k(top_k: int, rules: Sequence[str]) -> int:
+def _rule_strings(rules: str | Sequence[str] | RuleSet | None) -> list[str]:
+    """The rules as the run's parameters record them (as given, one string per entry)."""
+    if isinstance(rules, RuleSet):
+        return rules.to_strings()
+    return [rules] if isinstance(rules, str) else [str(r) for r in rules or []]
+
+
+def _top_k(top_k: int, ruleset: RuleSet | None) -> int:
     """The number of largest contributions to keep per cell: ``top_k``, or more when the
     rules need more."""
-    return max(top_k, required_top_k(rules)) if rules else top_k
+    return max(top_k, ruleset.top_k) if ruleset is not None else top_k
 
 
 def _tabular_cells(
     data: Any,
     dims: Any,
     response: str | None,
-    rules: Sequence[str],
+    ruleset: RuleSet | None,
     *,
     total: str,
     metadata: str | Path | None,
@@ -234,15 +248,14 @@ def _tabular_cells(
     cells = from_tabular(
         src, specs, response, frequency=frequency, top=list(top) if top else None,
         status=given_status, recompute_totals=recompute_totals, missing_code=missing_code,
-        top_k=_top_k(top_k, rules), encoding=encoding,
+        top_k=_top_k(top_k, ruleset), encoding=encoding,
     )
-    if "frequency" not in cells.extra and rules:
-        if any(isinstance(r, FreqRule) for r in parse_rules(list(rules))):
-            raise RuleError(
-                "a frequency rule on tabular input needs the number of contributors per "
-                "cell: name the column with --frequency (Python: frequency=...); without "
-                "it every given cell would count as one contributor"
-            )
+    if "frequency" not in cells.extra and ruleset is not None and ruleset.has_frequency_rule:
+        raise RuleError(
+            "a frequency rule on tabular input needs the number of contributors per "
+            "cell: name the column with --frequency (Python: frequency=...); without "
+            "it every given cell would count as one contributor"
+        )
     return cells
 
 
@@ -250,7 +263,7 @@ def protect(
     data: Any,
     dims: Any = None,
     response: str | None = None,
-    rules: str | Sequence[str] | None = None,
+    rules: str | Sequence[str] | RuleSet | None = None,
     *,
     holding: str | None = None,
     weight: str | None = None,
@@ -306,7 +319,9 @@ def protect(
             hierarchy)`` pairs or ``DimSpec`` objects (see :func:`dim_specs`).
         response: the variable summed in the cells.
         rules: rule strings such as ``"p(15)"``, ``"freq(3)"``, ``"nk(2, 80)"``, or
-            tau-ARGUS strings such as ``"P(15,1)|FREQ(3,10)"``.
+            tau-ARGUS strings such as ``"P(15,1)|FREQ(3,10)"``, or a
+            :class:`~tablesafe.rules.RuleSet`; read once, with ``weight_mode``,
+            ``zero_unsafe``, ``manual_margin`` and ``missing_codes``, into a rule set.
         holding: unit variable (enterprise group) whose contributions are summed before
             any rule; the frequency rule then counts holdings (``count="records"`` counts
             records).

@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from tablesafe.errors import InputError
 from tablesafe.structure import CompiledModel
+
+_PER_CELL = ("value", "records", "contributors", "top", "top_n", "neg_count", "neg_sum", "weight_sum",
+             "unweighted_value")
+"""Arrays with one entry (or row) per cell."""
+_TOP_COLUMNS = ("top_weight", "top_request", "top_waived", "nonwaived_top", "abs_top")
+"""(n, K) arrays aligned with ``top``."""
 
 
 @dataclass
@@ -68,6 +75,21 @@ class CellTable:
     weight: str | None = None
     top_given: bool = True
 
+    def __post_init__(self) -> None:
+        n = self.model.size
+        for name in _PER_CELL:
+            arr = getattr(self, name)
+            if len(arr) != n:
+                raise InputError(f"CellTable.{name} has {len(arr)} entries for {n} cells")
+        k = np.shape(self.top)[1] if np.ndim(self.top) == 2 else None
+        for name in _TOP_COLUMNS:
+            shape = np.shape(getattr(self, name))
+            if len(shape) != 2 or shape[1] != k:
+                raise InputError(f"CellTable.{name} has shape {shape}; expected ({n}, {k}) like CellTable.top")
+        for name, arr in self.extra.items():
+            if len(arr) != n:
+                raise InputError(f"CellTable.extra[{name!r}] has {len(arr)} entries for {n} cells")
+
     @property
     def n(self) -> int:
         """Number of cells."""
@@ -104,7 +126,7 @@ class CellTable:
         response: str,
         contributions: list[list[float]],
         k: int = 4,
-    ) -> "CellTable":
+    ) -> CellTable:
         """Build from explicit per-cell unit contributions (tests and small examples).
 
         ``contributions[i]`` lists the unit contributions of cell ``i`` (weights 1, no
@@ -112,7 +134,7 @@ class CellTable:
         """
         n = len(contributions)
         if n != model.size:
-            raise ValueError(f"{n} contribution lists for {model.size} cells")
+            raise InputError(f"{n} contribution lists for {model.size} cells")
         top = np.zeros((n, k))
         abs_top = np.zeros((n, k))
         top_n = np.zeros(n, dtype=np.int64)

@@ -8,12 +8,15 @@ tabular-input tables all compile to it; JJ files read and write it directly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from tablesafe.errors import InputError
 from tablesafe.structure import CompiledModel
 
 # Statuses of the analyst file (see DESIGN.md).
@@ -25,6 +28,32 @@ SECONDARY = "M"     # withheld to protect others
 EMPTY = "Z"         # no contributors: a known zero, never withheld
 STATUSES = (SAFE, PRIMARY, MANUAL, PROTECTED, SECONDARY, EMPTY)
 SENSITIVE = (PRIMARY, MANUAL)
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """How the rules judged the cells of a :class:`Problem` (set by
+    :func:`tablesafe.rules.assess`).
+
+    Attributes:
+        rules: the rules and options as rule strings.
+        fired: per rule string, how many cells it made sensitive.
+        weight_mode: how the rules used sampling weights (None: no mode).
+        count: what the frequency rule counted (``holdings`` or ``records``).
+        symmetric: whether lower levels equal upper levels.
+        negative: ``abs`` when the rules saw absolute contributions, else ``none``.
+        levels_capped_at_bounds: sensitive cells whose level was capped at an a priori bound.
+        holding: the holding variable the contributions were grouped by, if any.
+    """
+
+    rules: tuple[str, ...]
+    fired: Mapping[str, int]
+    weight_mode: str | None
+    count: str
+    symmetric: bool
+    negative: str
+    levels_capped_at_bounds: int
+    holding: str | None = None
 
 
 @dataclass
@@ -51,7 +80,10 @@ class Problem:
         capacity: optional protection capacity per cell (seed 000 section 7.1): how far a
             cell may move when it protects others; suppression may use it as a tighter
             bound (``value - capacity``). Sensitive and single-unit cells get 0.
-        meta: free-form extra information (e.g. source file, rule parameters).
+        response: the name of the response variable the values sum, if known.
+        source: the file the problem was read from (JJ input), if any.
+        assessment: how the rules judged the cells (None when not assessed here).
+        notes: free-form further information (e.g. a JJ file's relation lines).
     """
 
     names: np.ndarray
@@ -70,19 +102,41 @@ class Problem:
     rule: np.ndarray | None = None
     model: CompiledModel | None = None
     capacity: np.ndarray | None = None
-    meta: dict = field(default_factory=dict)
+    response: str | None = None
+    source: str | None = None
+    assessment: Assessment | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         n = len(self.value)
         for name in ("names", "cost", "status", "lower", "upper", "upl", "lpl", "spl"):
             arr = getattr(self, name)
             if len(arr) != n:
-                raise ValueError(f"Problem.{name} has {len(arr)} entries for {n} cells")
+                raise InputError(f"Problem.{name} has {len(arr)} entries for {n} cells")
+        for name in ("contributors", "capacity", "rule"):
+            arr = getattr(self, name)
+            if arr is not None and len(arr) != n:
+                raise InputError(f"Problem.{name} has {len(arr)} entries for {n} cells")
         if self.relations.shape[1] != n:
-            raise ValueError("relations have a different number of columns than cells")
+            raise InputError(f"the relations have {self.relations.shape[1]} columns for {n} cells")
         if len(self.rhs) != self.relations.shape[0]:
-            raise ValueError("rhs length differs from the number of relations")
+            raise InputError(f"rhs has {len(self.rhs)} entries for {self.relations.shape[0]} relations")
         self.relations = sp.csr_matrix(self.relations)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The typed information (``response``, ``source``, the assessment's fields) and the
+        notes as one new dict, for reading (kept for older callers; changing it changes
+        nothing: set the fields or ``notes``)."""
+        out: dict[str, Any] = {}
+        if self.assessment is not None:
+            out.update({f.name: getattr(self.assessment, f.name) for f in fields(self.assessment)})
+            out["rules"] = list(self.assessment.rules)
+        for name in ("response", "source"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        out.update(self.notes)
+        return out
 
     @property
     def n(self) -> int:
@@ -104,7 +158,7 @@ class Problem:
         """Boolean mask of empty cells (status Z)."""
         return self.status == EMPTY
 
-    def copy(self, **changes) -> "Problem":
+    def copy(self, **changes) -> Problem:
         """A shallow copy with some fields replaced."""
         return replace(self, **changes)
 
@@ -129,7 +183,7 @@ class Problem:
         spl=None,
         rhs=None,
         **kw,
-    ) -> "Problem":
+    ) -> Problem:
         """Build with defaults: status S, cost = |value|, bounds [0, inf), levels 0."""
         value = np.asarray(value, dtype=float)
         n = len(value)

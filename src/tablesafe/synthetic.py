@@ -267,7 +267,8 @@ def problem_from_data(
         codes=model.codes,
         contributors=count,
         model=model,
-        meta={"source": "synthetic", "rule": f"p({p:g})", "holdings": use_holdings},
+        source="synthetic",
+        notes={"rule": f"p({p:g})", "holdings": use_holdings},
     )
 
 

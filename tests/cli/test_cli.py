@@ -144,6 +144,7 @@ def test_protect_castro_jj_with_offsets_and_write_jj(tmp_path, benchmarks_dir):
     few units; --jj-offsets takes those offsets as right-hand sides, and the protected
     problem is written back as JJ with the complements marked m."""
     from iface_helpers import require_stages
+
     from tablesafe.io.jj import read_jj
 
     require_stages("suppress", "audit")

@@ -58,9 +58,10 @@ def test_the_exceptions_are_still_parameters():
 
 def test_issue_13_options_reach_protect_from_every_entry(tmp_path, monkeypatch):
     """The options the issue found unreachable arrive at ``protect`` with their values."""
+    from typer.testing import CliRunner
+
     from tablesafe import api
     from tablesafe.cli.main import app as cli_app
-    from typer.testing import CliRunner
 
     seen: list[dict] = []
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 from tablesafe import Dimension, Hierarchy, HierarchyError, TableStructure, compile_tables
-
 
 
 def test_hrc_region2_matches_tau_argus_order():

@@ -28,6 +28,7 @@ negative. The model can be reduced to chosen attackers and attacked units (the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -99,6 +100,110 @@ def explicit_aggregations(problem: Problem, withheld) -> tuple[sp.csr_matrix, np
     return sp.csr_matrix(aw[keep]), np.asarray(b[keep], dtype=float), cells
 
 
+@dataclass(frozen=True)
+class _Pairs:
+    """The non-zero contributions ``x_i^r`` to the withheld cells, one per (cell, unit)."""
+
+    units: pd.Index      # the units, in order of first appearance
+    ur: np.ndarray       # unit of each pair (position in ``units``)
+    ic: np.ndarray       # cell of each pair (column of ``a``)
+    xv: np.ndarray       # the contribution
+    atk_idx: np.ndarray  # units that may be attacked
+    att_idx: np.ndarray  # units that may attack
+
+    @property
+    def npair(self) -> int:
+        return len(self.xv)
+
+    @property
+    def nunit(self) -> int:
+        return len(self.units)
+
+
+def _pairs(contributions: pd.DataFrame, cells: Any, attackers: Any, attacked: Any) -> _Pairs:
+    """Contributions summed per (cell, unit), cells mapped to the columns of ``a``."""
+    cf = contributions[["cell", "unit", "value"]].copy()
+    if cells is not None:
+        pos = pd.Series(np.arange(len(cells)), index=np.asarray(cells))
+        cf["cell"] = pos.reindex(cf["cell"].to_numpy()).to_numpy()
+        cf = cf[~cf["cell"].isna()]
+    cf["cell"] = cf["cell"].astype(int)
+    cf = cf.groupby(["cell", "unit"], as_index=False, sort=True)["value"].sum()
+    cf = cf[cf["value"] != 0].reset_index(drop=True)
+    if cf.empty:
+        raise InputError("no non-zero contributions to the withheld cells")
+    units = pd.Index(pd.unique(cf["unit"]))
+    att_set = units if attackers is None else units.intersection(pd.Index(attackers))
+    atk_set = units if attacked is None else units.intersection(pd.Index(attacked))
+    if len(att_set) == 0 or len(atk_set) == 0:
+        raise InputError("attackers/attacked name no unit with contributions")
+    return _Pairs(units, units.get_indexer(cf["unit"]), cf["cell"].to_numpy(), cf["value"].to_numpy(),
+                  units.get_indexer(atk_set), units.get_indexer(att_set))
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where each group of variables starts in the MIP's columns."""
+
+    kk: int
+    npair: int
+    nu: int
+    nv: int
+
+    @property
+    def o_mu(self) -> int:
+        return 0
+
+    @property
+    def o_xp(self) -> int:
+        return self.kk
+
+    @property
+    def o_xm(self) -> int:
+        return self.o_xp + self.npair
+
+    @property
+    def o_al(self) -> int:
+        return self.o_xm + self.npair
+
+    @property
+    def o_be(self) -> int:
+        return self.o_al + self.npair
+
+    @property
+    def o_u(self) -> int:
+        return self.o_be + self.npair
+
+    @property
+    def o_v(self) -> int:
+        return self.o_u + self.nu
+
+    @property
+    def o_a1(self) -> int:
+        return self.o_v + self.nv
+
+    @property
+    def o_a2(self) -> int:
+        return self.o_a1 + 1
+
+    @property
+    def o_t(self) -> int:
+        return self.o_a2 + 1
+
+    @property
+    def nvar(self) -> int:
+        return self.o_t + 1
+
+    def block(self, parts: dict[int, sp.spmatrix], nrow: int) -> sp.csr_matrix:
+        """Rows with the given blocks (by their start column) and zeros elsewhere."""
+        cols = []
+        for start, width in ((self.o_mu, self.kk), (self.o_xp, self.npair), (self.o_xm, self.npair),
+                             (self.o_al, self.npair), (self.o_be, self.npair), (self.o_u, self.nu),
+                             (self.o_v, self.nv), (self.o_a1, 1), (self.o_a2, 1), (self.o_t, 1)):
+            cols.append(parts.get(start, sp.csr_matrix((nrow, width))))
+        return sp.csr_matrix(sp.hstack(cols))
+
+
 def most_sensitive_aggregation(
     a,
     b,
@@ -130,140 +235,27 @@ def most_sensitive_aggregation(
     kk, ns = a.shape
     if len(b) != kk:
         raise InputError("b must have one entry per explicit aggregation")
-    cf = contributions[["cell", "unit", "value"]].copy()
-    if cells is not None:
-        pos = pd.Series(np.arange(len(cells)), index=np.asarray(cells))
-        cf["cell"] = pos.reindex(cf["cell"].to_numpy()).to_numpy()
-        cf = cf[~cf["cell"].isna()]
-    cf["cell"] = cf["cell"].astype(int)
-    cf = cf.groupby(["cell", "unit"], as_index=False, sort=True)["value"].sum()
-    cf = cf[cf["value"] != 0].reset_index(drop=True)
-    if cf.empty:
-        raise InputError("no non-zero contributions to the withheld cells")
-    units = pd.Index(pd.unique(cf["unit"]))
-    ur = units.get_indexer(cf["unit"])
-    ic = cf["cell"].to_numpy()
-    xv = cf["value"].to_numpy()
-    npair = len(cf)
-    nunit = len(units)
-    att_set = units if attackers is None else units.intersection(pd.Index(attackers))
-    atk_set = units if attacked is None else units.intersection(pd.Index(attacked))
-    if len(att_set) == 0 or len(atk_set) == 0:
-        raise InputError("attackers/attacked name no unit with contributions")
-    att_idx = units.get_indexer(att_set)
-    atk_idx = units.get_indexer(atk_set)
+    pr = _pairs(contributions, cells, attackers, attacked)
+    lay = _Layout(kk, pr.npair, len(pr.atk_idx), len(pr.att_idx))
     # |l_ir| <= |x_i^r| * sum_k |a_ik| since |mu_k| <= 1.
     colabs = np.asarray(abs(a).sum(axis=0)).ravel()
-    bound = np.abs(xv) * colabs[ic]
-    per_unit = np.bincount(ur, weights=bound, minlength=nunit)
-    amax = float(per_unit.max()) if nunit else 0.0
-    big_alpha = 2.0 * bound + 1.0
-    big_a = amax + 1.0
+    bound = np.abs(pr.xv) * colabs[pr.ic]
+    per_unit = np.bincount(pr.ur, weights=bound, minlength=pr.nunit)
+    amax = float(per_unit.max()) if pr.nunit else 0.0
 
-    # Variable layout.
-    o_mu = 0
-    o_xp = o_mu + kk
-    o_xm = o_xp + npair
-    o_al = o_xm + npair
-    o_be = o_al + npair
-    o_u = o_be + npair
-    o_v = o_u + len(atk_idx)
-    o_a1 = o_v + len(att_idx)
-    o_a2 = o_a1 + 1
-    o_t = o_a2 + 1
-    nvar = o_t + 1
-
-    lo = np.zeros(nvar)
-    hi = np.full(nvar, np.inf)
-    lo[o_mu:o_mu + kk] = -1.0
-    hi[o_mu:o_mu + kk] = 1.0
-    hi[o_al:o_al + npair] = bound
-    hi[o_be:o_be + npair] = 1.0
-    hi[o_u:o_v] = 1.0
-    hi[o_v:o_a1] = 1.0
-    hi[o_a1] = amax
-    hi[o_a2] = amax
-    integ = np.zeros(nvar, dtype=bool)
-    integ[o_be:o_be + npair] = True
-    integ[o_u:o_a1] = True
-    cost = np.zeros(nvar)
-    cost[o_a1] = p + q
-    cost[o_a2] = q
-    cost[o_t] = -q
-
-    # l_ir as a row over mu: x_i^r * a[:, i]  (coefficients of mu_k).
-    a_csc = sp.csc_matrix(a)
-    l_rows = sp.csr_matrix(a_csc[:, ic].T.multiply(xv[:, None]))  # npair x K
-    rows: list[sp.csr_matrix] = []
-    rlo: list[np.ndarray] = []
-    rhi: list[np.ndarray] = []
-
-    def block(parts: dict[int, sp.spmatrix], nrow: int) -> sp.csr_matrix:
-        cols = []
-        for start, width in ((o_mu, kk), (o_xp, npair), (o_xm, npair), (o_al, npair),
-                             (o_be, npair), (o_u, len(atk_idx)), (o_v, len(att_idx)),
-                             (o_a1, 1), (o_a2, 1), (o_t, 1)):
-            cols.append(parts.get(start, sp.csr_matrix((nrow, width))))
-        return sp.csr_matrix(sp.hstack(cols))
-
-    eye = sp.identity(npair, format="csr")
-    ones_t = sp.csr_matrix(np.ones((1, npair)))
-    # (6.7) T - sum xi+ - sum xi- = 0
-    rows.append(block({o_xp: -ones_t, o_xm: -ones_t, o_t: sp.csr_matrix([[1.0]])}, 1))
-    rlo.append(np.zeros(1)); rhi.append(np.zeros(1))
-    # (6.8) xi+ - l >= 0 ; (6.9) xi- + l >= 0
-    rows.append(block({o_mu: -l_rows, o_xp: eye}, npair))
-    rlo.append(np.zeros(npair)); rhi.append(np.full(npair, np.inf))
-    rows.append(block({o_mu: l_rows, o_xm: eye}, npair))
-    rlo.append(np.zeros(npair)); rhi.append(np.full(npair, np.inf))
-    # (6.12) alpha - l + M beta <= M ; (6.13) alpha + l - M beta <= 0
-    mb = sp.diags(big_alpha, format="csr")
-    rows.append(block({o_mu: -l_rows, o_al: eye, o_be: mb}, npair))
-    rlo.append(np.full(npair, -np.inf)); rhi.append(big_alpha)
-    rows.append(block({o_mu: l_rows, o_al: eye, o_be: -mb}, npair))
-    rlo.append(np.full(npair, -np.inf)); rhi.append(np.zeros(npair))
-    # (6.10)/(6.11): A - sum_i alpha_ir + M u_r <= M
-    member = sp.csr_matrix((np.ones(npair), (ur, np.arange(npair))), shape=(nunit, npair))
-    for idx, o_sel, o_a in ((atk_idx, o_u, o_a1), (att_idx, o_v, o_a2)):
-        nsel = len(idx)
-        rows.append(block({
-            o_al: -member[idx],
-            o_sel: sp.identity(nsel, format="csr") * big_a,
-            o_a: sp.csr_matrix(np.ones((nsel, 1))),
-        }, nsel))
-        rlo.append(np.full(nsel, -np.inf)); rhi.append(np.full(nsel, big_a))
-    # (6.14), (6.15)
-    rows.append(block({o_u: sp.csr_matrix(np.ones((1, len(atk_idx))))}, 1))
-    rlo.append(np.ones(1)); rhi.append(np.ones(1))
-    rows.append(block({o_v: sp.csr_matrix(np.ones((1, len(att_idx))))}, 1))
-    rlo.append(np.ones(1)); rhi.append(np.ones(1))
-    # (6.16) u_r + v_r <= 1 for units in both sets
-    both = np.intersect1d(atk_idx, att_idx)
-    if both.size:
-        pu = pd.Index(atk_idx).get_indexer(both)
-        pv = pd.Index(att_idx).get_indexer(both)
-        nb = both.size
-        su = sp.csr_matrix((np.ones(nb), (np.arange(nb), pu)), shape=(nb, len(atk_idx)))
-        sv = sp.csr_matrix((np.ones(nb), (np.arange(nb), pv)), shape=(nb, len(att_idx)))
-        rows.append(block({o_u: su, o_v: sv}, nb))
-        rlo.append(np.full(nb, -np.inf)); rhi.append(np.ones(nb))
+    lo, hi, integ, cost = _columns(lay, bound, amax, p, q)
+    mat, rlo, rhi = _rows(a, lay, pr, 2.0 * bound + 1.0, amax + 1.0,
+                          ordered=attackers is None and attacked is None)
     # T >= tau: excludes the trivial aggregations (see the module docstring).
-    per_row = np.asarray(abs(a) @ np.bincount(ic, weights=np.abs(xv), minlength=ns)).ravel()
+    per_row = np.asarray(abs(a) @ np.bincount(pr.ic, weights=np.abs(pr.xv), minlength=ns)).ravel()
     per_row = per_row[per_row > 0]
-    tau = float(per_row.min()) if per_row.size else 1.0
-    lo[o_t] = tau
-    # Optional A1 >= A2 (valid when anyone may be attacker and attacked).
-    if attackers is None and attacked is None:
-        rows.append(block({o_a1: sp.csr_matrix([[1.0]]), o_a2: sp.csr_matrix([[-1.0]])}, 1))
-        rlo.append(np.zeros(1)); rhi.append(np.full(1, np.inf))
+    lo[lay.o_t] = float(per_row.min()) if per_row.size else 1.0
 
-    mat = sp.vstack(rows).tocsr()
     h = _lp.new_highs()
     h.setOptionValue("mip_rel_gap", 0.0)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
-    _lp.pass_lp(h, cost, lo, hi, mat, np.concatenate(rlo), np.concatenate(rhi),
-                integrality=integ, maximize=True)
+    _lp.pass_lp(h, cost, lo, hi, mat, rlo, rhi, integrality=integ, maximize=True)
     h.run()
     st = _lp.status(h)
     if st not in ("optimal",):
@@ -272,23 +264,99 @@ def most_sensitive_aggregation(
         if h.getInfo().primal_solution_status < 2:
             raise InfeasibleError(f"the aggregation MIP stopped without a solution ({st})")
     x = _lp.col_values(h)
-    mu = x[o_mu:o_mu + kk]
+    mu = x[lay.o_mu:lay.o_mu + kk]
     lam = np.asarray(a.T @ mu).ravel()
-    u = x[o_u:o_v]
-    v = x[o_v:o_a1]
     # Recompute shares exactly from the aggregation (robust to MIP tolerances).
-    lvals = xv * lam[ic]
-    share = np.bincount(ur, weights=np.abs(lvals), minlength=nunit)
-    atk_u = atk_idx[int(np.argmax(u))]
-    att_u = att_idx[int(np.argmax(v))]
+    share = np.bincount(pr.ur, weights=np.abs(pr.xv * lam[pr.ic]), minlength=pr.nunit)
+    atk_u = pr.atk_idx[int(np.argmax(x[lay.o_u:lay.o_v]))]
+    att_u = pr.att_idx[int(np.argmax(x[lay.o_v:lay.o_a1]))]
     return AggregationResult(
         objective=float(h.getInfo().objective_function_value),
         mu=mu, coefficients=lam,
         cells=np.asarray(cells) if cells is not None else np.arange(ns),
-        value=float(mu @ b), attacker=units[att_u], attacked=units[atk_u],
+        value=float(mu @ b), attacker=pr.units[att_u], attacked=pr.units[atk_u],
         attacker_share=float(share[att_u]), attacked_share=float(share[atk_u]),
         total=float(share.sum()), status=st,
     )
+
+
+def _columns(lay: _Layout, bound: np.ndarray, amax: float, p: float,
+             q: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Bounds, integrality and objective of the MIP's variables: max (p+q) A1 + q A2 - q T."""
+    lo = np.zeros(lay.nvar)
+    hi = np.full(lay.nvar, np.inf)
+    lo[lay.o_mu:lay.o_mu + lay.kk] = -1.0
+    hi[lay.o_mu:lay.o_mu + lay.kk] = 1.0
+    hi[lay.o_al:lay.o_al + lay.npair] = bound
+    hi[lay.o_be:lay.o_be + lay.npair] = 1.0
+    hi[lay.o_u:lay.o_v] = 1.0
+    hi[lay.o_v:lay.o_a1] = 1.0
+    hi[lay.o_a1] = amax
+    hi[lay.o_a2] = amax
+    integ = np.zeros(lay.nvar, dtype=bool)
+    integ[lay.o_be:lay.o_be + lay.npair] = True
+    integ[lay.o_u:lay.o_a1] = True
+    cost = np.zeros(lay.nvar)
+    cost[lay.o_a1] = p + q
+    cost[lay.o_a2] = q
+    cost[lay.o_t] = -q
+    return lo, hi, integ, cost
+
+
+def _rows(a: sp.csr_matrix, lay: _Layout, pr: _Pairs, big_alpha: np.ndarray, big_a: float, *,
+          ordered: bool) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+    """The constraints (6.7)-(6.16) as one matrix with row bounds; ``ordered`` adds A1 >= A2
+    (valid when anyone may be attacker and attacked)."""
+    npair = pr.npair
+    # l_ir as a row over mu: x_i^r * a[:, i]  (coefficients of mu_k).
+    l_rows = sp.csr_matrix(sp.csc_matrix(a)[:, pr.ic].T.multiply(pr.xv[:, None]))  # npair x K
+    rows: list[sp.csr_matrix] = []
+    rlo: list[np.ndarray] = []
+    rhi: list[np.ndarray] = []
+
+    def add(block: sp.csr_matrix, low: np.ndarray, high: np.ndarray) -> None:
+        rows.append(block)
+        rlo.append(low)
+        rhi.append(high)
+
+    eye = sp.identity(npair, format="csr")
+    ones_t = sp.csr_matrix(np.ones((1, npair)))
+    # (6.7) T - sum xi+ - sum xi- = 0
+    add(lay.block({lay.o_xp: -ones_t, lay.o_xm: -ones_t, lay.o_t: sp.csr_matrix([[1.0]])}, 1),
+        np.zeros(1), np.zeros(1))
+    # (6.8) xi+ - l >= 0 ; (6.9) xi- + l >= 0
+    add(lay.block({lay.o_mu: -l_rows, lay.o_xp: eye}, npair), np.zeros(npair), np.full(npair, np.inf))
+    add(lay.block({lay.o_mu: l_rows, lay.o_xm: eye}, npair), np.zeros(npair), np.full(npair, np.inf))
+    # (6.12) alpha - l + M beta <= M ; (6.13) alpha + l - M beta <= 0
+    mb = sp.diags(big_alpha, format="csr")
+    add(lay.block({lay.o_mu: -l_rows, lay.o_al: eye, lay.o_be: mb}, npair), np.full(npair, -np.inf), big_alpha)
+    add(lay.block({lay.o_mu: l_rows, lay.o_al: eye, lay.o_be: -mb}, npair), np.full(npair, -np.inf),
+        np.zeros(npair))
+    # (6.10)/(6.11): A - sum_i alpha_ir + M u_r <= M
+    member = sp.csr_matrix((np.ones(npair), (pr.ur, np.arange(npair))), shape=(pr.nunit, npair))
+    for idx, o_sel, o_a in ((pr.atk_idx, lay.o_u, lay.o_a1), (pr.att_idx, lay.o_v, lay.o_a2)):
+        nsel = len(idx)
+        add(lay.block({
+            lay.o_al: -member[idx],
+            o_sel: sp.identity(nsel, format="csr") * big_a,
+            o_a: sp.csr_matrix(np.ones((nsel, 1))),
+        }, nsel), np.full(nsel, -np.inf), np.full(nsel, big_a))
+    # (6.14), (6.15)
+    add(lay.block({lay.o_u: sp.csr_matrix(np.ones((1, lay.nu)))}, 1), np.ones(1), np.ones(1))
+    add(lay.block({lay.o_v: sp.csr_matrix(np.ones((1, lay.nv)))}, 1), np.ones(1), np.ones(1))
+    # (6.16) u_r + v_r <= 1 for units in both sets
+    both = np.intersect1d(pr.atk_idx, pr.att_idx)
+    if both.size:
+        pu = pd.Index(pr.atk_idx).get_indexer(both)
+        pv = pd.Index(pr.att_idx).get_indexer(both)
+        nb = both.size
+        su = sp.csr_matrix((np.ones(nb), (np.arange(nb), pu)), shape=(nb, lay.nu))
+        sv = sp.csr_matrix((np.ones(nb), (np.arange(nb), pv)), shape=(nb, lay.nv))
+        add(lay.block({lay.o_u: su, lay.o_v: sv}, nb), np.full(nb, -np.inf), np.ones(nb))
+    if ordered:
+        add(lay.block({lay.o_a1: sp.csr_matrix([[1.0]]), lay.o_a2: sp.csr_matrix([[-1.0]])}, 1),
+            np.zeros(1), np.full(1, np.inf))
+    return sp.vstack(rows).tocsr(), np.concatenate(rlo), np.concatenate(rhi)
 
 
 def criterion2(problem: Problem, withheld, contributions: pd.DataFrame, *, p: float,

@@ -14,6 +14,7 @@ truth are listed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -173,18 +174,76 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
         with no levels that no certificate moves; and (direction ``sliding``) for a
         cell whose up and down certificates together span less than its sliding level.
     """
+    cert = _read_certificates(certificates)
+    mask = as_mask(problem, withheld)
+    rows = _encode(problem, cert)
+    verdicts = _Verdicts(rows.g)
+    d = _check_tables(problem, mask, rows, verdicts, rel_tol)
+    up, down = required_moves(problem)
+    best_up, best_down, present = _check_moves(problem, rows, verdicts, d, up, down, rel_tol)
+    failures = [CertificateFailure(str(cert["target"][rows.first[grp]]), str(rows.gdir[grp]), verdicts.reasons[grp])
+                for grp in np.flatnonzero(verdicts.bad).tolist()]
+    if insiders is not None and rows.g:
+        failures.extend(_insider_gaps(problem, mask, insiders, rows.ok, rows.tgt, rows.cel, rows.dev, rows.codes,
+                                      verdicts.bad | rows.unknown[np.maximum(rows.first, 0)], rows.first, rows.gdir,
+                                      rel_tol))
+    failures.extend(_uncertified(problem, mask, present, up, down, best_up, best_down, rel_tol))
+    return failures
+
+
+def _read_certificates(certificates: pd.DataFrame | str) -> pd.DataFrame:
+    """The certificates frame (read from Parquet when a path), with its columns checked."""
     if isinstance(certificates, (str, bytes)) or hasattr(certificates, "__fspath__"):
         certificates = pd.read_parquet(certificates)
     missing_cols = [c for c in COLUMNS if c not in certificates.columns]
     if missing_cols:
         raise InputError(f"certificates lack columns {missing_cols}")
-    mask = as_mask(problem, withheld)
-    n = problem.n
-    index = pd.Series(np.arange(n), index=pd.Index(problem.names.astype(str)))
-    cert = certificates.reset_index(drop=True)
-    failures: list[CertificateFailure] = []
-    # integer codes per column (categorical columns, as ``fast`` writes them, are never
-    # turned into millions of strings)
+    return certificates.reset_index(drop=True)
+
+
+class _Verdicts:
+    """Per certificate group (one table): whether it failed, and the first reason why."""
+
+    def __init__(self, g: int) -> None:
+        self.bad = np.zeros(g, dtype=bool)
+        self.reasons: dict[int, str] = {}
+
+    def flag(self, grp: int, reason: str) -> None:
+        """Fail group ``grp`` for ``reason`` unless it failed already."""
+        if not self.bad[grp]:
+            self.bad[grp] = True
+            self.reasons[int(grp)] = reason
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The certificate rows as positions: per row its target, cell and group (one group per
+    target, direction and insider: one table), and per group its first row."""
+
+    cert: pd.DataFrame
+    tgt: np.ndarray       # target position per row (0 where unknown)
+    cel: np.ndarray       # cell position per row (0 where unknown)
+    ok: np.ndarray        # rows whose target, cell and direction are known
+    bad_dir: np.ndarray   # rows with a direction other than up or down
+    codes: np.ndarray     # group of each row
+    first: np.ndarray     # first row of each group
+    gdir: np.ndarray      # direction of each group
+    vals: np.ndarray      # the certificate's value of the cell
+    dev: np.ndarray       # its deviation from the true value (0 where unknown or not finite)
+
+    @property
+    def unknown(self) -> np.ndarray:
+        return ~self.ok
+
+    @property
+    def g(self) -> int:
+        return len(self.first)
+
+
+def _encode(problem: Problem, cert: pd.DataFrame) -> _Rows:
+    """Integer codes per column (categorical columns, as ``fast`` writes them, are never
+    turned into millions of strings) and the groups of rows."""
+    index = pd.Series(np.arange(problem.n), index=pd.Index(problem.names.astype(str)))
     t_codes, t_cats = _factor(cert["target"])
     c_codes, c_cats = _factor(cert["cell"])
     d_codes, d_cats = _factor(cert["direction"])
@@ -201,99 +260,87 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
         key = key * (len(i_cats) + 1) + (i_codes + 1)
     codes, uniq = pd.factorize(key)
     g = len(uniq)
-    bad = np.zeros(g, dtype=bool)
-    reasons: dict[int, str] = {}
-
-    def flag(groups: np.ndarray, reason: str) -> None:
-        for grp in np.unique(groups):
-            if not bad[grp]:
-                bad[grp] = True
-                reasons[int(grp)] = reason
-
-    if unknown.any():
-        rows = np.flatnonzero(unknown)
-        for r in rows:
-            if not bad[codes[r]]:
-                what = (f"unknown direction {cert['direction'][r]!r}" if bad_dir[r]
-                        else f"unknown cell {cert['cell'][r]!r} or target")
-                bad[codes[r]] = True
-                reasons[int(codes[r])] = what
     ok = ~unknown
-    tgt_i = np.where(ok, tgt, 0).astype(int)
     cel_i = np.where(ok, cel, 0).astype(int)
-    # Published cells must be untouched.
-    pub = ok & ~mask[cel_i]
-    if pub.any():
-        for r in np.flatnonzero(pub):
-            if not bad[codes[r]]:
-                bad[codes[r]] = True
-                reasons[int(codes[r])] = f"changes published cell {problem.names[cel_i[r]]}"
-    # Bounds.
     vals = cert["value"].to_numpy(dtype=float)
+    first = np.full(g, -1)
+    first[codes[::-1]] = np.arange(len(codes))[::-1]
+    gdir = d_cats[d_codes[first]] if len(d_cats) else np.full(g, "", dtype=object)
+    return _Rows(cert=cert, tgt=np.where(ok, tgt, 0).astype(int), cel=cel_i, ok=ok, bad_dir=bad_dir, codes=codes,
+                 first=first, gdir=gdir, vals=vals,
+                 dev=np.where(ok & np.isfinite(vals), vals - problem.value[cel_i], 0.0))
+
+
+def _check_tables(problem: Problem, mask: np.ndarray, rows: _Rows, verdicts: _Verdicts,
+                  rel_tol: float) -> sp.csc_matrix:
+    """Fail the tables that name unknown cells, change a published cell, break a bound or a
+    relation; return the deviations (cells x groups)."""
+    cert, codes, cel_i, vals = rows.cert, rows.codes, rows.cel, rows.vals
+    for r in np.flatnonzero(rows.unknown):
+        verdicts.flag(codes[r], f"unknown direction {cert['direction'][r]!r}" if rows.bad_dir[r]
+                      else f"unknown cell {cert['cell'][r]!r} or target")
+    for r in np.flatnonzero(rows.ok & ~mask[cel_i]):
+        verdicts.flag(codes[r], f"changes published cell {problem.names[cel_i[r]]}")
     scale = rel_tol * np.maximum(1.0, np.abs(problem.value[cel_i]))
     with np.errstate(invalid="ignore"):
-        out_b = ok & ((vals < problem.lower[cel_i] - scale) | (vals > problem.upper[cel_i] + scale)
-                      | ~np.isfinite(vals))
+        out_b = rows.ok & ((vals < problem.lower[cel_i] - scale) | (vals > problem.upper[cel_i] + scale)
+                           | ~np.isfinite(vals))
     for r in np.flatnonzero(out_b):
-        if not bad[codes[r]]:
-            bad[codes[r]] = True
-            reasons[int(codes[r])] = (f"cell {problem.names[cel_i[r]]} = {vals[r]:g} outside "
-                                      f"[{problem.lower[cel_i[r]]:g}, {problem.upper[cel_i[r]]:g}]")
-    # Deviation matrix (cells x certificates) and relations @ deviations.
-    dev = np.where(ok & np.isfinite(vals), vals - problem.value[cel_i], 0.0)
-    d = sp.csc_matrix((dev, (cel_i, codes)), shape=(n, g))
+        verdicts.flag(codes[r], f"cell {problem.names[cel_i[r]]} = {vals[r]:g} outside "
+                                f"[{problem.lower[cel_i[r]]:g}, {problem.upper[cel_i[r]]:g}]")
+    d = sp.csc_matrix((rows.dev, (cel_i, codes)), shape=(problem.n, rows.g))
     d.sum_duplicates()
     a = problem.relations
     resid = sp.csc_matrix(a @ d)
     row_scale = rel_tol * (1.0 + abs(a) @ np.abs(problem.value))
     resid.data = np.where(np.abs(resid.data) > row_scale[resid.indices], resid.data, 0.0)
     resid.eliminate_zeros()
-    viol_groups = np.flatnonzero(np.diff(resid.indptr) > 0)
-    for grp in viol_groups.tolist():
-        if not bad[grp]:
-            row = resid.indices[resid.indptr[grp]]
-            bad[grp] = True
-            reasons[int(grp)] = f"relation {int(row)} violated by {resid.data[resid.indptr[grp]]:g}"
-    # Target moves.
-    up, down = required_moves(problem)
-    sensitive = problem.sensitive
-    first = np.full(g, -1)
-    first[codes[::-1]] = np.arange(len(codes))[::-1]
-    gt = np.where(first >= 0, tgt_i[first], 0)
-    gdir = d_cats[d_codes[first]] if len(d_cats) else np.full(g, "", dtype=object)
+    for grp in np.flatnonzero(np.diff(resid.indptr) > 0).tolist():
+        row = resid.indices[resid.indptr[grp]]
+        verdicts.flag(grp, f"relation {int(row)} violated by {resid.data[resid.indptr[grp]]:g}")
+    return d
+
+
+def _check_moves(problem: Problem, rows: _Rows, verdicts: _Verdicts, d: sp.csc_matrix, up: np.ndarray,
+                 down: np.ndarray, rel_tol: float) -> tuple[np.ndarray, np.ndarray, set[tuple[int, str]]]:
+    """Fail the tables whose target is not sensitive or moves too little; return the
+    largest valid move per cell up and down, and the (target, direction) pairs present."""
+    g = rows.g
+    gt = np.where(rows.first >= 0, rows.tgt[rows.first], 0)
     dense_move = np.asarray(d[gt, np.arange(g)]).ravel() if g else np.zeros(0)
-    best_up = np.zeros(n)
-    best_down = np.zeros(n)
+    best_up = np.zeros(problem.n)
+    best_down = np.zeros(problem.n)
     present: set[tuple[int, str]] = set()
+    sensitive = problem.sensitive
     for grp in range(g):
-        if unknown[first[grp]]:
+        if rows.unknown[rows.first[grp]]:
             continue
         t = int(gt[grp])
-        present.add((t, str(gdir[grp])))
-        if bad[grp]:
+        present.add((t, str(rows.gdir[grp])))
+        if verdicts.bad[grp]:
             continue
         if not sensitive[t]:
-            bad[grp] = True
-            reasons[grp] = "target is not a sensitive cell"
+            verdicts.flag(grp, "target is not a sensitive cell")
             continue
-        sign = 1.0 if gdir[grp] == "up" else -1.0
+        sign = 1.0 if rows.gdir[grp] == "up" else -1.0
         need = up[t] if sign > 0 else down[t]
         moved = sign * dense_move[grp]
-        tol = rel_tol * max(1.0, abs(problem.value[t]))
-        if moved < need - tol:
-            bad[grp] = True
-            reasons[grp] = f"moves the target by {moved:g}, needs {need:g}"
+        if moved < need - rel_tol * max(1.0, abs(problem.value[t])):
+            verdicts.flag(grp, f"moves the target by {moved:g}, needs {need:g}")
             continue
         if sign > 0:
             best_up[t] = max(best_up[t], moved)
         else:
             best_down[t] = max(best_down[t], moved)
-    for grp in np.flatnonzero(bad).tolist():
-        r = first[grp]
-        failures.append(CertificateFailure(str(cert["target"][r]), str(gdir[grp]), reasons[int(grp)]))
-    if insiders is not None and g:
-        failures.extend(_insider_gaps(problem, mask, insiders, ok, tgt_i, cel_i, dev, codes,
-                                      bad | unknown[np.maximum(first, 0)], first, gdir, rel_tol))
+    return best_up, best_down, present
+
+
+def _uncertified(problem: Problem, mask: np.ndarray, present: set[tuple[int, str]], up: np.ndarray,
+                 down: np.ndarray, best_up: np.ndarray, best_down: np.ndarray,
+                 rel_tol: float) -> list[CertificateFailure]:
+    """Sensitive cells without a certificate for a needed direction, without any move, or
+    whose certificates span less than their sliding level."""
+    failures = []
     tol_all = rel_tol * np.maximum(1.0, np.abs(problem.value))
     for i in np.flatnonzero(problem.sensitive):
         name = str(problem.names[i])

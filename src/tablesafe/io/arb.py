@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from tablesafe.errors import InputError
+from tablesafe.rules import NKRule, PRule, RuleSet
 
 #: tau-ARGUS numeric cell statuses written with AS+ (1 safe, 3 unsafe by rule, 5 unsafe
 #: by the frequency rule, 6 zero rule, 9 unsafe by hand, 10 protected, 11 secondary,
@@ -259,31 +260,31 @@ def run_arb(path: str | Path, *, outdir: str | Path | None = None, progress: boo
 def _read_table(t: ArbTable, data: Path, metadata: Path, tabular: bool, *, recompute: bool, progress: bool) -> None:
     """Tabulate (or read) the table and assess it with its safety rule."""
     from tablesafe.io.tauargus import read_asc, read_rda, read_tab
-    from tablesafe.rules import assess, parse_rules, required_top_k
+    from tablesafe.rules import RuleSet, assess
     from tablesafe.rules.apriori import given_statuses
     from tablesafe.tabulate import from_tabular, tabulate
 
     md = read_rda(metadata)
     cost = _cost(t)
-    top_k = max(4, required_top_k(t.rules)) if t.rules else 4
+    ruleset = RuleSet.build(t.rules or "MAN(10)")  # the safety rule, read once
+    top_k = max(4, ruleset.top_k)
     if tabular:
         cells = from_tabular(read_tab(data, md), t.dims, t.response, recompute_totals=recompute, top_k=top_k)
     else:
         extra = [cost] if cost not in ("value", "freq", "unity") else None
         holding = (md.with_role("HOLDING") or [None])[0]
         weight = (md.with_role("WEIGHT") or [None])[0]
-        use_weight = "WGT" in t.rules.upper()
+        use_weight = "WGT" in t.rules.upper()  # WGT(0) too: tabulated with weights, used as "sample"
         cells = tabulate(
-            read_asc(data, md), t.dims, t.response, holding=holding if _holding_rules(t.rules) else None,
+            read_asc(data, md), t.dims, t.response, holding=holding if _holding_rules(ruleset) else None,
             weight=weight if use_weight else None, extra=extra, progress=progress, top_k=top_k,
         )
-    rules = parse_rules(t.rules) if t.rules else []
     manual = given_statuses(cells)
     status = cells.extra.get("status") if cells.extra else None
-    if not rules and manual is None:
+    if not t.rules and manual is None:
         raise InputError("no SAFETYRULE for the table and no unsafe cells in the input")
     t.cells = cells
-    problem = assess(cells, rules or "MAN(10)", manual=manual, cost=cost)
+    problem = assess(cells, ruleset, manual=manual, cost=cost)
     # protection levels given with the table (<LOWERPL>/<UPPERPL>) hold for the cells
     # the table marks unsafe, as in tau-ARGUS; other unsafe cells keep the rule's levels
     if manual is not None and ("upl" in cells.extra or "lpl" in cells.extra):
@@ -302,10 +303,10 @@ def _read_table(t: ArbTable, data: Path, metadata: Path, tabular: bool, *, recom
     t.problem = problem
 
 
-def _holding_rules(rules: str) -> bool:
+def _holding_rules(ruleset: RuleSet) -> bool:
     """tau-ARGUS puts holding-level rules after the individual ones (3rd/4th P or NK);
     tablesafe groups by holding whenever the metadata declares one and a rule asks."""
-    return rules.upper().count("P(") + rules.upper().count("NK(") > 2
+    return sum(isinstance(r, (PRule, NKRule)) for r in ruleset.rules) > 2
 
 
 def _write_table(t: ArbTable, kind: int, options: str, target: Path, *, file: str, line: int) -> None:

@@ -287,19 +287,13 @@ def _parquet_source(con: duckdb.DuckDBPyConnection, path: Path) -> Source:
         offset = 0
         for batch in pf.iter_batches(columns=[column], batch_size=1 << 16):
             for i, v in enumerate(batch.column(0).to_pylist()):
-                t = None if v is None else _as_text(v)
+                t = None if v is None else str(v)
                 if pred(t):
                     return offset + i + 1, t
             offset += batch.num_rows
         return None
 
     return Source(from_sql, cols, types, str(path), "parquet", locate, line_word="row")
-
-
-def _as_text(v: Any) -> str:
-    if isinstance(v, float) and v.is_integer():
-        return str(v)
-    return str(v)
 
 
 def _frame_source(con: duckdb.DuckDBPyConnection, data: Any, name: str) -> Source:
@@ -324,7 +318,7 @@ def _frame_source(con: duckdb.DuckDBPyConnection, data: Any, name: str) -> Sourc
         for i, v in enumerate(values):
             if v is not None and isinstance(v, float) and math.isnan(v):
                 v = None
-            t = None if v is None else _as_text(v)
+            t = None if v is None else str(v)
             if pred(t):
                 return i + 1, t
         return None

@@ -100,7 +100,8 @@ def read_jj(path: str | Path) -> Problem:
         spl=spl,
         relations=rel,
         rhs=rhs,
-        meta={"source": name, "relation_lines": rel_lines},
+        source=name,
+        notes={"relation_lines": rel_lines},
     )
 
 
@@ -129,13 +130,13 @@ def check_additive(problem: Problem) -> None:
     a = problem.relations.tocsr()
     s, e = a.indptr[k], a.indptr[k + 1]
     terms = ", ".join(f"{problem.names[j]} ({c:g})" for j, c in zip(a.indices[s:e][:8], a.data[s:e][:8]))
-    lines = problem.meta.get("relation_lines")
+    lines = problem.notes.get("relation_lines")
     raise NonAdditiveError(
         f"the values do not add up: relation {k + 1} of {problem.relations.shape[0]} (right-hand side "
         f"{problem.rhs[k]:.10g}, cells {terms}{', ...' if e - s > 8 else ''}) is off by {res[k]:.10g} with the given "
         f"values, and {bad.size} relation(s) in all. For files with rounded values use --jj-offsets (Python: "
         "jj_offsets=True, job files: jj_offsets = true) to take each relation's offset as its right-hand side",
-        file=problem.meta.get("source"),
+        file=problem.source,
         line=int(lines[k]) if lines is not None and k < len(lines) else None,
     )
 
@@ -180,7 +181,7 @@ def with_structure(problem: Problem, model) -> Problem:
         raise InputError(
             f"the JJ file has {problem.n} cells but the table over "
             f"{' x '.join(d.name for d in model.dims)} has {model.size}",
-            file=problem.meta.get("source"),
+            file=problem.source,
         )
 
     def rows(a: sp.csr_matrix) -> set:
@@ -198,7 +199,7 @@ def with_structure(problem: Problem, model) -> Problem:
         raise InputError(
             "the relations of the JJ file differ from those of the table given by the dimensions "
             "(cells in another order or another hierarchy)",
-            file=problem.meta.get("source"),
+            file=problem.source,
         )
     codes = model.codes.astype(str)
     cols = [codes[c] for c in codes.columns]

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
-import numpy as np
 import pandas as pd
 
 from tablesafe.errors import InputError

@@ -75,7 +75,7 @@ def heatmaps(result: Any) -> list[dict]:
             if k not in (a, b):
                 mask &= (codes[d.name] == d.total).to_numpy()
         rows_codes = list(da.hierarchy.codes)
-        cols_codes = list(db.hierarchy.codes) if db is not None else [problem.meta.get("response", "value")]
+        cols_codes = list(db.hierarchy.codes) if db is not None else [problem.response or "value"]
         if len(rows_codes) * len(cols_codes) > MAX_HEATMAP_CELLS:
             out.append(
                 {

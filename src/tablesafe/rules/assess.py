@@ -9,7 +9,7 @@ is computed on whole arrays; there is no loop over cells.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,22 +17,30 @@ import pandas as pd
 
 from tablesafe.celltable import CellTable
 from tablesafe.errors import RuleError
-from tablesafe.problem import EMPTY, MANUAL, PRIMARY, PROTECTED, SAFE, Problem
-from tablesafe.rules.measures import ContributionView, RuleResult, evaluate, expand_top
-from tablesafe.rules.model import (
-    FreqRule,
-    LinearRule,
-    ManualRule,
-    MissingOption,
-    NKRule,
-    PRule,
-    Rule,
-    WeightOption,
-    ZeroRule,
-)
-from tablesafe.rules.parse import parse_rules
+from tablesafe.problem import EMPTY, MANUAL, PRIMARY, PROTECTED, SAFE, Assessment, Problem
+from tablesafe.rules.combine import RuleVerdicts, combine
+from tablesafe.rules.model import Rule
+from tablesafe.rules.ruleset import RuleSet, RuleSpec
+from tablesafe.rules.view import ContributionView, RuleResult, expand_top
+from tablesafe.validation import BOOLEAN, NON_NEGATIVE, Constraints, OneOf, check_options
 
-WEIGHT_MODES = ("expand", "sample", "known")
+COUNTS = ("holdings", "records")
+"""What the frequency rule counts."""
+NEGATIVE_MODES = ("refuse", "abs")
+"""What the magnitude rules do with negative contributions."""
+FREQ_LEVELS = ("range", "directional")
+"""The protection levels of frequency rules."""
+
+CONSTRAINTS: Constraints = {
+    "count": [OneOf(COUNTS)],
+    "negative": [OneOf(NEGATIVE_MODES)],
+    "freq_levels": [OneOf(FREQ_LEVELS)],
+    "symmetric": [BOOLEAN],
+    "sliding": [BOOLEAN],
+    "cost_lambda": [NON_NEGATIVE],
+}
+"""The allowed values of the assessment's options (the rules' own: ``RuleSet``)."""
+
 COST_KINDS = ("value", "unity", "contributors", "freq")
 _MAX_NAMES = 5
 
@@ -44,25 +52,15 @@ def _cell_list(names: np.ndarray, mask: np.ndarray) -> str:
     return shown + more
 
 
-def required_top_k(rules: str | Rule | Iterable[str | Rule]) -> int:
-    """How many of the largest unit contributions per cell the rules need (tabulate's top_k).
-
-    ``p(p, n)`` and ``pq(p, q, n)`` need ``n + 1``, ``nk(n, k)`` needs ``n``, ``linear`` one
-    less than its number of weights, the request rule 2; at least 1.
-    """
-    return max([r.needs_top for r in parse_rules(rules)] + [1])
+def required_top_k(rules: RuleSpec | RuleSet) -> int:
+    """How many of the largest unit contributions per cell the rules need (tabulate's top_k):
+    :attr:`RuleSet.top_k`."""
+    return RuleSet.build(rules).top_k
 
 
-def _build_view(
-    cells: CellTable,
-    rules: Sequence[Rule],
-    weight_mode: str | None,
-    count: str,
-    use_abs: bool,
-    names: np.ndarray,
-) -> ContributionView:
-    """The contributions the rules see, per the weight mode and the sign option."""
-    need = required_top_k(rules)
+def _build_view(cells: CellTable, need: int, weight_mode: str | None, count: str, use_abs: bool) -> ContributionView:
+    """The contributions the rules see, per the weight mode and the sign option; ``need``
+    is the number of largest contributions the rules need."""
     waived_any = bool(np.asarray(cells.top_waived).any())
     if cells.k < need:
         raise RuleError(
@@ -75,10 +73,8 @@ def _build_view(
     allzero = nonempty & (np.asarray(cells.abs_top, dtype=float)[:, 0] == 0)
     if count == "records":
         cnt = np.asarray(cells.records, dtype=float)
-    elif count == "holdings":
-        cnt = np.asarray(cells.contributors, dtype=float)
     else:
-        raise RuleError(f"count must be 'holdings' or 'records', got {count!r}")
+        cnt = np.asarray(cells.contributors, dtype=float)
     request = np.asarray(cells.top_request, dtype=bool)
     first_waived = np.asarray(cells.top_waived, dtype=bool)[:, 0]
     nonwaived = np.asarray(cells.nonwaived_top, dtype=float) if waived_any else None
@@ -91,7 +87,9 @@ def _build_view(
         X = value - 2.0 * np.asarray(cells.neg_sum, dtype=float)  # sum of |x|
         a = np.asarray(cells.abs_top, dtype=float)
         # the request flags follow the signed ordering of ``top``
-        return ContributionView(X, a, a, None, first_waived, request, cnt, nonempty, allzero, top, value)
+        return ContributionView(value=value, X=X, target=a, known=a, nonwaived=None, first_waived=first_waived,
+                                request=request, count=cnt, nonempty=nonempty, allzero=allzero, req_top=top,
+                                req_X=value)
 
     if weight_mode == "expand":
         if cells.holding is not None:
@@ -105,14 +103,19 @@ def _build_view(
         t = expand_top(top, np.asarray(cells.top_weight, dtype=float), m)
         cnt = np.asarray(cells.weight_sum, dtype=float)
         req = np.zeros((len(value), m), dtype=bool)
-        return ContributionView(value, t, t, None, first_waived, req, cnt, nonempty, allzero)
+        return ContributionView(value=value, X=value, target=t, known=t, nonwaived=None, first_waived=first_waived,
+                                request=req, count=cnt, nonempty=nonempty, allzero=allzero)
     if weight_mode == "known":
         if waived_any:
             raise RuleError("weight mode 'known' cannot be combined with waivers")
         known = top * np.asarray(cells.top_weight, dtype=float)
-        return ContributionView(value, top, known, None, first_waived, request, cnt, nonempty, allzero)
+        return ContributionView(value=value, X=value, target=top, known=known, nonwaived=None,
+                                first_waived=first_waived, request=request, count=cnt, nonempty=nonempty,
+                                allzero=allzero)
     # no weights, or mode 'sample': sampled contributions against the (estimated) total
-    return ContributionView(value, top, top, nonwaived, first_waived, request, cnt, nonempty, allzero)
+    return ContributionView(value=value, X=value, target=top, known=top, nonwaived=nonwaived,
+                            first_waived=first_waived, request=request, count=cnt, nonempty=nonempty,
+                            allzero=allzero)
 
 
 def _join_codes(frame: pd.DataFrame, cols: Sequence[str], strip: bool = False) -> np.ndarray:
@@ -235,8 +238,7 @@ def cell_costs(cells: CellTable, cost: str | np.ndarray = "value", cost_lambda: 
             raise RuleError(f"cost array has shape {c.shape}, expected ({cells.n},)")
     if (c < 0).any() or not np.isfinite(c).all():
         raise RuleError("costs must be finite and non-negative")
-    if cost_lambda < 0:
-        raise RuleError(f"cost lambda must be >= 0, got {cost_lambda}")
+    check_options({"cost_lambda": cost_lambda}, CONSTRAINTS, error=RuleError)
     if cost_lambda == 0:
         return np.log1p(c)
     if cost_lambda != 1:
@@ -246,7 +248,7 @@ def cell_costs(cells: CellTable, cost: str | np.ndarray = "value", cost_lambda: 
 
 def assess(
     cells: CellTable,
-    rules: str | Rule | Iterable[str | Rule],
+    rules: RuleSpec | RuleSet,
     *,
     weight_mode: str | None = None,
     count: str = "holdings",
@@ -267,8 +269,11 @@ def assess(
 
     Args:
         cells: tabulated cells (contributions already grouped by holding if wanted).
-        rules: rule strings or objects (see :func:`parse_rules`); a cell is sensitive
-            when any rule says so; its levels are the maximum over the rules that fire.
+        rules: a :class:`RuleSet`, or rule strings or objects (see :func:`parse_rules`)
+            to build one with the rule options below (``weight_mode``, ``zero_unsafe``,
+            ``manual_margin``, ``missing_codes``, ``missing_safe``; given with a rule
+            set, they override its own); a cell is sensitive when any rule says so; its
+            levels are the maximum over the rules that fire.
         weight_mode: with sampling weights: ``"expand"`` (each record counts as w units,
             seed 000 section 8), ``"sample"`` (estimated total against the largest sampled
             contributions, seed 002 eq. p-percent-weighted / dominance-weighted) or
@@ -303,187 +308,55 @@ def assess(
     Returns:
         A :class:`Problem` with status, levels, bounds, cost, rule, capacity and model.
     """
-    rule_list = parse_rules(rules)
+    ruleset = RuleSet.build(rules, weight_mode=weight_mode, zero_unsafe=zero_unsafe, manual_margin=manual_margin,
+                            missing_codes=missing_codes, missing_safe=missing_safe)
+    check_options({"count": count, "negative": negative, "freq_levels": freq_levels, "symmetric": symmetric,
+                   "sliding": sliding, "cost_lambda": cost_lambda}, CONSTRAINTS, error=RuleError)
     model = cells.model
     names = cell_names(model)
-    n = cells.n
     value = np.asarray(cells.value, dtype=float)
-
-    if any(isinstance(r, WeightOption) and r.apply for r in rule_list) and weight_mode is None:
-        weight_mode = "expand"
-    if weight_mode is not None and weight_mode not in WEIGHT_MODES:
-        raise RuleError(f"weight_mode must be one of {', '.join(WEIGHT_MODES)}, got {weight_mode!r}")
-    if zero_unsafe is not None and zero_unsafe is not False:
-        rng = 0.0 if zero_unsafe is True else float(zero_unsafe)
-        rule_list = rule_list + [ZeroRule(rng)]
-    if negative not in ("refuse", "abs"):
-        raise RuleError(f"negative must be 'refuse' or 'abs', got {negative!r}")
-    if freq_levels not in ("range", "directional"):
-        raise RuleError(f"freq_levels must be 'range' or 'directional', got {freq_levels!r}")
-
-    needs_top = [r for r in rule_list if r.needs_top > 0]
-    if needs_top and not getattr(cells, "top_given", True):
-        raise RuleError(
-            f"rule(s) {', '.join(r.to_string() for r in needs_top)} need the largest contributions "
-            "of each cell, but the tabular input gives none: name the columns holding them with "
-            "--top (Python: top=[...]), largest first, e.g. --top top1 --top top2. Without them "
-            "every cell would look safe under these rules."
-        )
-    bad = ~np.isfinite(value) | ~np.isfinite(np.asarray(cells.top, dtype=float)).all(axis=1)
-    if bad.any():
-        raise RuleError(f"cell value or contributions are missing or not finite for cell(s) {_cell_list(names, bad)}")
-    neg = np.asarray(cells.neg_count) > 0
-    has_neg = bool(neg.any())
-    nonneg_rules = [r for r in rule_list if isinstance(r, (PRule, NKRule, LinearRule))]
-    if has_neg and nonneg_rules and negative == "refuse":
-        raise RuleError(
-            f"rule(s) {', '.join(r.to_string() for r in nonneg_rules)} assume non-negative contributions, but "
-            f"cell(s) {_cell_list(names, neg)} have negative ones. Use --negative abs (Python: negative='abs') to apply them to absolute "
-            "contributions (seed 001 section 5), a (p,q) rule, or a frequency rule; see also the p/f and k_f "
-            "adjustments of seed 002 (tablesafe.rules.params.p_negative, k_negative)."
-        )
-    use_abs = has_neg
-
-    view = _build_view(cells, rule_list, weight_mode, count, use_abs, names)
-    nonempty = view.nonempty
-
-    sensitive = np.zeros(n, dtype=bool)
-    upl = np.zeros(n)
-    lower_rule = np.zeros(n)
-    slack = np.full(n, np.inf)
-    any_linear = False
-    fired_bits = np.zeros(n, dtype=np.int64)  # bit j set: rule j fired
-    labels: list[str] = []
-    fired: dict[str, int] = {}
-    for r in rule_list:
-        res: RuleResult | None = evaluate(r, view, value)
-        if res is None:
-            continue
-        s = res.sensitive & nonempty
-        fired[r.to_string()] = int(s.sum())
-        sensitive |= s
-        upl = np.where(s, np.maximum(upl, res.upl), upl)
-        lower_rule = np.where(s, np.maximum(lower_rule, res.lower), lower_rule)
-        if res.slack is not None:
-            any_linear = True
-            slack = np.minimum(slack, res.slack)
-        if len(labels) >= 62:
-            raise RuleError("at most 62 rules can be combined")
-        fired_bits |= s.astype(np.int64) << len(labels)
-        labels.append(r.to_string())
-
+    use_abs = _check_cells(cells, ruleset, negative, names)
+    view = _build_view(cells, ruleset.top_k, ruleset.weight_mode, count, use_abs)
+    verdicts = combine(ruleset.rules, view)
     if freq_levels == "directional":
-        from tablesafe.rules.directional import directional_levels
-
-        freq_rules = [r for r in rule_list if isinstance(r, FreqRule)]
-        for r in freq_rules:
-            fmask = nonempty & (view.count < r.n - 1e-9)
-            extra = directional_levels(model.relations, value, view.count, fmask, r.n)
-            upl = np.where(fmask, np.maximum(upl, extra), upl)
-
-    if missing_safe is None:
-        mis = [r for r in rule_list if isinstance(r, MissingOption)]
-        missing_safe = bool(mis and mis[-1].safe)
-    if missing_safe:
-        if not missing_codes:
-            raise RuleError("missing codes are to be safe (MIS(1)), but no missing_codes were given")
-        miss = np.zeros(n, dtype=bool)
-        for dim, codes in missing_codes.items():
-            if dim not in model.codes.columns:
-                raise RuleError(f"missing_codes names an unknown dimension {dim!r}")
-            codes = [codes] if isinstance(codes, str) else list(codes)
-            col = model.codes[dim].astype(str).str.strip().to_numpy()
-            miss |= np.isin(col, [str(c).strip() for c in codes])
-        sensitive &= ~miss
-        fired_bits = np.where(miss, 0, fired_bits)
-
-    status = np.full(n, SAFE, dtype="<U1")
-    status[sensitive] = PRIMARY
-    lpl_rule = lower_rule
-
-    # manual statuses (seed 000 section 7.2)
-    man_rules = [r for r in rule_list if isinstance(r, ManualRule)]
-    default_margin = manual_margin if manual_margin is not None else (man_rules[-1].margin if man_rules else 10.0)
-    if manual is not None:
-        frame = _manual_frame(manual)
-        if "status" not in frame.columns:
-            raise RuleError("manual statuses need a 'status' column (A = sensitive by hand, P = protected)")
-        pos = _match_cells(cells, frame, "manual statuses")
-        st = frame["status"].astype(str).str.strip().str.upper().to_numpy()
-        st = np.where(st == PRIMARY, MANUAL, st)
-        bad = ~np.isin(st, [MANUAL, PROTECTED])
-        if bad.any():
-            raise RuleError(
-                f"manual status must be A (sensitive by hand) or P (protected), got {st[bad][0]!r} "
-                f"for cell {names[pos[bad][0]]!r}"
-            )
-        margin = (
-            frame["margin"].to_numpy(dtype=float) if "margin" in frame.columns else np.full(len(frame), default_margin)
-        )
-        margin = np.where(np.isnan(margin), default_margin, margin)
-        a = st == MANUAL
-        pa = pos[a]
-        lvl = margin[a] / 100.0 * np.abs(value[pa])
-        status[pa] = MANUAL
-        upl[pa] = np.maximum(upl[pa], lvl)
-        lpl_rule[pa] = np.maximum(lpl_rule[pa], lvl)
-        manual_bit = 1 << len(labels)
-        labels.append("manual")
-        fired_bits[pa] |= manual_bit
-        pp = pos[st == PROTECTED]
-        status[pp] = PROTECTED
-
-    status[~nonempty] = EMPTY
+        verdicts.add_directional_levels(ruleset.rules, view, model.relations)
+    if ruleset.missing_safe and ruleset.missing_codes:
+        verdicts.exempt(_missing_cells(model, ruleset.missing_codes))
+    status = np.full(cells.n, SAFE, dtype="<U1")
+    status[verdicts.sensitive] = PRIMARY
+    if manual is not None:  # seed 000 section 7.2
+        _apply_manual(cells, manual, ruleset.manual_margin, names, status, verdicts)
+    status[~view.nonempty] = EMPTY
     keep = np.isin(status, [PRIMARY, MANUAL])
-    upl = np.where(keep, upl, 0.0)
-    lpl_rule = np.where(keep, lpl_rule, 0.0)
+    upl = np.where(keep, verdicts.upl, 0.0)
+    lpl_rule = np.where(keep, verdicts.lower, 0.0)
     # the rule column names what fired for sensitive cells, and for protected (P) cells
     # the rules they override
-    fired_bits = np.where(keep | (status == PROTECTED), fired_bits, 0)
-    combos, inverse = np.unique(fired_bits, return_inverse=True)
-    combo_labels = np.array(
-        ["|".join(lab for j, lab in enumerate(labels) if (int(c) >> j) & 1) for c in combos], dtype=object
-    )
-    rule_col = combo_labels[inverse.reshape(-1)]
+    rule_col = verdicts.rule_column(keep | (status == PROTECTED))
 
-    lower, upper = _bounds(cells, bounds, value, names, has_neg)
+    lower, upper = _bounds(cells, bounds, value, names, use_abs)
     # empty cells are published as known zeros (DESIGN.md): their interval is the value
     lower = np.where(status == EMPTY, value, lower)
     upper = np.where(status == EMPTY, value, upper)
     lpl = upl.copy() if symmetric else lpl_rule.copy()
-    spl = (upl + lpl_rule) if sliding else np.zeros(n)
-    spl = np.where(keep, spl, 0.0)
+    spl = np.where(keep, (upl + lpl_rule) if sliding else np.zeros(cells.n), 0.0)
     # a level beyond the a priori bound is capped there (DESIGN.md)
     room_down = np.maximum(value - lower, 0.0)
     room_up = np.maximum(upper - value, 0.0)
     capped = keep & ((lpl > room_down + 1e-12) | (upl > room_up + 1e-12))
     lpl = np.minimum(lpl, room_down)
     upl = np.minimum(upl, room_up)
-
     # protection capacity (seed 000 section 7.1)
-    if any_linear:
-        cap = np.clip(slack, 0.0, None)
-        cap = np.minimum(cap, room_down)
-    else:
-        cap = room_down.copy()
+    cap = room_down.copy() if verdicts.slack is None else np.minimum(np.clip(verdicts.slack, 0.0, None), room_down)
     cap[keep | (np.asarray(cells.contributors) <= 1) | (status == EMPTY)] = 0.0
 
-    costs = cell_costs(cells, cost, cost_lambda)
-    meta = {
-        "rules": [r.to_string() for r in rule_list],
-        "fired": fired,
-        "weight_mode": weight_mode,
-        "count": count,
-        "symmetric": symmetric,
-        "negative": "abs" if use_abs else "none",
-        "levels_capped_at_bounds": int(capped.sum()),
-        "response": cells.response,
-        "holding": cells.holding,
-    }
+    assessment = Assessment(rules=tuple(ruleset.to_strings()), fired=verdicts.fired, weight_mode=ruleset.weight_mode,
+                            count=count, symmetric=symmetric, negative="abs" if use_abs else "none",
+                            levels_capped_at_bounds=int(capped.sum()), holding=cells.holding)
     return Problem(
         names=np.asarray(names, dtype=object),
         value=value.copy(),
-        cost=costs,
+        cost=cell_costs(cells, cost, cost_lambda),
         status=status,
         lower=lower,
         upper=upper,
@@ -497,8 +370,79 @@ def assess(
         rule=rule_col,
         model=model,
         capacity=cap,
-        meta=meta,
+        response=cells.response,
+        assessment=assessment,
     )
+
+
+def _check_cells(cells: CellTable, ruleset: RuleSet, negative: str, names: np.ndarray) -> bool:
+    """Refuse cells the rules cannot judge soundly: no top contributions for rules that
+    need them, values that are not finite, negative contributions under rules that
+    assume none (unless ``negative="abs"``). Returns whether negatives occur (the rules
+    then see absolute contributions)."""
+    needs_top = ruleset.needing_top
+    if needs_top and not getattr(cells, "top_given", True):
+        raise RuleError(
+            f"rule(s) {', '.join(r.to_string() for r in needs_top)} need the largest contributions "
+            "of each cell, but the tabular input gives none: name the columns holding them with "
+            "--top (Python: top=[...]), largest first, e.g. --top top1 --top top2. Without them "
+            "every cell would look safe under these rules."
+        )
+    value = np.asarray(cells.value, dtype=float)
+    bad = ~np.isfinite(value) | ~np.isfinite(np.asarray(cells.top, dtype=float)).all(axis=1)
+    if bad.any():
+        raise RuleError(f"cell value or contributions are missing or not finite for cell(s) {_cell_list(names, bad)}")
+    neg = np.asarray(cells.neg_count) > 0
+    has_neg = bool(neg.any())
+    nonneg_rules = ruleset.assuming_nonnegative
+    if has_neg and nonneg_rules and negative == "refuse":
+        raise RuleError(
+            f"rule(s) {', '.join(r.to_string() for r in nonneg_rules)} assume non-negative contributions, but "
+            f"cell(s) {_cell_list(names, neg)} have negative ones. Use --negative abs (Python: negative='abs') to "
+            "apply them to absolute contributions (seed 001 section 5), a (p,q) rule, or a frequency rule; see also "
+            "the p/f and k_f adjustments of seed 002 (tablesafe.rules.params.p_negative, k_negative)."
+        )
+    return has_neg
+
+
+def _missing_cells(model: Any, missing_codes: Mapping[str, Sequence[str]]) -> np.ndarray:
+    """Cells with a missing code in any dimension."""
+    miss = np.zeros(len(model.codes), dtype=bool)
+    for dim, codes in missing_codes.items():
+        if dim not in model.codes.columns:
+            raise RuleError(f"missing_codes names an unknown dimension {dim!r}")
+        col = model.codes[dim].astype(str).str.strip().to_numpy()
+        miss |= np.isin(col, list(codes))
+    return miss
+
+
+def _apply_manual(cells: CellTable, manual: Any, default_margin: float, names: np.ndarray, status: np.ndarray,
+                  verdicts: RuleVerdicts) -> None:
+    """Statuses set by hand: A cells become sensitive with their margin (percent of the
+    value; ``default_margin`` where none is given) as both levels, P cells protected.
+    Changes ``status`` and ``verdicts`` in place."""
+    frame = _manual_frame(manual)
+    if "status" not in frame.columns:
+        raise RuleError("manual statuses need a 'status' column (A = sensitive by hand, P = protected)")
+    pos = _match_cells(cells, frame, "manual statuses")
+    st = frame["status"].astype(str).str.strip().str.upper().to_numpy()
+    st = np.where(st == PRIMARY, MANUAL, st)
+    bad = ~np.isin(st, [MANUAL, PROTECTED])
+    if bad.any():
+        raise RuleError(
+            f"manual status must be A (sensitive by hand) or P (protected), got {st[bad][0]!r} "
+            f"for cell {names[pos[bad][0]]!r}"
+        )
+    margin = frame["margin"].to_numpy(dtype=float) if "margin" in frame.columns else np.full(len(frame), default_margin)
+    margin = np.where(np.isnan(margin), default_margin, margin)
+    a = st == MANUAL
+    pa = pos[a]
+    lvl = margin[a] / 100.0 * np.abs(np.asarray(cells.value, dtype=float)[pa])
+    status[pa] = MANUAL
+    verdicts.upl[pa] = np.maximum(verdicts.upl[pa], lvl)
+    verdicts.lower[pa] = np.maximum(verdicts.lower[pa], lvl)
+    verdicts.fired_bits[pa] |= verdicts.label("manual")
+    status[pos[st == PROTECTED]] = PROTECTED
 
 
 def analyst_frame(problem: Problem) -> pd.DataFrame:
@@ -530,11 +474,10 @@ def rule_measure(
     normalised measure of seed 003 B.1 is ``upl * -w_m`` with ``w_m`` the last weight of
     ``rule.to_linear()``.
     """
-    (r,) = parse_rules(rule) if isinstance(rule, str) else [rule]
-    names = cell_names(cells.model)
+    ruleset = RuleSet.build(rule, weight_mode=weight_mode)
+    if len(ruleset.rules) != 1:
+        raise RuleError(f"give one sensitivity rule, not {rule!r}")
+    check_options({"count": count, "negative": negative}, CONSTRAINTS, error=RuleError)
     use_abs = negative == "abs" or bool((np.asarray(cells.neg_count) > 0).any())
-    view = _build_view(cells, [r], weight_mode, count, use_abs, names)
-    res = evaluate(r, view, np.asarray(cells.value, dtype=float))
-    if res is None:
-        raise RuleError(f"{r.to_string()} is an option, not a sensitivity rule")
-    return res
+    view = _build_view(cells, ruleset.top_k, ruleset.weight_mode, count, use_abs)
+    return ruleset.rules[0].evaluate(view)

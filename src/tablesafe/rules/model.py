@@ -1,7 +1,9 @@
 """Sensitivity rules as plain data objects.
 
-Each rule is a frozen dataclass holding its parameters; :mod:`tablesafe.rules.measures`
-evaluates it over all cells at once. Every rule knows how to describe itself in words
+Each rule is a frozen dataclass holding its parameters, and a function of the cells'
+contributions: ``rule.evaluate(view)`` returns, for every cell at once, whether the rule
+makes it sensitive and the protection levels it asks for (a :class:`RuleResult` over a
+:class:`ContributionView`, :mod:`tablesafe.rules.view`). Every rule knows how to describe itself in words
 (``describe``), how to write itself back as a rule string (``to_string``, parsed again by
 :func:`tablesafe.rules.parse_rules`) and, where it is a linear sensitivity measure in the
 sense of seed 003 (B.1), how to express itself as weights (``to_linear``).
@@ -13,8 +15,12 @@ and logs, never in a publication.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
 
 from tablesafe.errors import RuleError
+from tablesafe.rules.view import REL_TOL, ContributionView, RuleResult, sum_first
 
 
 def _num(x: float) -> str:
@@ -25,6 +31,9 @@ def _num(x: float) -> str:
 @dataclass(frozen=True)
 class Rule:
     """Base class of all sensitivity rules."""
+
+    assumes_nonnegative: ClassVar[bool] = False
+    """True for measures that assume non-negative contributions (p%, (n,k), linear)."""
 
     @property
     def kind(self) -> str:
@@ -57,6 +66,10 @@ class Rule:
         """How many of the largest contributions the rule needs per cell."""
         return 0
 
+    def evaluate(self, view: ContributionView) -> RuleResult:
+        """Which cells the rule makes sensitive, and the levels it asks for (all cells)."""
+        raise NotImplementedError
+
     def __str__(self) -> str:
         return self.to_string()
 
@@ -72,6 +85,7 @@ class PRule(Rule):
 
     p: float
     n: int = 1
+    assumes_nonnegative: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if not (0 < self.p < 100):
@@ -101,6 +115,13 @@ class PRule(Rule):
 
     def to_tauargus(self) -> str:
         return f"P({_num(self.p)},{self.n})"
+
+    def evaluate(self, view: ContributionView) -> RuleResult:
+        """``UPL = p/100 x_s - R`` (handbook: p% rule); no lower level."""
+        xs, rem = view.attack(self.n)
+        upl = self.p / 100.0 * xs - rem
+        sens = upl > view.tol()
+        return RuleResult(sens, upl, np.zeros(view.n), slack=-upl)
 
     def to_linear(self) -> LinearRule:
         # seed 003 B.1.a: S = x1 - 100/p sum_{i>=c+2} x_i (normalised with w1 = 1)
@@ -216,6 +237,26 @@ class PQRule(Rule):
             raise RuleError("only a symmetric (p,q) rule has an equivalent p% rule")
         return PRule(100.0 * self.p / self.q, self.n)
 
+    def evaluate(self, view: ContributionView) -> RuleResult:
+        """Sensitive when ``p_lower x1 - q_upper R > 0`` or ``p_upper x1 - q_lower R > 0``.
+
+        Strong prior (default): ``UPL = p_upper/q_lower x1 - R``, ``LPL = p_lower/q_upper
+        x1 - R``. Weak prior: ``UPL = p_upper/100 x1 - q_lower/100 R``, ``LPL =
+        p_lower/100 x1 - q_upper/100 R``.
+        """
+        xs, rem = view.attack(self.n)
+        weak_up = (self.p_upper * xs - self.q_lower * rem) / 100.0
+        weak_lo = (self.p_lower * xs - self.q_upper * rem) / 100.0
+        if self.prior == "strong":
+            up = self.p_upper / self.q_lower * xs - rem
+            lo = self.p_lower / self.q_upper * xs - rem
+        else:
+            up, lo = weak_up, weak_lo
+        tol = view.tol()
+        sens = (up > tol) | (lo > tol)
+        # capacity: the total minus the smallest safe total, weak form
+        return RuleResult(sens, np.maximum(up, 0.0), np.maximum(lo, 0.0), slack=-np.maximum(weak_up, weak_lo))
+
     def to_linear(self) -> LinearRule | None:
         if not self.is_symmetric:
             return None
@@ -232,6 +273,7 @@ class NKRule(Rule):
 
     n: int
     k: float
+    assumes_nonnegative: ClassVar[bool] = True
 
     kind = "nk"  # type: ignore[assignment]
 
@@ -260,6 +302,32 @@ class NKRule(Rule):
 
     def to_tauargus(self) -> str:
         return f"NK({self.n},{_num(self.k)})"
+
+    def evaluate(self, view: ContributionView) -> RuleResult:
+        """``UPL = 100/k (x1 + ... + xn) - X``; no lower level.
+
+        With waivers: for n = 1 the largest non-waived ``x_s`` against ``X - x1`` when
+        unit 1 waived (unit 1 then knows the rest); for n = 2 ``x_s + x_r`` against
+        ``X``; for n >= 3 no sound test exists and the rule refuses.
+        """
+        k = self.k
+        if view.nonwaived is None:
+            upl = 100.0 / k * sum_first(view.known, self.n) - view.X
+        elif self.n == 1:
+            xs = view.nonwaived[:, 0]
+            base = view.X - np.where(view.first_waived, view.target[:, 0], 0.0)
+            upl = 100.0 / k * xs - base
+        elif self.n == 2:
+            _, rem = view.attack(1)
+            upl = 100.0 / k * (view.X - rem) - view.X
+        else:
+            raise RuleError(
+                f"the dominance rule {self.to_string()} cannot be applied with waivers: for n >= 3 no sound "
+                "test is known (e.g. contributions 10, 10, 5, 3, 2 under (3,80)). "
+                "Use a p% or (p,q) rule, or a (1,k)/(2,k) rule, when units waive protection."
+            )
+        sens = upl > view.tol()
+        return RuleResult(sens, upl, np.zeros(view.n), slack=-upl)
 
     def to_linear(self) -> LinearRule:
         # seed 003 B.1.c: S = sum_{i<=n} x_i - k/(100-k) sum_{i>n} x_i
@@ -316,6 +384,12 @@ class FreqRule(Rule):
     def to_tauargus(self) -> str:
         return f"FREQ({self.n},{_num(self.range)})"
 
+    def evaluate(self, view: ContributionView) -> RuleResult:
+        """Sensitive when ``0 < count < n``; levels ``range`` % of |value|."""
+        sens = view.nonempty & (view.count < self.n - 1e-9)
+        lvl = self.range / 100.0 * np.abs(view.value)
+        return RuleResult(sens, lvl, lvl)
+
 
 @dataclass(frozen=True)
 class ZeroRule(Rule):
@@ -341,6 +415,11 @@ class ZeroRule(Rule):
 
     def to_tauargus(self) -> str:
         return f"ZERO({_num(self.range)})"
+
+    def evaluate(self, view: ContributionView) -> RuleResult:
+        """Cells whose contributions are all 0; absolute level ``range``."""
+        lvl = np.full(view.n, float(self.range))
+        return RuleResult(view.allzero.copy(), lvl, lvl)
 
 
 @dataclass(frozen=True)
@@ -395,27 +474,21 @@ class RequestRule(Rule):
     def to_tauargus(self) -> str:
         return f"REQ({_num(self.p1)},{_num(self.second)},{_num(self.margin or 0)})"
 
-
-@dataclass(frozen=True)
-class ManualRule(Rule):
-    """Safety margin (percent of the value) for cells made sensitive by hand (tau-ARGUS MAN)."""
-
-    margin: float = 10.0
-
-    kind = "man"  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        if self.margin < 0:
-            raise RuleError(f"manual safety margin must be >= 0, got {self.margin}")
-
-    def describe(self) -> str:
-        return f"manual safety margin: cells made sensitive by hand get {_num(self.margin)}% of their value"
-
-    def to_string(self) -> str:
-        return f"man({_num(self.margin)})"
-
-    def to_tauargus(self) -> str:
-        return f"MAN({_num(self.margin)})"
+    def evaluate(self, view: ContributionView) -> RuleResult:
+        """A unit that asked for protection dominates the cell."""
+        t = view.target if view.req_top is None else view.req_top
+        X = view.X if view.req_X is None else view.req_X
+        tol = REL_TOL * np.maximum(np.maximum(np.abs(X), np.abs(t[:, 0])), 1.0)
+        s1 = view.request[:, 0] & (t[:, 0] - self.p1 / 100.0 * X > tol)
+        two = t.shape[1] > 1
+        s2 = view.request[:, 1] & (t[:, 1] - self.second / 100.0 * X > tol) if two else np.zeros(view.n, bool)
+        if self.margin is not None:
+            lvl = self.margin / 100.0 * np.abs(view.value)
+        else:
+            l1 = np.where(s1, 100.0 / self.p1 * t[:, 0] - X, 0.0)
+            l2 = np.where(s2, 100.0 / self.second * t[:, 1] - X, 0.0) if two else 0.0
+            lvl = np.maximum(l1, l2)
+        return RuleResult(s1 | s2, lvl, np.zeros(view.n))
 
 
 @dataclass(frozen=True)
@@ -431,6 +504,7 @@ class LinearRule(Rule):
     """
 
     weights: tuple[float, ...] = field(default_factory=tuple)
+    assumes_nonnegative: ClassVar[bool] = True
 
     kind = "linear"  # type: ignore[assignment]
 
@@ -473,38 +547,17 @@ class LinearRule(Rule):
     def to_linear(self) -> LinearRule:
         return self
 
-
-@dataclass(frozen=True)
-class WeightOption(Rule):
-    """tau-ARGUS ``WGT(1)``: apply sampling weights in the rules (mode ``expand``)."""
-
-    apply: bool = True
-
-    kind = "wgt"  # type: ignore[assignment]
-
-    def describe(self) -> str:
-        return "apply sampling weights in the safety rules" if self.apply else "ignore sampling weights"
-
-    def to_string(self) -> str:
-        return f"wgt({int(self.apply)})"
-
-    def to_tauargus(self) -> str:
-        return f"WGT({int(self.apply)})"
-
-
-@dataclass(frozen=True)
-class MissingOption(Rule):
-    """tau-ARGUS ``MIS(0|1)``: whether cells with missing codes are safe (kept for migration)."""
-
-    safe: bool = False
-
-    kind = "mis"  # type: ignore[assignment]
-
-    def describe(self) -> str:
-        return "cells of missing codes are " + ("safe" if self.safe else "judged by the rules")
-
-    def to_string(self) -> str:
-        return f"mis({int(self.safe)})"
-
-    def to_tauargus(self) -> str:
-        return f"MIS({int(self.safe)})"
+    def evaluate(self, view: ContributionView) -> RuleResult:
+        """``S = sum w_i x_i``; ``UPL = S / -w_m``."""
+        if view.nonwaived is not None:
+            raise RuleError(
+                f"the linear measure {self.to_string()} has no sound form with waivers; "
+                "use a p%, (p,q), (1,k) or (2,k) rule"
+            )
+        w = np.asarray(self.weights)
+        m = len(w) - 1
+        head = view.target[:, :m]
+        s = head @ w[:m] + w[m] * (view.X - head.sum(axis=1))
+        upl = s / -w[m]
+        sens = upl > view.tol()
+        return RuleResult(sens, upl, np.zeros(view.n), slack=-upl)

@@ -17,16 +17,17 @@ from tablesafe.errors import RuleError
 from tablesafe.rules.model import (
     FreqRule,
     LinearRule,
-    ManualRule,
-    MissingOption,
     NKRule,
     PQRule,
     PRule,
     RequestRule,
     Rule,
-    WeightOption,
     ZeroRule,
 )
+from tablesafe.rules.tauoptions import ManualRule, MissingOption, RuleOption, WeightOption
+
+Token = Rule | RuleOption
+"""What a rule string holds: sensitivity rules and tau-ARGUS options."""
 
 _TOKEN = re.compile(r"^\s*([A-Za-z_]+)\s*\((.*)\)\s*$", re.DOTALL)
 
@@ -79,7 +80,7 @@ def _number(text: str, rule: str) -> float | str:
     return v
 
 
-def _parse_one(token: str) -> Rule:
+def _parse_one(token: str) -> Token:
     m = _TOKEN.match(token)
     if not m:
         raise RuleError(
@@ -150,7 +151,7 @@ def _check_keys(kwargs: dict, allowed: Iterable[str], token: str) -> None:
         raise RuleError(f"rule {token!r}: unknown argument(s) {', '.join(sorted(extra))}; allowed: {', '.join(allowed)}")
 
 
-def _build(name: str, kw: dict, token: str) -> Rule:
+def _build(name: str, kw: dict, token: str) -> Token:
     if name == "p":
         _check_keys(kw, ("p", "n"), token)
         if "p" not in kw:
@@ -207,19 +208,21 @@ def _build(name: str, kw: dict, token: str) -> Rule:
     raise RuleError(f"unknown rule {token!r}")  # pragma: no cover
 
 
-def parse_rules(rules: str | Rule | Iterable[str | Rule]) -> list[Rule]:
-    """Parse rule strings (or pass rule objects through) into a list of rules.
+def parse_rules(rules: str | Token | Iterable[str | Token]) -> list[Token]:
+    """Parse rule strings (or pass rule objects through) into a list of rules and options.
 
     Accepts one string, possibly several rules joined with ``|`` (tau-ARGUS style), or a
     list of strings and :class:`Rule` objects. Raises :class:`RuleError` naming the rule
     at fault. Several p%, (p,q), (n,k) and linear rules may be combined: a cell is then
-    sensitive when any of them says so, and its levels are the maximum.
+    sensitive when any of them says so, and its levels are the maximum. The tau-ARGUS
+    options among them (``MAN``, ``WGT``, ``MIS``) come back as :class:`RuleOption`
+    objects; :class:`tablesafe.rules.RuleSet` settles them.
     """
-    if isinstance(rules, (str, Rule)):
+    if isinstance(rules, (str, Rule, RuleOption)):
         rules = [rules]
-    out: list[Rule] = []
+    out: list[Token] = []
     for r in rules:
-        if isinstance(r, Rule):
+        if isinstance(r, (Rule, RuleOption)):
             out.append(r)
             continue
         if not isinstance(r, str):
@@ -233,12 +236,12 @@ def parse_rules(rules: str | Rule | Iterable[str | Rule]) -> list[Rule]:
     return out
 
 
-def rules_to_string(rules: Iterable[Rule]) -> str:
+def rules_to_string(rules: Iterable[Token]) -> str:
     """Rules joined with ``|`` in the tablesafe spelling (parses back with parse_rules)."""
     return "|".join(r.to_string() for r in rules)
 
 
-def rules_to_tauargus(rules: Iterable[Rule]) -> str:
+def rules_to_tauargus(rules: Iterable[Token]) -> str:
     """Rules in tau-ARGUS batch form; raises RuleError for rules tau-ARGUS lacks."""
     out = []
     for r in rules:

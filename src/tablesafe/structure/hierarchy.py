@@ -8,6 +8,7 @@ tau-ARGUS writes tables in.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -133,7 +134,7 @@ class Hierarchy:
 
     # ------------------------------------------------------------ constructors
     @classmethod
-    def from_tree(cls, total: str, tree: dict[str, list[str]]) -> "Hierarchy":
+    def from_tree(cls, total: str, tree: dict[str, list[str]]) -> Hierarchy:
         """Build from a mapping parent code -> ordered child codes, rooted at ``total``."""
         codes: list[str] = []
         parent: list[int] = []
@@ -154,7 +155,7 @@ class Hierarchy:
         return cls(tuple(codes), tuple(parent))
 
     @classmethod
-    def flat(cls, codes: Iterable[str], total: str = DEFAULT_TOTAL, sort: bool = True) -> "Hierarchy":
+    def flat(cls, codes: Iterable[str], total: str = DEFAULT_TOTAL, sort: bool = True) -> Hierarchy:
         """A one-level hierarchy: ``total`` with the given codes as children."""
         uniq = list(dict.fromkeys(str(c).strip() for c in codes))
         if total in uniq:
@@ -169,7 +170,7 @@ class Hierarchy:
         source: str | Path | Sequence[str],
         leadstring: str = "@",
         total: str = DEFAULT_TOTAL,
-    ) -> "Hierarchy":
+    ) -> Hierarchy:
         """Read a tau-ARGUS ``.hrc`` file: depth given by the number of leading ``leadstring``.
 
         The total itself is not listed in the file. Codes are stripped of surrounding blanks.
@@ -224,7 +225,7 @@ class Hierarchy:
         cls,
         pairs: str | Path | Iterable[tuple[str, str]],
         total: str = DEFAULT_TOTAL,
-    ) -> "Hierarchy":
+    ) -> Hierarchy:
         """Build from ``(code, parent)`` pairs or a CSV file with columns ``code,parent``.
 
         A row whose parent is empty or the total code hangs below the total. Children keep
@@ -301,7 +302,7 @@ class Hierarchy:
         lengths: Sequence[int],
         total: str = DEFAULT_TOTAL,
         cumulative: bool = True,
-    ) -> "Hierarchy":
+    ) -> Hierarchy:
         """Build from code prefixes: level ``j`` consists of the first ``lengths[j]`` characters.
 
         With ``cumulative=False`` the lengths are increments, as tau-ARGUS "hierarchy digits"
@@ -312,7 +313,7 @@ class Hierarchy:
         if not inc:
             raise HierarchyError("code lengths must contain a positive number")
         cum = list(np.cumsum(inc)) if not cumulative else inc
-        if any(b <= a for a, b in zip(cum, cum[1:])):
+        if any(b <= a for a, b in itertools.pairwise(cum)):
             raise HierarchyError(f"code lengths must increase: {cum}")
         full = cum[-1]
         leaves = sorted({str(c).strip() for c in codes}, key=natural_key)
@@ -332,7 +333,7 @@ class Hierarchy:
         # a level that merely repeats its parent (same prefix) cannot happen: lengths increase
         return cls.from_tree(total, tree)
 
-    def with_codes(self, extra: Iterable[str]) -> "Hierarchy":
+    def with_codes(self, extra: Iterable[str]) -> Hierarchy:
         """A copy with ``extra`` codes (unknown to the tree) added as children of the total."""
         add = [c for c in dict.fromkeys(extra) if c not in self._index]
         if not add:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tablesafe.errors import HierarchyError, InputError
-from tablesafe.structure import DEFAULT_TOTAL, Dimension, Hierarchy
+from tablesafe.structure import DEFAULT_TOTAL, Hierarchy
 
 MAX_DIMS = 6
 
@@ -127,8 +127,3 @@ def dim_specs(dims: Any, total: str = DEFAULT_TOTAL) -> list[DimSpec]:
         else:
             raise InputError(f"cannot understand the dimension {d!r}")
     return out
-
-
-def dimension(spec: DimSpec, hierarchy: Hierarchy) -> Dimension:
-    """A structure :class:`Dimension` from a spec and its resolved hierarchy."""
-    return Dimension(spec.name, hierarchy)

@@ -204,22 +204,47 @@ def prepare(
     for role, col in (("holding", holding), ("weight", weight), ("waiver", waiver), ("request", request)):
         src.check_columns([col], f"{role} column")
     src.check_columns(extra, "extra column")
+    table_dims = _table_dims(names, tables)
+    extra_top = _complete_from_metadata(specs, src, missing_code)
+    n_records, data_codes = _scan(con, src, names, response, weight, holding, extra)
 
-    # tables
+    # hierarchies and code maps
+    hierarchies: dict[str, Hierarchy] = {}
+    maps: dict[str, pd.DataFrame] = {}
+    level_cols: dict[str, list[str]] = {}
+    for j, s in enumerate(specs):
+        h = hierarchies[s.name] = _hierarchy(src, s, data_codes[s.name], extra_top[s.name], missing_code)
+        level_cols[s.name] = [f"d{j}_{lvl}" for lvl in range(1, int(h.depths.max()) + 1)]
+        maps[s.name] = _code_map(src, s, h, data_codes[s.name], level_cols[s.name], missing_code)
+        con.register(f"tablesafe_map{j}", maps[s.name])
+
+    structures = [TableStructure(tuple(Dimension(n, hierarchies[n]) for n in t)) for t in table_dims]
+    model = compile_tables(structures if len(structures) > 1 else structures[0])
+    base_sql = _base_sql(src, specs, level_cols, response, weight=weight, request=request, waiver=waiver,
+                         holding=holding, extra=extra)
+    return Plan(con, src, specs, hierarchies, model, base_sql, level_cols, _grouping_sets(table_dims, level_cols),
+                table_dims, holding, extra, n_records, keep=list(maps.values()))
+
+
+def _table_dims(names: list[str], tables: Sequence[Sequence[str]] | None) -> list[list[str]]:
+    """The dimensions of each linked table (default: one table of all dimensions)."""
     if tables is None:
-        table_dims = [names]
-    else:
-        table_dims = [[t] if isinstance(t, str) else list(t) for t in tables]
-        for t in table_dims:
-            for n in t:
-                if n not in names:
-                    raise InputError(f"table dimension {n!r} is not among the dimensions {names}", column=n)
-            if not t:
-                raise InputError("a linked table needs at least one dimension")
+        return [names]
+    table_dims = [[t] if isinstance(t, str) else list(t) for t in tables]
+    for t in table_dims:
+        for n in t:
+            if n not in names:
+                raise InputError(f"table dimension {n!r} is not among the dimensions {names}", column=n)
+        if not t:
+            raise InputError("a linked table needs at least one dimension")
+    return table_dims
 
-    # specs completed from tau-ARGUS metadata
+
+def _complete_from_metadata(specs: list[DimSpec], src: Source, missing_code: str | None) -> dict[str, list[str]]:
+    """Complete the specs from tau-ARGUS metadata (hierarchies, total codes; in place) and
+    return per dimension the codes to add below its total (missing codes)."""
     md = src.metadata
-    extra_top: dict[str, list[str]] = {n: [] for n in names}
+    extra_top: dict[str, list[str]] = {s.name: [] for s in specs}
     if md is not None:
         for i, s in enumerate(specs):
             if s.name not in md:
@@ -230,12 +255,16 @@ def prepare(
                 specs[i] = s = replace(s, hierarchy=md.hierarchy(s.name, total=tot), total=tot)
             extra_top[s.name].extend(v.missing)
     if missing_code is not None:
-        for n in names:
-            extra_top[n].append(str(missing_code).strip())
+        for codes in extra_top.values():
+            codes.append(str(missing_code).strip())
+    return extra_top
 
-    # scan 1: distinct codes and bad numbers
-    resp = num_sql(src, response)
-    checks = [("response", response, resp)]
+
+def _scan(con: duckdb.DuckDBPyConnection, src: Source, names: list[str], response: str, weight: str | None,
+          holding: str | None, extra: list[str]) -> tuple[int, dict[str, list[str]]]:
+    """Scan 1: the number of records, the distinct codes per dimension, and the numbers
+    checked (see :func:`_check_values`)."""
+    checks = [("response", response, num_sql(src, response))]
     if weight:
         checks.append(("weight", weight, num_sql(src, weight)))
     for e in extra:
@@ -257,77 +286,84 @@ def prepare(
         raise InputError("empty input: the data has no records", file=src.file)
     data_codes = {n: sorted(row[1 + j]) for j, n in enumerate(names)}
     _check_values(src, list(row[1 + len(names):]), [(role, col) for role, col, _ in checks], weight, holding)
+    return n_records, data_codes
 
-    # hierarchies and code maps
-    hierarchies: dict[str, Hierarchy] = {}
-    maps: dict[str, pd.DataFrame] = {}
-    level_cols: dict[str, list[str]] = {}
-    for j, s in enumerate(specs):
-        if "" in data_codes[s.name] and missing_code is None:
-            raise src.error_at(f"dimension {s.name!r}: blank or missing code; use --missing-code CODE (Python: missing_code=...) to map "
-                               "blank codes to a missing code", s.name, src.locate(s.name, lambda v: not (v or "").strip()),
-                               code="")
-        try:
-            h = s.build([c for c in data_codes[s.name] if c], extra_top[s.name])
-        except HierarchyError as exc:
-            if exc.file is not None or exc.code is None:
-                raise
-            bad = exc.code
-            raise src.error_at(f"dimension {s.name!r}: {exc.args[0].split(' (')[0]}", s.name,
-                               src.locate(s.name, lambda v, bad=bad: (v or "").strip() == bad), code=bad) from None
-        hierarchies[s.name] = h
-        leaf_of: dict[str, str] = {}
-        for c in data_codes[s.name]:
-            if c in h:
-                if not h.is_leaf(h.index(c)):
-                    raise src.error_at(
-                        f"dimension {s.name!r}: code {c!r} is a total or subtotal in the hierarchy; "
-                        "records must carry bottom-level codes",
-                        s.name, src.locate(s.name, lambda v, c=c: (v or "").strip() == c), code=c)
-                leaf_of[c] = c
-            elif missing_code is not None:
-                leaf_of[c] = str(missing_code).strip()
-            else:
-                leaves = h.leaves
-                shown = ", ".join(map(repr, leaves[:20])) + (", ..." if len(leaves) > 20 else "")
+
+def _hierarchy(src: Source, s: DimSpec, codes: list[str], extra_top: list[str], missing_code: str | None) -> Hierarchy:
+    """A dimension's hierarchy from its spec and the codes in the data; errors name the
+    first record with the code at fault."""
+    if "" in codes and missing_code is None:
+        raise src.error_at(f"dimension {s.name!r}: blank or missing code; use --missing-code CODE (Python: missing_code=...) to map "
+                           "blank codes to a missing code", s.name, src.locate(s.name, lambda v: not (v or "").strip()),
+                           code="")
+    try:
+        return s.build([c for c in codes if c], extra_top)
+    except HierarchyError as exc:
+        if exc.file is not None or exc.code is None:
+            raise
+        bad = exc.code
+        raise src.error_at(f"dimension {s.name!r}: {exc.args[0].split(' (')[0]}", s.name,
+                           src.locate(s.name, lambda v, bad=bad: (v or "").strip() == bad), code=bad) from None
+
+
+def _code_map(src: Source, s: DimSpec, h: Hierarchy, codes: list[str], level_cols: list[str],
+              missing_code: str | None) -> pd.DataFrame:
+    """Per code in the data (``k``): its leaf position and its ancestors' positions per
+    depth (-1 below the leaf); records must carry leaf codes (or unknown codes mapped to
+    the missing code)."""
+    leaf_of: dict[str, str] = {}
+    for c in codes:
+        if c in h:
+            if not h.is_leaf(h.index(c)):
                 raise src.error_at(
-                    f"dimension {s.name!r}: code {c!r} is not in its hierarchy (known codes: {shown}); "
-                    "use --missing-code CODE (Python: missing_code=...) to map unknown codes to a missing code",
+                    f"dimension {s.name!r}: code {c!r} is a total or subtotal in the hierarchy; "
+                    "records must carry bottom-level codes",
                     s.name, src.locate(s.name, lambda v, c=c: (v or "").strip() == c), code=c)
-        depths = h.depths
-        dmax = int(depths.max())
-        level_cols[s.name] = [f"d{j}_{lvl}" for lvl in range(1, dmax + 1)]
-        rows = []
-        for c, leaf in leaf_of.items():
-            i = h.index(leaf)
-            chain = [i]
-            p = h.parent[i]
-            while p > 0:
-                chain.append(p)
-                p = h.parent[p]
-            chain = chain[::-1]  # depth 1 .. depth(leaf)
-            rows.append([c, i] + chain + [-1] * (dmax - len(chain)))
-        frame = pd.DataFrame(rows, columns=["k", "leaf", *level_cols[s.name]])
-        for col in ["leaf", *level_cols[s.name]]:
-            frame[col] = frame[col].astype("int32")
-        maps[s.name] = frame
-        con.register(f"tablesafe_map{j}", frame)
+            leaf_of[c] = c
+        elif missing_code is not None:
+            leaf_of[c] = str(missing_code).strip()
+        else:
+            leaves = h.leaves
+            shown = ", ".join(map(repr, leaves[:20])) + (", ..." if len(leaves) > 20 else "")
+            raise src.error_at(
+                f"dimension {s.name!r}: code {c!r} is not in its hierarchy (known codes: {shown}); "
+                "use --missing-code CODE (Python: missing_code=...) to map unknown codes to a missing code",
+                s.name, src.locate(s.name, lambda v, c=c: (v or "").strip() == c), code=c)
+    dmax = len(level_cols)
+    rows = []
+    for c, leaf in leaf_of.items():
+        i = h.index(leaf)
+        chain = [i]
+        p = h.parent[i]
+        while p > 0:
+            chain.append(p)
+            p = h.parent[p]
+        chain = chain[::-1]  # depth 1 .. depth(leaf)
+        rows.append([c, i] + chain + [-1] * (dmax - len(chain)))
+    frame = pd.DataFrame(rows, columns=["k", "leaf", *level_cols])
+    for col in ["leaf", *level_cols]:
+        frame[col] = frame[col].astype("int32")
+    return frame
 
-    structures = [TableStructure(tuple(Dimension(n, hierarchies[n]) for n in t)) for t in table_dims]
-    model = compile_tables(structures if len(structures) > 1 else structures[0])
 
-    # grouping sets: every level combination of every table
+def _grouping_sets(table_dims: list[list[str]], level_cols: dict[str, list[str]]) -> list[tuple[str, ...]]:
+    """Every level combination of every table, each once."""
     sets: dict[tuple[str, ...], None] = {}
     for t in table_dims:
         ranges = [range(len(level_cols[n]) + 1) for n in t]
         for combo in itertools.product(*ranges):
             gs = tuple(level_cols[n][lvl - 1] for n, lvl in zip(t, combo) if lvl > 0)
             sets[gs] = None
+    return list(sets)
 
-    # base view: one row per record with its ancestor positions and numbers
+
+def _base_sql(src: Source, specs: list[DimSpec], level_cols: dict[str, list[str]], response: str, *,
+              weight: str | None, request: str | None, waiver: str | None, holding: str | None,
+              extra: list[str]) -> str:
+    """The base view: one row per record with its ancestor positions and numbers."""
     sel = [f"m{j}.{c}" for j, s in enumerate(specs) for c in level_cols[s.name]]
     sel += [f"m{j}.leaf AS l{j}" for j in range(len(specs))]
-    sel.append(f"{resp} AS x")
+    sel.append(f"{num_sql(src, response)} AS x")
     sel.append(f"{num_sql(src, weight)} AS w" if weight else "1.0::DOUBLE AS w")
     sel.append(f"{flag_sql(src, request)} AS req" if request else "false AS req")
     sel.append(f"{flag_sql(src, waiver)} AS wv" if waiver else "false AS wv")
@@ -338,6 +374,4 @@ def prepare(
     joins = " ".join(
         f"JOIN tablesafe_map{j} m{j} ON m{j}.k = {code_sql(s.name)}" for j, s in enumerate(specs)
     )
-    base_sql = f"SELECT {', '.join(sel)} FROM {src.from_sql} AS src {joins}"
-    return Plan(con, src, specs, hierarchies, model, base_sql, level_cols, list(sets), table_dims, holding, extra,
-                n_records, keep=list(maps.values()))
+    return f"SELECT {', '.join(sel)} FROM {src.from_sql} AS src {joins}"

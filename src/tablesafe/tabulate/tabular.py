@@ -8,7 +8,8 @@ must add up (a :class:`NonAdditiveError` names the first relation that does not)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,44 @@ def _column_numbers(frame: pd.DataFrame, col: str, file: str | None, first_line:
     return out
 
 
+@dataclass
+class _Roles:
+    """The columns of tabular input beside the codes, by role (None: not given)."""
+
+    response: str | None
+    frequency: str | None = None
+    cost: str | None = None
+    status: str | None = None
+    lpl: str | None = None
+    upl: str | None = None
+    shadow: str | None = None
+    top: list[str] = field(default_factory=list)
+
+    def named(self) -> list[tuple[str, str | None]]:
+        """``(role, column)`` for every role, the top columns last."""
+        single = [(f, getattr(self, f)) for f in _ROLE_FIELDS]
+        return [("response", self.response), *single, *(("top", t) for t in self.top)]
+
+
+_ROLE_FIELDS = ("frequency", "cost", "status", "lpl", "upl", "shadow")
+_METADATA_ROLES = {"FREQUENCY": "frequency", "COSTVAR": "cost", "STATUS": "status", "LOWERPL": "lpl",
+                   "UPPERPL": "upl", "SHADOW": "shadow"}
+
+
+@dataclass
+class _Placed:
+    """Where the given rows sit in the compiled table."""
+
+    model: CompiledModel
+    cell: np.ndarray      # the cell of each given row
+    leaf: np.ndarray      # cells with a leaf code in every dimension
+    leaf_agg: sp.csr_matrix  # leaf cells -> every cell (sums)
+
+    def rollup(self, v: np.ndarray) -> np.ndarray:
+        """Every cell's sum of ``v`` over its leaf cells."""
+        return self.leaf_agg @ v[self.leaf]
+
+
 def from_tabular(
     data: Any,
     dims: Sequence[DimSpec | str] | None = None,
@@ -175,74 +214,117 @@ def from_tabular(
     finite; contributor counts (``frequency``) whole and not negative.
     """
     frame, file, first_line = _read(data, encoding)
+    roles = _Roles(response, frequency, cost, status, lpl, upl, shadow, list(top or []))
     status_map = dict(_TAU_STATUS)
     if isinstance(data, TabularInput):
-        md = data.metadata
-        roles = {"FREQUENCY": "frequency", "COSTVAR": "cost", "STATUS": "status", "LOWERPL": "lpl",
-                 "UPPERPL": "upl", "SHADOW": "shadow"}
-        given = {"frequency": frequency, "cost": cost, "status": status, "lpl": lpl, "upl": upl, "shadow": shadow}
-        for key, role in roles.items():
-            if given[role] is None and md.with_role(key):
-                given[role] = md.with_role(key)[0]
-        frequency, cost, status, lpl, upl, shadow = (given[r] for r in
-                                                      ("frequency", "cost", "status", "lpl", "upl", "shadow"))
-        if top is None and md.with_role("MAXSCORE"):
-            top = md.with_role("MAXSCORE")
-        if dims is None:
-            dims = data.dims
-        specs = as_dimspecs(dims)
-        for i, s in enumerate(specs):
-            if s.name in md and s.hierarchy is None and s.codelist is None:
-                v = md[s.name]
-                tot = v.arg("TOTCODE") or s.total
-                specs[i] = DimSpec(s.name, md.hierarchy(s.name, total=tot), total=tot)
-        if response is None:
-            used = {frequency, cost, status, lpl, upl, shadow, *(top or [])}
-            nums = [v.name for v in md.variables if v.is_numeric and v.name not in used and not v.is_explanatory]
-            if not nums:
-                raise InputError("no response variable in the metadata", file=str(md.path))
-            response = nums[0]
-        for code, letter in (("SAFE", "S"), ("UNSAFE", "U"), ("PROTECT", "P"), ("EMPTY", "Z")):
-            if code in md.status_codes:
-                status_map[md.status_codes[code].upper()] = letter
+        specs = _from_metadata(data, dims, roles, status_map, given_top=top is not None)
     else:
         if dims is None or response is None:
             raise InputError("tabular input needs dims and response (or a .tab with its .rda)", file=file)
         specs = as_dimspecs(dims)
-    top = list(top or [])
-    names = [s.name for s in specs]
+    _check_columns(frame, [s.name for s in specs], roles, file)
+    assert roles.response is not None
+
+    def num(col: str) -> np.ndarray:
+        return _column_numbers(frame, col, file, first_line)
+
+    placed = _place(frame, specs, data, missing_code, file, first_line)
+    n = placed.model.size
+    value_in = num(roles.response)
+    present = ~np.isnan(value_in)
+    given = np.zeros(n, dtype=bool)
+    given[placed.cell[present]] = True
+    value = np.zeros(n)
+    value[placed.cell[present]] = value_in[present]
+    summed = placed.rollup(value)
+    if recompute_totals:
+        value = np.where(placed.leaf, value, summed)
+    else:
+        value = np.where(given | placed.leaf, value, summed)
+        _check_additive(placed.model, value, file)
+
+    keep = np.zeros(n, dtype=bool) if recompute_totals else given
+    if roles.frequency is not None:
+        f = np.zeros(n)
+        fin = _column_numbers(frame, roles.frequency, file, first_line, count=True)
+        f[placed.cell] = np.nan_to_num(fin)
+        f[placed.cell[~present]] = 0
+        records = np.where(keep | placed.leaf, f, placed.rollup(f)).astype(np.int64)
+    else:
+        records = np.where(placed.leaf, given.astype(np.int64), 0)
+        records = np.where(placed.leaf, records, placed.rollup(records.astype(float)).astype(np.int64))
+    k = int(top_k)
+    tops, top_n = _tops(placed, [num(t) for t in roles.top], keep, records, k)
+    extra = _extras(frame, roles, placed, keep, records, status_map, num)
+    return CellTable(
+        model=placed.model,
+        response=roles.response,
+        value=value,
+        records=records,
+        contributors=records.copy(),
+        top=tops,
+        top_n=top_n.astype(np.int64),
+        top_weight=np.ones((n, k)),
+        top_request=np.zeros((n, k), dtype=bool),
+        top_waived=np.zeros((n, k), dtype=bool),
+        nonwaived_top=tops.copy(),
+        abs_top=-np.sort(-np.abs(tops), axis=1),
+        neg_count=np.zeros(n, dtype=np.int64),
+        neg_sum=np.zeros(n),
+        weight_sum=records.astype(float),
+        unweighted_value=value.copy(),
+        extra=extra,
+        top_given=bool(roles.top),
+    )
+
+
+def _from_metadata(data: TabularInput, dims: Sequence[DimSpec | str] | None, roles: _Roles,
+                   status_map: dict[str, str], *, given_top: bool) -> list[DimSpec]:
+    """A ``.tab`` file's dimensions (with the ``.rda``'s hierarchies and total codes); the
+    roles the caller left out are filled in from the metadata, and ``status_map`` learns
+    the file's own status codes."""
+    md = data.metadata
+    for key, role in _METADATA_ROLES.items():
+        if getattr(roles, role) is None and md.with_role(key):
+            setattr(roles, role, md.with_role(key)[0])
+    if not given_top and md.with_role("MAXSCORE"):
+        roles.top = list(md.with_role("MAXSCORE"))
+    specs = as_dimspecs(dims if dims is not None else data.dims)
+    for i, s in enumerate(specs):
+        if s.name in md and s.hierarchy is None and s.codelist is None:
+            tot = md[s.name].arg("TOTCODE") or s.total
+            specs[i] = DimSpec(s.name, md.hierarchy(s.name, total=tot), total=tot)
+    if roles.response is None:
+        used = {getattr(roles, f) for f in _ROLE_FIELDS} | set(roles.top)
+        nums = [v.name for v in md.variables if v.is_numeric and v.name not in used and not v.is_explanatory]
+        if not nums:
+            raise InputError("no response variable in the metadata", file=str(md.path))
+        roles.response = nums[0]
+    for code, letter in (("SAFE", "S"), ("UNSAFE", "U"), ("PROTECT", "P"), ("EMPTY", "Z")):
+        if code in md.status_codes:
+            status_map[md.status_codes[code].upper()] = letter
+    return specs
+
+
+def _check_columns(frame: pd.DataFrame, names: list[str], roles: _Roles, file: str | None) -> None:
+    """Refuse a column the input lacks, and an input without rows."""
     columns = list(frame.columns)
-    for role, col in [("dimension", n) for n in names] + [
-        ("response", response), ("frequency", frequency), ("cost", cost), ("status", status),
-        ("lpl", lpl), ("upl", upl), ("shadow", shadow)] + [("top", t) for t in top]:
+    for role, col in [("dimension", n) for n in names] + roles.named():
         if col is not None and col not in columns:
             raise InputError(f"unknown {role} column {col!r}; the input has the columns "
                              f"{', '.join(map(repr, columns))}", file=file, column=col)
     if len(frame) == 0:
         raise InputError("empty input: no cells given", file=file)
 
-    def num(col: str) -> np.ndarray:
-        return _column_numbers(frame, col, file, first_line)
 
-    codes = {n: frame[n].astype(str).str.strip().to_numpy(dtype=object) for n in names}
-
-    # hierarchies
-    hierarchies: dict[str, Hierarchy] = {}
-    for s in specs:
-        present = [c for c in dict.fromkeys(codes[s.name]) if c != s.total]
-        if s.needs_data_codes() and s.hierarchy is not None:
-            spec = str(s.hierarchy).partition(":")[2].replace(",", " ").split()
-            full = int(sum(int(x) for x in spec)) if str(s.hierarchy).startswith("digits") else max(
-                int(x) for x in spec)
-            present = [c for c in present if len(c) == full]
-        extra_top = [str(missing_code).strip()] if missing_code is not None else []
-        if isinstance(data, TabularInput) and s.name in data.metadata:
-            extra_top += [m for m in data.metadata[s.name].missing]
-        hierarchies[s.name] = s.build(present, extra_top)
-    model = compile_tables(TableStructure(tuple(Dimension(n, hierarchies[n]) for n in names)))
-    n = model.size
+def _place(frame: pd.DataFrame, specs: list[DimSpec], data: Any, missing_code: str | None,
+           file: str | None, first_line: int) -> _Placed:
+    """The table the given codes span, and the cell of each row (no cell given twice)."""
+    names = [s.name for s in specs]
+    codes = {nm: frame[nm].astype(str).str.strip().to_numpy(dtype=object) for nm in names}
+    hierarchies = {s.name: _hierarchy(s, codes[s.name], data, missing_code) for s in specs}
+    model = compile_tables(TableStructure(tuple(Dimension(nm, hierarchies[nm]) for nm in names)))
     shape = tuple(len(hierarchies[nm]) for nm in names)
-
     idx = []
     for s in specs:
         h = hierarchies[s.name]
@@ -263,96 +345,67 @@ def from_tabular(
         a, b = sorted((order[dup[0]], order[dup[0] + 1]))
         raise InputError(f"cell {model.cell_names()[cell[a]]!r} is given twice (lines {a + first_line} and "
                          f"{b + first_line})", file=file, line=b + first_line)
-
-    value_in = num(response)
-    present = ~np.isnan(value_in)
-    given = np.zeros(n, dtype=bool)
-    given[cell[present]] = True
-    value = np.zeros(n)
-    value[cell[present]] = value_in[present]
-    leaf = np.ones(n, dtype=bool)
+    leaf = np.ones(model.size, dtype=bool)
     for j, nm in enumerate(names):
         h = hierarchies[nm]
         is_leaf = np.array([h.is_leaf(i) for i in range(len(h))])
         leaf &= is_leaf[np.indices(shape).reshape(len(shape), -1)[j]]
-    agg = aggregation_matrix(model)
-    leaf_agg = agg[:, np.flatnonzero(leaf)]
+    return _Placed(model, cell, leaf, aggregation_matrix(model)[:, np.flatnonzero(leaf)])
 
-    def rollup(v: np.ndarray) -> np.ndarray:
-        return leaf_agg @ v[leaf]
 
-    summed = rollup(value)
-    if recompute_totals:
-        value = np.where(leaf, value, summed)
-    else:
-        value = np.where(given | leaf, value, summed)
-        _check_additive(model, value, file)
+def _hierarchy(spec: DimSpec, codes: np.ndarray, data: Any, missing_code: str | None) -> Hierarchy:
+    """One dimension's hierarchy from its spec and the codes the input gives."""
+    present = [c for c in dict.fromkeys(codes) if c != spec.total]
+    if spec.needs_data_codes() and spec.hierarchy is not None:
+        parts = str(spec.hierarchy).partition(":")[2].replace(",", " ").split()
+        full = int(sum(int(x) for x in parts)) if str(spec.hierarchy).startswith("digits") else max(
+            int(x) for x in parts)
+        present = [c for c in present if len(c) == full]
+    extra_top = [str(missing_code).strip()] if missing_code is not None else []
+    if isinstance(data, TabularInput) and spec.name in data.metadata:
+        extra_top += list(data.metadata[spec.name].missing)
+    return spec.build(present, extra_top)
 
-    keep = np.zeros(n, dtype=bool) if recompute_totals else given
-    if frequency is not None:
-        f = np.zeros(n)
-        fin = _column_numbers(frame, frequency, file, first_line, count=True)
-        f[cell] = np.nan_to_num(fin)
-        f[cell[~present]] = 0
-        f = np.where(keep | leaf, f, rollup(f))
-        records = f.astype(np.int64)
-    else:
-        records = np.where(leaf, given.astype(np.int64), 0)
-        records = np.where(leaf, records, rollup(records.astype(float)).astype(np.int64))
 
-    k = int(top_k)
+def _tops(placed: _Placed, columns: list[np.ndarray], keep: np.ndarray, records: np.ndarray,
+          k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` largest contributions per cell (given, or merged from the leaf cells for
+    totals not given) and how many of them are real."""
+    n = placed.model.size
     tops = np.full((n, k), np.nan)
-    if top:
-        tin = np.column_stack([num(t) for t in top])[:, :k]
+    if columns:
+        tin = np.column_stack(columns)[:, :k]
         tin = -np.sort(-np.nan_to_num(tin, nan=-np.inf), axis=1)
         tin[np.isinf(tin)] = np.nan
-        tops[cell, : tin.shape[1]] = tin
-        merged = _merge_tops(leaf_agg, np.where(leaf[:, None], tops, np.nan)[leaf], k)
-        fill = ~keep & ~leaf
+        tops[placed.cell, : tin.shape[1]] = tin
+        merged = _merge_tops(placed.leaf_agg, np.where(placed.leaf[:, None], tops, np.nan)[placed.leaf], k)
+        fill = ~keep & ~placed.leaf
         tops[fill] = merged[fill]
     n_top = (~np.isnan(tops)).sum(axis=1)
-    tops = np.nan_to_num(tops)
-    top_n = np.minimum(np.minimum(n_top, records), k) if top else np.minimum(records, k)
-    abs_top = -np.sort(-np.abs(tops), axis=1)
+    top_n = np.minimum(np.minimum(n_top, records), k) if columns else np.minimum(records, k)
+    return np.nan_to_num(tops), top_n
 
+
+def _extras(frame: pd.DataFrame, roles: _Roles, placed: _Placed, keep: np.ndarray, records: np.ndarray,
+            status_map: dict[str, str], num: Callable[[str], np.ndarray]) -> dict[str, np.ndarray]:
+    """The optional columns per cell: frequency, cost and shadow (summed for totals not
+    given), levels, and statuses in tablesafe letters ("" for totals not given)."""
+    n = placed.model.size
     extra: dict[str, np.ndarray] = {}
-    if frequency is not None:
+    if roles.frequency is not None:
         extra["frequency"] = records.astype(float)
-    for name, col in (("cost", cost), ("shadow", shadow)):
+    for name in ("cost", "shadow", "lpl", "upl"):
+        col = getattr(roles, name)
         if col is not None:
             a = np.zeros(n)
-            a[cell] = np.nan_to_num(num(col))
-            extra[name] = np.where(keep | leaf, a, rollup(a))
-    for name, col in (("lpl", lpl), ("upl", upl)):
-        if col is not None:
-            a = np.zeros(n)
-            a[cell] = np.nan_to_num(num(col))
-            extra[name] = a
-    if status is not None:
+            a[placed.cell] = np.nan_to_num(num(col))
+            extra[name] = np.where(keep | placed.leaf, a, placed.rollup(a)) if name in ("cost", "shadow") else a
+    if roles.status is not None:
         st = np.full(n, "", dtype=object)
-        raw = pd.Series(frame[status]).astype(str).str.strip().str.upper()
-        st[cell] = raw.map(lambda c: status_map.get(c, c)).to_numpy(dtype=object)
+        raw = pd.Series(frame[roles.status]).astype(str).str.strip().str.upper()
+        st[placed.cell] = raw.map(lambda c: status_map.get(c, c)).to_numpy(dtype=object)
         extra["status"] = st
-    return CellTable(
-        model=model,
-        response=response,
-        value=value,
-        records=records,
-        contributors=records.copy(),
-        top=tops,
-        top_n=top_n.astype(np.int64),
-        top_weight=np.ones((n, k)),
-        top_request=np.zeros((n, k), dtype=bool),
-        top_waived=np.zeros((n, k), dtype=bool),
-        nonwaived_top=tops.copy(),
-        abs_top=abs_top,
-        neg_count=np.zeros(n, dtype=np.int64),
-        neg_sum=np.zeros(n),
-        weight_sum=records.astype(float),
-        unweighted_value=value.copy(),
-        extra=extra,
-        top_given=bool(top),
-    )
+    return extra
 
 
 def _check_additive(model: CompiledModel, value: np.ndarray, file: str | None) -> None:
