@@ -188,11 +188,11 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         if insiders:
             # implicit insiders: only those whose cell the outsider's table moves need an
             # attack of their own (a failed outsider attack is repaired first)
-            for (k, d, s0), o in list(out.items()):
+            for (k, d, s0), att in list(out.items()):
                 who = insiders.get(k)
-                if s0 >= 0 or who is None or not o.ok or (k, d, -1) not in wanted:
+                if s0 >= 0 or who is None or not att.ok or (k, d, -1) not in wanted:
                     continue
-                hit = who[np.isin(who, o.cells[o.dev != 0])]
+                hit = who[np.isin(who, att.cells[att.dev != 0])]
                 for s in hit.tolist():
                     key = (k, d, int(s))
                     if key not in wanted:
