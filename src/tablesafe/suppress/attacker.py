@@ -163,9 +163,17 @@ class BlockLP:
         self.rows = rows
         self.pos = {int(c): j for j, c in enumerate(cells)}
         self.arows = problem.relations[rows]  # rows x all cells
-        sub = self.arows[:, cells].tocsc()
-        xs = x[cells]
         nc = len(cells)
+        # the block's columns by index arithmetic (scipy's fancy column indexing costs
+        # more than the LP on small neighbourhoods)
+        local = np.full(problem.n, -1, dtype=np.int64)
+        local[cells] = np.arange(nc)
+        ar = self.arows
+        col = local[ar.indices]
+        keep = col >= 0
+        row_of = np.repeat(np.arange(len(rows)), np.diff(ar.indptr))
+        sub = sp.csc_matrix((ar.data[keep], (row_of[keep], col[keep])), shape=(len(rows), nc))
+        xs = x[cells]
         self.nc = nc
         # a published cell (x = 0) cannot move, whatever its bounds (inf * 0 is 0 here)
         on = xs > 0

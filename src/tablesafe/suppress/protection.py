@@ -303,6 +303,16 @@ def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: lis
     return [key for key in keys if key not in solved]
 
 
+def _gather(m: sp.csr_matrix | sp.csc_matrix, major: np.ndarray) -> np.ndarray:
+    """The distinct minor indices of some rows of a CSR (columns of a CSC) matrix."""
+    starts, ends = m.indptr[major], m.indptr[major + 1]
+    if len(major) == 1:
+        return np.unique(m.indices[starts[0]:ends[0]])
+    lens = ends - starts
+    idx = np.repeat(starts - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + np.arange(int(lens.sum()))
+    return np.unique(m.indices[idx])
+
+
 def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], out: dict[Key, Attack],
                  want_dual: bool, sparse: bool,
                  also_fixed: dict[Key, tuple[int, ...]] | None = None) -> list[Key]:
@@ -317,10 +327,10 @@ def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
     for k, tkeys in by_target.items():
         cells = np.array([k])
         for _ in range(2):
-            rows = np.unique(ac[:, cells].indices)
-            cols = np.unique(a[rows].indices)
+            rows = _gather(ac, cells)
+            cols = _gather(a, rows)
             cells = np.union1d(cells, cols[active[cols]])
-        rows = np.unique(ac[:, cells].indices)
+        rows = _gather(ac, cells)
         lp = BlockLP(problem, bounds, x, cells, rows)
         for key in tkeys:
             _, d, s = key
