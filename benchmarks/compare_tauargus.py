@@ -325,7 +325,7 @@ def main() -> None:
         one_by_one = " (tables one by one)" if syn.tables and len(syn.tables) > 1 else ""
         for sup, tool in () if args.no_tau else ((f"OPT(1,{args.tau_minutes})", "tau-ARGUS OPT"),
                                                  (f"MOD(1,{args.tau_minutes},1,1,0)", "tau-ARGUS MOD")):
-            res = run_tau(syn, sup, timeout=args.tau_minutes * 60 + 60, p=15, holdings=holdings,
+            res = run_tau(syn, sup, timeout=args.tau_minutes * 60 * len(syn.table_list) + 60, p=15, holdings=holdings,
                           tables=syn.table_list)
             if "status" in res:
                 prim = compare_primaries(problem, res)
@@ -361,7 +361,7 @@ def main() -> None:
         "marked `(certificates)` and not audited again")
     notes = [
         f"Limits: tau-ARGUS OPT(1,{args.tau_minutes}) and MOD(1,{args.tau_minutes},1,1,0) "
-        "(minutes; the subprocess is stopped one minute later, as OPT does not always honour "
+        "(minutes; the subprocess is stopped one minute after the limit times the number of tables, as OPT does not always honour "
         "its limit); our methods: " + (f"time_limit={args.ours_seconds:.0f} s" if args.ours_seconds
                                         else "the automatic time limit of `auto_time_limit`") + " "
         f"({args.castro_seconds:.0f} s on Castro's instances; the "
