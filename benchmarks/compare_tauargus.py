@@ -3,12 +3,28 @@
 Run (from the repository root):
 
     PYTHONPATH=src /work/benchvenv/bin/python benchmarks/compare_tauargus.py [--quick]
+    ... compare_tauargus.py --holdings --sizes 2k2d,2k3d --no-castro --no-tau-testw
+    ... compare_tauargus.py --linked [--linked-preset linked3k]
 
 Tables: the tau-ARGUS test data (tau_testW, Var2 by Size x Region with region2.hrc, p% rule
-p=15), generated hierarchical business tables of about 1,000, 13,000 and 60,000 cells
-(tablesafe.synthetic presets ``1k``, ``13k``, ``60k``; p% rule p=15 on enterprises, no
-holdings so that both tools see the same primaries), and the Castro JJ instances (our
+p=15), generated hierarchical business tables (tablesafe.synthetic presets, ``--sizes``;
+default ``1k``, ``13k``, ``60k``; p% rule p=15, n=1), and the Castro JJ instances (our
 methods only: tau-ARGUS cannot read JJ through pytauargus' microdata pipeline).
+
+Holdings. By default the rule applies to enterprises. With ``--holdings`` it applies to
+holdings on both sides: ``problem_from_data(..., use_holdings=True)`` for tablesafe and
+the HOLDING variable with ``P(15,1)|P(15,1)|P(15,1)`` for tau-ARGUS (its third P rule is
+the holding-level rule; see benchmarks/tau_runner.py), and the generated data let
+holdings share cells (``holding_cohesion``, default 0.7 with ``--holdings``) so that the
+holding rule matters. Every tau-ARGUS row's note compares its primaries (status ``U``)
+and their protection levels with ours.
+
+Linked tables. ``--linked`` runs only the linked pair (preset ``linked65k``: industry x
+region x size, 40,664 cells, and industry x region x legal form, 26,520 cells, one
+model of 65,416 cells; ``linked3k`` is the same shape with 2,736 cells): tablesafe
+protects the linked problem (the one ``tablesafe.protect(..., tables=[...])`` builds);
+tau-ARGUS through pytauargus cannot link tables, so its rows protect each table on its
+own (a shared cell withheld when either table withholds it), audited on the linked model.
 
 Every pattern — ours and tau-ARGUS's — is audited by the same LP audit on OUR model
 (``tablesafe.audit.audit(..., insider=False)``; for tables with more sensitive cells than
@@ -24,12 +40,8 @@ of benchmarks/RESULTS.md (the rest of the file is left alone).
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import resource
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -41,6 +53,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from plain_lp import plain_lp_check
+from tau_runner import cpu_seconds, run_tau
 
 from tablesafe.problem import Problem
 from tablesafe.structure import Hierarchy
@@ -69,10 +82,16 @@ def tau_testw() -> SyntheticData:
     return SyntheticData(data=df, hierarchies=hier, response="Var2")
 
 
-def datasets(quick: bool, sizes: list[str], testw: bool = True, seed: int = 1) -> list[tuple[str, SyntheticData]]:
+def datasets(quick: bool, sizes: list[str], testw: bool = True, seed: int = 1,
+             cohesion: float = 0.0) -> list[tuple[str, SyntheticData]]:
+    """The tables of the run: tau_testW (if ``testw``) and the generated presets."""
     out = [("tau_testW Size x Region", tau_testw())] if testw else []
     for name in (["1k"] if quick else sizes):
-        out.append((f"generated {name}", synthetic_preset(name, seed=seed)))
+        syn = synthetic_preset(name, seed=seed, holding_cohesion=cohesion)
+        label = f"generated {name}"
+        if syn.tables:
+            label += " (linked " + " + ".join(f"{n:,}" for n in syn.table_sizes()) + " cells)"
+        out.append((label, syn))
     return out
 
 
@@ -117,78 +136,22 @@ def lp_audit(problem: Problem, withheld: np.ndarray, sample: int | None = None) 
 
 
 # ----------------------------------------------------------------------------- tau-ARGUS
-def tau_worker(spec_file: str) -> None:
-    """Subprocess entry: run pytauargus.protect and write the statuses (codes, status)."""
-    import pytauargus
-
-    spec = json.loads(Path(spec_file).read_text())
-    os.chdir(spec["workdir"])  # HiTaS (MOD) writes into the working directory
-    df = pd.read_parquet(spec["data"])
-    t0 = time.perf_counter()
-    res = pytauargus.protect(
-        df, tables=spec["dims"], response=spec["response"], safety_rules="P(15,1)",
-        suppress=spec["suppress"], hrc=spec["hrc"], hierleadstring="@", totcode="Total",
-        workdir=spec["workdir"],
-    )
-    secs = time.perf_counter() - t0
-    frame = res.tables[0].dataframe()
-    frame.to_parquet(spec["out"])
-    Path(spec["out"] + ".json").write_text(json.dumps({"seconds": secs}))
-
-
-def run_tau(syn: SyntheticData, suppress: str, timeout: float) -> dict:
-    """Run tau-ARGUS in a subprocess; returns statuses per our cell name, seconds, error."""
-    wd = Path(tempfile.mkdtemp(prefix="tau_bench_"))
-    dims = syn.dims
-    hrc = {}
-    # tau-ARGUS matches codes as fixed-width text: recode every dimension to zero-padded
-    # positions in its hierarchy and write the hierarchy with those codes
-    back: dict[str, dict[str, str]] = {}
-    df = syn.data[[*dims, syn.response]].copy()
-    for name, h in syn.hierarchies.items():
-        width = len(str(len(h)))
-        code = {c: f"{i:0{width}d}" for i, c in enumerate(h.codes) if i > 0}
-        back[name] = {v: k for k, v in code.items()} | {"Total": h.total}
-        df[name] = df[name].astype(str).map(code)
-        if not h.is_flat:
-            path = wd / f"{name}.hrc"
-            depth = h.depths
-            lines = ["@" * (int(depth[i]) - 1) + code[h.codes[i]] for i in range(1, len(h))]
-            path.write_text("\n".join(lines) + "\n")
-            hrc[name] = str(path)
-    df.to_parquet(wd / "data.parquet")
-    spec = {
-        "workdir": str(wd), "data": str(wd / "data.parquet"), "dims": dims, "response": syn.response,
-        "suppress": suppress, "hrc": hrc or None, "out": str(wd / "result.parquet"),
-    }
-    (wd / "spec.json").write_text(json.dumps(spec))
-    t0 = time.perf_counter()
-    c0 = cpu_seconds()
-    try:
-        proc = subprocess.run(
-            [sys.executable, __file__, "--tau-worker", str(wd / "spec.json")],
-            capture_output=True, text=True, timeout=timeout, cwd=wd, check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return {"error": f"no result within {timeout:.0f} s", "seconds": time.perf_counter() - t0}
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0 or not (wd / "result.parquet").exists():
-        tail = (proc.stderr or "").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
-        return {"error": tail[0][:80], "seconds": wall}
-    frame = pd.read_parquet(wd / "result.parquet")
-    secs = json.loads((wd / "result.parquet.json").read_text())["seconds"]
-    for name in dims:
-        frame[name] = frame[name].astype(str).str.strip().map(back[name])
-    names = frame[dims].astype(str).agg("|".join, axis=1) if len(dims) > 1 else frame[dims[0]].astype(str)
-    return {"status": dict(zip(names, frame["status"])), "seconds": secs, "cpu": cpu_seconds() - c0}
-
-
-def cpu_seconds() -> float:
-    """CPU seconds used so far by this process and its finished children (the box is
-    shared: on a loaded machine wall seconds say more about the load than the method)."""
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+def compare_primaries(problem: Problem, res: dict) -> str:
+    """How tau-ARGUS's primaries (status ``U``) and protection levels compare with ours."""
+    names = problem.names.astype(str)
+    st = np.array([res["status"].get(n, "?") for n in names])
+    tau = st == "U"
+    ours = problem.sensitive
+    only_ours, only_tau = int(np.sum(ours & ~tau)), int(np.sum(tau & ~ours))
+    levels = res.get("levels", {})
+    both = np.flatnonzero(ours & tau)
+    up = np.array([levels.get(names[k], (np.nan, np.nan))[1] for k in both])
+    # tau-ARGUS writes levels with two decimals
+    off = int(np.sum(~(np.abs(up - problem.upl[both]) <= 0.01 + 1e-6 * np.abs(problem.upl[both]))))
+    if not (only_ours or only_tau or off):
+        return f"same {int(ours.sum())} primaries and levels"
+    return (f"primaries: {int(tau.sum())} tau-ARGUS, {int(ours.sum())} ours ({only_ours} only ours, "
+            f"{only_tau} only tau-ARGUS); {off} upper levels differ")
 
 
 # ----------------------------------------------------------------------------- ours
@@ -298,7 +261,6 @@ def write_results(rows: list[dict], command: str, notes: list[str], section: str
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tau-worker", help=argparse.SUPPRESS)
     ap.add_argument("--quick", action="store_true", help="only tau_testW, 1k and two Castro instances")
     ap.add_argument("--methods", default="fast,modular,optimal")
     ap.add_argument("--tau-minutes", type=int, default=3, help="tau-ARGUS OPT/MOD time limit (minutes)")
@@ -324,10 +286,19 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--section", default=SECTION, help="RESULTS.md heading to write (replaced if present)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the generated tables")
+    ap.add_argument("--holdings", action="store_true",
+                    help="apply the p%% rule to holdings (both tools; see the module docstring)")
+    ap.add_argument("--holding-cohesion", type=float, default=None,
+                    help="share of holding members put in their holding's industry (and region) "
+                         "(default 0.7 with --holdings, else 0: the data of earlier runs)")
+    ap.add_argument("--linked", action="store_true",
+                    help="run only the linked pair (--linked-preset): tablesafe on the linked model, "
+                         "tau-ARGUS table by table")
+    ap.add_argument("--linked-preset", default="linked65k", help="the linked preset of --linked")
     args = ap.parse_args()
-    if args.tau_worker:
-        tau_worker(args.tau_worker)
-        return
+    if args.linked:  # the linked pair only
+        args.sizes, args.no_tau_testw, args.no_castro = args.linked_preset, True, True
+    cohesion = args.holding_cohesion if args.holding_cohesion is not None else (0.7 if args.holdings else 0.0)
     methods = [m for m in args.methods.split(",") if m]
     load_start = os.getloadavg()
     rows: list[dict] = []
@@ -337,8 +308,10 @@ def main() -> None:
         for line in Path(args.rows_from).read_text().splitlines():
             if line.startswith("{'table'"):
                 rows.append(ast.literal_eval(line))
-    for label, syn in datasets(args.quick, [x for x in args.sizes.split(",") if x], not args.no_tau_testw, args.seed):
-        problem = problem_from_data(syn, p=15, use_holdings=False)
+    tables = datasets(args.quick, [x for x in args.sizes.split(",") if x], not args.no_tau_testw, args.seed, cohesion)
+    for label, syn in tables:
+        holdings = args.holdings and syn.holding in syn.data and label.startswith("generated")
+        problem = problem_from_data(syn, p=15, use_holdings=holdings)
         these = methods if problem.n <= 20_000 else [m for m in args.big_methods.split(",") if m]
         if problem.n <= 2_000:
             these = these + [m for m in args.small_methods.split(",") if m and m not in these]
@@ -349,14 +322,20 @@ def main() -> None:
             r = row(label, f"tablesafe {m}", problem, run_ours(problem, m, args.ours_seconds), sample)
             print(r, flush=True)
             rows.append(r)
+        one_by_one = " (tables one by one)" if syn.tables and len(syn.tables) > 1 else ""
         for sup, tool in () if args.no_tau else ((f"OPT(1,{args.tau_minutes})", "tau-ARGUS OPT"),
                                                  (f"MOD(1,{args.tau_minutes},1,1,0)", "tau-ARGUS MOD")):
-            res = run_tau(syn, sup, timeout=args.tau_minutes * 60 + 60)
+            res = run_tau(syn, sup, timeout=args.tau_minutes * 60 * len(syn.table_list) + 60, p=15, holdings=holdings,
+                          tables=syn.table_list)
             if "status" in res:
+                prim = compare_primaries(problem, res)
+                print(f"   {tool}: {prim}", flush=True)
                 mask, missing = tau_mask(problem, res.pop("status"))
                 res["withheld"] = mask
                 tau_prim = int(np.sum(mask & problem.sensitive))
-                res["note"] = f"{tau_prim} of our primaries withheld" + (f"; {missing} cells unmatched" if missing else "")
+                res["note"] = (f"{prim}; {tau_prim} of our primaries withheld"
+                               + (f"; {missing} cells unmatched" if missing else ""))
+            tool += one_by_one
             r = row(label, tool, problem, res, sample)
             print(r, flush=True)
             rows.append(r)
@@ -382,7 +361,7 @@ def main() -> None:
         "marked `(certificates)` and not audited again")
     notes = [
         f"Limits: tau-ARGUS OPT(1,{args.tau_minutes}) and MOD(1,{args.tau_minutes},1,1,0) "
-        "(minutes; the subprocess is stopped one minute later, as OPT does not always honour "
+        "(minutes; the subprocess is stopped one minute after the limit times the number of tables, as OPT does not always honour "
         "its limit); our methods: " + (f"time_limit={args.ours_seconds:.0f} s" if args.ours_seconds
                                         else "the automatic time limit of `auto_time_limit`") + " "
         f"({args.castro_seconds:.0f} s on Castro's instances; the "
@@ -391,14 +370,24 @@ def main() -> None:
         "`-nosingleton` (like tau-ARGUS OPT). Audit: `tablesafe.audit.audit(..., insider=False)` "
         f"(LP feasibility intervals on our model) for {audit_text}, the same for both tools; "
         "Castro instances with the relations as they hold for the true values. "
-        "Generated tables: p% rule p=15 on enterprises (holdings not used, so both tools find "
-        "the same primaries); cost = cell value; bounds [0, inf). Withheld value = sum of the "
+        "Generated tables: p% rule p=15, n=1 " + (
+            f"on holdings (tau-ARGUS: HOLDING variable, rule P(15,1)|P(15,1)|P(15,1), the third "
+            f"being its holding rule; holding cohesion {cohesion:g})" if args.holdings else
+            "on enterprises (holdings not used)")
+        + "; each tau-ARGUS note compares its primaries and levels with ours; "
+        "cost = cell value; bounds [0, inf). Withheld value = sum of the "
         "secondary cells' values. Machine: 2 cores; load average (1/5/15 min) "
         f"{'/'.join(f'{x:.1f}' for x in load_start)} at the start and "
         f"{'/'.join(f'{x:.1f}' for x in os.getloadavg())} at the end; 'CPU seconds' are the "
         "run's own and its child processes' (tau-ARGUS runs in one), which a shared machine "
         "inflates less than wall seconds.",
     ]
+    if any(syn.tables and len(syn.tables) > 1 for _, syn in tables):
+        notes.append("Linked tables: tablesafe protects the linked tables in one model (shared cells "
+                     "once, the relations of both tables). pytauargus 0.6.0 cannot protect linked "
+                     "tables (its batch engine runs MOD and OPT on one table; MOD(0,...) fails in "
+                     "PrepareHITAS and GH is not ported), so the tau-ARGUS rows protect each table "
+                     "on its own and the union of the two patterns is audited on the linked model.")
     if not args.no_write:
         cmd = "PYTHONPATH=src /work/benchvenv/bin/python benchmarks/compare_tauargus.py " + " ".join(
             a for a in sys.argv[1:])

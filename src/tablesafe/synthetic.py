@@ -1,10 +1,12 @@
 """Deterministic synthetic business data for tests and benchmarks.
 
 Enterprises belong to holdings (enterprise groups), carry a skewed (lognormal) turnover and
-are classified by hierarchical codes in two or three dimensions (an industry-like, a
-region-like and a size-class-like classification). The sizes of the classifications are
-configurable, so tables of about 1,000, 13,000, 60,000 and 1,000,000 cells can be made
-(see :data:`PRESETS`).
+are classified by hierarchical codes in two to four dimensions (an industry-like, a
+region-like, a size-class-like and a legal-form-like classification). The sizes of the
+classifications are configurable, so tables of about 1,000, 13,000, 60,000 and 1,000,000
+cells can be made (see :data:`PRESETS`), and linked tables: data over four dimensions
+with ``tables`` naming two three-way tables that share two (``linked65k``: about 40,000
+and 25,000 cells sharing industry and region).
 
 :func:`synthetic_problem` goes straight from such data to a :class:`~tablesafe.Problem`
 with p%-rule primaries computed by a small vectorised tabulation here (holdings grouped
@@ -18,7 +20,7 @@ bound 0 (DESIGN.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -79,6 +81,7 @@ class SyntheticData:
     hierarchies: dict[str, Hierarchy]
     response: str = "turnover"
     holding: str = "holding"
+    tables: tuple[tuple[str, ...], ...] | None = None
 
     @property
     def dims(self) -> list[str]:
@@ -86,13 +89,30 @@ class SyntheticData:
         return list(self.hierarchies)
 
     @property
+    def table_list(self) -> list[list[str]]:
+        """The tables (dimension names each): ``tables``, or one table over all dimensions."""
+        return [list(t) for t in self.tables] if self.tables else [self.dims]
+
+    def table_sizes(self) -> list[int]:
+        """Number of cells of each table (see :attr:`table_list`)."""
+        return [int(np.prod([len(self.hierarchies[d]) for d in t], dtype=np.int64)) for t in self.table_list]
+
+    @property
     def table_size(self) -> int:
-        """Number of cells (totals included) of the full cross table."""
-        return int(np.prod([len(h) for h in self.hierarchies.values()], dtype=np.int64))
+        """Number of distinct cells (totals included) of the table, or of the linked
+        tables (a cell the tables share counted once)."""
+        if not self.tables:
+            return int(np.prod([len(h) for h in self.hierarchies.values()], dtype=np.int64))
+        shared = set(self.tables[0]).intersection(*self.tables[1:])
+        sizes = self.table_sizes()
+        if len(sizes) != 2:  # more tables: count the compiled cells
+            return _linked_model(self).size
+        common = int(np.prod([len(self.hierarchies[d]) for d in shared], dtype=np.int64))
+        return sum(sizes) - common
 
 
-DIM_NAMES = ("industry", "region", "size")
-DIM_PREFIX = {"industry": "I", "region": "R", "size": "S"}
+DIM_NAMES = ("industry", "region", "size", "legal")
+DIM_PREFIX = {"industry": "I", "region": "R", "size": "S", "legal": "L"}
 
 #: Named sizes: branching per dimension and number of enterprises.
 PRESETS: dict[str, dict] = {
@@ -112,7 +132,28 @@ PRESETS: dict[str, dict] = {
     "60k": {"branching": [[3, 4, 3], [3, 10], [3, 10]], "units": 60_000},
     # 3-D, 105 x 105 x 94 = 1,036,350 cells
     "1m": {"branching": [[4, 5, 4], [4, 5, 4], [3, 5, 5]], "units": 600_000},
+    # 3-D, 9 x 16 x 13 = 1,872 cells (the 3-D table of about 2,000 cells)
+    "2k3d": {"branching": [[2, 3], [3, 4], [2, 5]], "units": 5_000},
+    # 2-D, 231 x 265 = 61,215 cells (the 2-D table of about 60,000 cells)
+    "60k2d": {"branching": [[5, 5, 8], [4, 5, 12]], "units": 120_000},
+    # linked: industry x region x size (52 x 34 x 23 = 40,664 cells) and industry x region
+    # x legal form (52 x 34 x 15 = 26,520 cells), sharing industry and region (1,768 cells
+    # in both): 65,416 distinct cells in one model
+    "linked65k": {
+        "branching": [[3, 4, 3], [3, 10], [2, 10], [2, 6]], "units": 50_000,
+        "tables": (("industry", "region", "size"), ("industry", "region", "legal")),
+    },
+    # the same shape scaled down: 9 x 16 x 11 = 1,584 and 9 x 16 x 9 = 1,296 cells, 2,736
+    # distinct (for tests and a quick end-to-end run)
+    "linked3k": {
+        "branching": [[2, 3], [3, 4], [2, 4], [2, 3]], "units": 5_000,
+        "tables": (("industry", "region", "size"), ("industry", "region", "legal")),
+    },
 }
+# clearer names of the 3-D presets (same data as "60k" and "1m")
+PRESETS["60k3d"] = PRESETS["60k"]
+PRESETS["1m3d"] = PRESETS["1m"]
+PRESETS["13k3d"] = PRESETS["13k"]
 
 
 def synthetic_data(
@@ -124,13 +165,14 @@ def synthetic_data(
     mean_holding_size: float = 4.0,
     sigma: float = 1.6,
     concentration: float = 1.0,
+    holding_cohesion: float = 0.0,
 ) -> SyntheticData:
     """Generate enterprises with holdings, skewed turnover and hierarchical classifications.
 
     Args:
-        branching: per dimension (2 or 3 of them), the number of children per node at each
-            depth (see :func:`make_hierarchy`). Dimension names are ``industry``,
-            ``region`` and ``size`` in that order.
+        branching: per dimension (1 to 4 of them), the number of children per node at
+            each depth (see :func:`make_hierarchy`). Dimension names are ``industry``,
+            ``region``, ``size`` and ``legal`` in that order.
         units: number of enterprises (records).
         seed: random seed; the same arguments always give the same data.
         holding_share: share of enterprises that belong to a multi-enterprise holding.
@@ -138,9 +180,15 @@ def synthetic_data(
         sigma: log-standard deviation of turnover (larger = more skewed).
         concentration: spread of leaf popularity (lognormal sigma of leaf weights); larger
             values leave more cells sparse or empty.
+        holding_cohesion: probability that a member of a multi-enterprise holding takes
+            the codes of its holding's first member in every dimension but the last (same
+            industry, and same region in three dimensions), so that holdings share cells
+            and the rule at holding level differs from the rule at enterprise level. With
+            0 (the default) members are classified independently and the data are those
+            of earlier versions (the other draws do not change with this option).
     """
-    if not 1 <= len(branching) <= 3:
-        raise ValueError("synthetic data supports 1 to 3 dimensions")
+    if not 1 <= len(branching) <= len(DIM_NAMES):
+        raise ValueError(f"synthetic data supports 1 to {len(DIM_NAMES)} dimensions")
     if units < 1:
         raise ValueError("units must be positive")
     rng = np.random.default_rng(seed)
@@ -167,6 +215,8 @@ def synthetic_data(
     remap = np.empty(len(first), dtype=np.int64)
     remap[order] = np.arange(len(first))
     holding = remap[np.unique(holding, return_inverse=True)[1]]
+    if holding_cohesion > 0 and len(branching) > 1:
+        _cohere(cols, holding, list(hiers)[:-1], holding_cohesion, seed)
 
     turnover = np.round(rng.lognormal(mean=6.0, sigma=sigma, size=units), 2)
     employees = np.maximum(1, np.round(turnover / rng.uniform(50, 200, size=units))).astype(np.int64)
@@ -176,12 +226,28 @@ def synthetic_data(
     return SyntheticData(data=data, hierarchies=hiers)
 
 
+def _cohere(cols: dict[str, np.ndarray], holding: np.ndarray, dims: list[str], share: float, seed: int) -> None:
+    """Give a ``share`` of the holdings' later members the codes of the holding's first
+    member in ``dims`` (in place; a separate random stream, so other draws are unchanged)."""
+    rng = np.random.default_rng([seed, 12])
+    _, first, counts = np.unique(holding, return_index=True, return_counts=True)
+    head = first[np.searchsorted(np.unique(holding), holding)]  # first member of each record's holding
+    follow = (counts[np.searchsorted(np.unique(holding), holding)] > 1) & (head != np.arange(len(holding)))
+    follow &= rng.random(len(holding)) < share
+    for name in dims:
+        cols[name] = np.where(follow, cols[name][head], cols[name])
+
+
 def synthetic_preset(name: str, *, seed: int = 0, **kw) -> SyntheticData:
-    """Data of a named size from :data:`PRESETS` (``1k``, ``10k2d``, ``13k``, ``60k``, ``1m``)."""
+    """Data of a named size from :data:`PRESETS` (``1k``, ``10k2d``, ``13k``, ``60k``, ``1m``,
+    ``linked65k``, ...); a linked preset's data carry its ``tables``."""
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
     spec = PRESETS[name]
-    return synthetic_data(spec["branching"], kw.pop("units", spec["units"]), seed=seed, **kw)
+    syn = synthetic_data(spec["branching"], kw.pop("units", spec["units"]), seed=seed, **kw)
+    if spec.get("tables"):
+        syn = replace(syn, tables=tuple(tuple(t) for t in spec["tables"]))
+    return syn
 
 
 def problem_from_data(
@@ -200,7 +266,13 @@ def problem_from_data(
     its upper protection level is ``p/100 x1 - (X - x1 - x2)`` and the lower level the
     same, capped at ``X`` (a priori bounds ``[0, inf)``). Costs are the cell values
     (``cost="value"``) or 1 (``"unity"``).
+
+    When ``syn.tables`` names several tables, the result is their linked problem: one
+    model (:func:`~tablesafe.structure.compile_tables`) in which a cell the tables share
+    appears once; each table is tabulated as above and its cells put in their places.
     """
+    if syn.tables and len(syn.tables) > 1:
+        return _linked_problem(syn, p=p, use_holdings=use_holdings, cost=cost)
     dims = [Dimension(name, h) for name, h in syn.hierarchies.items()]
     ts = TableStructure(tuple(dims))
     model = compile_tables(ts)
@@ -269,6 +341,48 @@ def problem_from_data(
         model=model,
         source="synthetic",
         notes={"rule": f"p({p:g})", "holdings": use_holdings},
+    )
+
+
+def _linked_model(syn: SyntheticData):
+    """The compiled model of ``syn``'s linked tables."""
+    return compile_tables(
+        [TableStructure(tuple(Dimension(d, syn.hierarchies[d]) for d in t)) for t in syn.table_list]
+    )
+
+
+def _linked_problem(syn: SyntheticData, *, p: float, use_holdings: bool, cost: str) -> Problem:
+    """The linked problem of ``syn.tables`` (see :func:`problem_from_data`)."""
+    model = _linked_model(syn)
+    n = model.size
+    value = np.zeros(n)
+    upl = np.zeros(n)
+    lpl = np.zeros(n)
+    count = np.zeros(n, dtype=np.int64)
+    status = np.full(n, EMPTY, dtype="<U1")
+    for table, cells in zip(syn.table_list, model.table_cells):
+        one = SyntheticData(syn.data, {d: syn.hierarchies[d] for d in table}, syn.response, syn.holding)
+        pr = problem_from_data(one, p=p, use_holdings=use_holdings, cost=cost)
+        # a shared cell gets the same values from every table (same records)
+        value[cells] = pr.value
+        upl[cells] = pr.upl
+        lpl[cells] = pr.lpl
+        count[cells] = pr.contributors
+        status[cells] = pr.status
+    costs = np.abs(value) if cost == "value" else np.ones(n)
+    return Problem.from_arrays(
+        value,
+        model.relations,
+        status=status,
+        names=model.cell_names(),
+        cost=costs,
+        upl=upl,
+        lpl=lpl,
+        codes=model.codes,
+        contributors=count,
+        model=model,
+        meta={"source": "synthetic", "rule": f"p({p:g})", "holdings": use_holdings,
+              "tables": [list(t) for t in syn.table_list]},
     )
 
 
