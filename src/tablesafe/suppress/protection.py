@@ -421,7 +421,6 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     """
     w = withheld.copy() | problem.sensitive
     cand = candidates(problem, bounds)
-    fixed_one = problem.sensitive
     first = np.flatnonzero(problem.sensitive) if targets is None else np.asarray(targets, dtype=np.int64)
     atts = _attack_all(problem, bounds, w, first)
     final = dict(atts)
@@ -433,40 +432,7 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
         rounds += 1
         if time.monotonic() > deadline and rounds > 1000:
             raise _unprotectable(problem, bad[0], "repair did not converge")
-        added = 0
-        for key in bad:
-            cs = cuts_for(problem, bounds, atts, [key], fixed_one)
-            if not cs:
-                raise _unprotectable(problem, key, "the attacker's LP gave no usable dual")
-            for cut in cs:
-                ok_idx = cand[cut.idx]
-                have = float(np.sum(cut.coef[w[cut.idx]]))
-                deficit = cut.rhs - have
-                if deficit <= 1e-9 * max(1.0, abs(cut.rhs)):
-                    continue
-                free = ok_idx & ~w[cut.idx]
-                if float(np.sum(cut.coef[free])) < deficit - 1e-9 * max(1.0, abs(cut.rhs)):
-                    raise _unprotectable(problem, key, "no admissible complement is left in its relations")
-                idx = cut.idx[free]
-                coef = cut.coef[free]
-                while deficit > 1e-9 * max(1.0, abs(cut.rhs)) and len(idx):
-                    ratio = problem.cost[idx] / np.minimum(coef, deficit)
-                    j = int(np.lexsort((idx, ratio))[0])
-                    w[idx[j]] = True
-                    deficit -= coef[j]
-                    added += 1
-                    idx = np.delete(idx, j)
-                    coef = np.delete(coef, j)
-        if added == 0:
-            # the duals promised protection the LP does not give (numerical): widen by neighbours
-            for key in bad:
-                nb = _neighbours(problem, key[0])
-                nb = nb[cand[nb] & ~w[nb]]
-                if len(nb):
-                    w[nb[np.argmin(problem.cost[nb])]] = True
-                    added += 1
-            if added == 0:
-                raise _unprotectable(problem, bad[0], "no admissible complement is left")
+        add_complements(problem, bounds, w, atts, bad, cand)
         again = np.unique([k[0] for k in bad])
         atts = _attack_all(problem, bounds, w, again)
         # the new attacks on these targets replace the old ones (an insider attack that
@@ -476,6 +442,52 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
         final.update(atts)
     # attacks of insiders that appeared later are included because the insiders are recomputed
     return w, final, rounds
+
+
+def add_complements(problem: Problem, bounds: Bounds, w: np.ndarray, atts: dict[Key, Attack],
+                    bad: list[Key], cand: np.ndarray) -> int:
+    """Withhold (in ``w``, in place) the cheapest cells per unit of protection until the
+    capacity inequality of every failed attack in ``bad`` holds; returns how many.
+
+    Raises :class:`~tablesafe.errors.AuditFailure` when a failed attack cannot be helped
+    by any admissible cell.
+    """
+    fixed_one = problem.sensitive
+    added = 0
+    for key in bad:
+        cs = cuts_for(problem, bounds, atts, [key], fixed_one)
+        if not cs:
+            raise _unprotectable(problem, key, "the attacker's LP gave no usable dual")
+        for cut in cs:
+            ok_idx = cand[cut.idx]
+            have = float(np.sum(cut.coef[w[cut.idx]]))
+            deficit = cut.rhs - have
+            if deficit <= 1e-9 * max(1.0, abs(cut.rhs)):
+                continue
+            free = ok_idx & ~w[cut.idx]
+            if float(np.sum(cut.coef[free])) < deficit - 1e-9 * max(1.0, abs(cut.rhs)):
+                raise _unprotectable(problem, key, "no admissible complement is left in its relations")
+            idx = cut.idx[free]
+            coef = cut.coef[free]
+            while deficit > 1e-9 * max(1.0, abs(cut.rhs)) and len(idx):
+                ratio = problem.cost[idx] / np.minimum(coef, deficit)
+                j = int(np.lexsort((idx, ratio))[0])
+                w[idx[j]] = True
+                deficit -= coef[j]
+                added += 1
+                idx = np.delete(idx, j)
+                coef = np.delete(coef, j)
+    if added == 0:
+        # the duals promised protection the LP does not give (numerical): widen by neighbours
+        for key in bad:
+            nb = _neighbours(problem, key[0])
+            nb = nb[cand[nb] & ~w[nb]]
+            if len(nb):
+                w[nb[np.argmin(problem.cost[nb])]] = True
+                added += 1
+        if added == 0:
+            raise _unprotectable(problem, bad[0], "no admissible complement is left")
+    return added
 
 
 def _attack_all(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.ndarray) -> dict[Key, Attack]:

@@ -1,0 +1,83 @@
+"""Repair of a large pattern guided by the audit instead of one attacker LP per target.
+
+The plain repair (:func:`tablesafe.suppress.protection.repair`) solves every target's
+attacker LP to find the ones that fail; on a three-way table of 13,000 cells with blocks
+of thousands of withheld cells those LPs alone run for many minutes. The audit
+(:func:`tablesafe.audit.audit`) answers the same question in bulk: implied bounds, batch
+LPs that push many targets to their goals at once, and insiders decided together. Here
+the audit names the failing (target, direction, insider) attacks, and only those get an
+attacker LP of their own, for the dual that says which cells to withhold
+(:func:`~tablesafe.suppress.protection.add_complements`). The loop ends when the audit
+passes, which is then also the pattern's proof.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from tablesafe.errors import AuditFailure
+from tablesafe.problem import Problem
+from tablesafe.suppress.attacker import DOWN, UP, Bounds
+from tablesafe.suppress.protection import Key, add_complements, candidates, failing, run_attacks
+
+_DIRECTIONS = {"upper": (UP,), "lower": (DOWN,), "exact": (UP, DOWN), "sliding": (UP, DOWN)}
+
+
+def audit_failures(problem: Problem, withheld: np.ndarray, bounds: Bounds) -> list[Key]:
+    """The failing attacks the audit finds on ``withheld``, as (target, direction, insider)."""
+    from tablesafe.audit import audit
+
+    res = audit(problem, withheld, insider=bool(bounds.singleton.any()))
+    keys: set[Key] = set()
+    sens = problem.sensitive
+    for k in np.flatnonzero(sens & (res.verdict != "protected")).tolist():
+        for d in _DIRECTIONS.get(str(res.verdict[k]), (UP, DOWN)):
+            if (bounds.req_up[k] if d == UP else bounds.req_dn[k]) > 0 or bounds.req_sl[k] > 0:
+                keys.add((k, d, -1))
+    found = getattr(res, "insider_findings", None)
+    if isinstance(found, pd.DataFrame) and len(found):
+        index = pd.Index(problem.names.astype(str))
+        tgt = index.get_indexer(found["target"].astype(str))
+        # the attacker is named by its cell ("sole contributor of <cell>")
+        cells = found["attacker"].astype(str).str.replace(r"^sole contributor of ", "", regex=True)
+        att = index.get_indexer(cells)
+        for k, s, v in zip(tgt.tolist(), att.tolist(), found["verdict"].astype(str)):
+            if k < 0 or s < 0:
+                continue
+            for d in _DIRECTIONS.get(v, (UP, DOWN)):
+                keys.add((k, d, s))
+    return sorted(keys)
+
+
+def audit_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *,
+                 max_rounds: int = 50, log=None) -> tuple[np.ndarray, int]:
+    """Withhold more cells until the audit passes; returns (pattern, rounds).
+
+    ``problem`` must hold its relations as they are for the true values (the audit's
+    model). Each round: the audit's failing attacks, an attacker LP for each (with its
+    dual), the cheapest complements that satisfy their capacity inequalities.
+    """
+    w = withheld.copy() | problem.sensitive
+    cand = candidates(problem, bounds)
+    say = log or (lambda *_: None)
+    for rounds in range(max_rounds + 1):
+        t0 = time.monotonic()
+        keys = audit_failures(problem, w, bounds)
+        if not keys:
+            return w, rounds
+        atts = run_attacks(problem, bounds, w.astype(float), keys, split_insiders=False, sparse=False)
+        bad = failing(bounds, atts)
+        say(f"audit repair round {rounds + 1}: {len(keys)} failing attack(s) "
+            f"({time.monotonic() - t0:.0f} s)")
+        if not bad:
+            # the audit and the attacker LP disagree at the tolerance: widen by the
+            # attacks' own cut anyway (their levels are met only just)
+            bad = keys
+            for key in keys:
+                atts[key].reached = min(atts[key].reached, atts[key].required * (1 - 1e-6))
+        add_complements(problem, bounds, w, atts, bad, cand)
+    raise AuditFailure(f"the repair guided by the audit did not converge in {max_rounds} rounds; "
+                       "the pattern is not published")
