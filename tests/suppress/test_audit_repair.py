@@ -3,7 +3,6 @@ check pass, from the primaries alone and from a pattern with some complements.""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from _suppress_gen import independent_audit, table_problem
 
@@ -26,3 +25,19 @@ def test_audit_repair_protects_every_cell(seed, shape, units, singleton):
     assert not independent_audit(p, w, singleton=False)
     assert w[p.sensitive].all()
     assert not audit_failures(p, w, b)
+
+
+def test_modular_on_a_large_three_way_table_is_repaired_by_the_audit(monkeypatch):
+    """Above the attacker-LP repair's size, modular's pattern of a three-way table is
+    repaired guided by the audit (here the size limit is lowered to reach that path)."""
+    import tablesafe.suppress.dispatch as dispatch
+    from tablesafe.suppress import suppress
+
+    p = table_problem(12, [[2, 2], [2], [3]], units=120)
+    assert len(p.model.dims) == 3
+    monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 10)
+    pat = suppress(p, "modular", time_limit=60)
+    assert pat.stats["repair"] == "audit-guided"
+    assert pat.stats["audit"] == "lp"
+    assert not independent_audit(p, pat.withheld, singleton=False)
+    assert audit(p, pat.withheld, insider=True).ok

@@ -21,7 +21,14 @@ import pandas as pd
 from tablesafe.errors import AuditFailure
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import DOWN, UP, Bounds
-from tablesafe.suppress.protection import Key, add_complements, candidates, failing, run_attacks
+from tablesafe.suppress.protection import (
+    Key,
+    _neighbours,
+    add_complements,
+    candidates,
+    failing,
+    run_attacks,
+)
 
 _DIRECTIONS = {"upper": (UP,), "lower": (DOWN,), "exact": (UP, DOWN), "sliding": (UP, DOWN)}
 
@@ -66,18 +73,34 @@ def audit_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *,
     for rounds in range(max_rounds + 1):
         t0 = time.monotonic()
         keys = audit_failures(problem, w, bounds)
+        say(f"audit repair round {rounds + 1}: the audit names {len(keys)} failing attack(s) "
+            f"({time.monotonic() - t0:.0f} s)")
         if not keys:
             return w, rounds
-        atts = run_attacks(problem, bounds, w.astype(float), keys, split_insiders=False, sparse=False)
-        bad = failing(bounds, atts)
-        say(f"audit repair round {rounds + 1}: {len(keys)} failing attack(s) "
-            f"({time.monotonic() - t0:.0f} s)")
-        if not bad:
-            # the audit and the attacker LP disagree at the tolerance: widen by the
-            # attacks' own cut anyway (their levels are met only just)
-            bad = keys
-            for key in keys:
-                atts[key].reached = min(atts[key].reached, atts[key].required * (1 - 1e-6))
-        add_complements(problem, bounds, w, atts, bad, cand)
+        # withholding more cells only widens the attacker's intervals, so the attacks the
+        # audit named are repaired on their own (attacker LP, complements, again) and the
+        # next audit only confirms
+        for inner in range(max_rounds):
+            atts = run_attacks(problem, bounds, w.astype(float), keys, split_insiders=False, sparse=False)
+            bad = failing(bounds, atts)
+            if not bad:
+                if inner == 0:
+                    # the audit and the attacker LP disagree within their tolerances: one
+                    # more complement next to each such target settles it
+                    _widen(problem, w, cand, keys)
+                break
+            add_complements(problem, bounds, w, atts, bad, cand)
+            keys = bad
+        else:
+            break
     raise AuditFailure(f"the repair guided by the audit did not converge in {max_rounds} rounds; "
                        "the pattern is not published")
+
+
+def _widen(problem: Problem, w: np.ndarray, cand: np.ndarray, keys: list[Key]) -> None:
+    """Withhold the cheapest admissible neighbour of each target in ``keys``."""
+    for k in sorted({key[0] for key in keys}):
+        nb = _neighbours(problem, k)
+        nb = nb[cand[nb] & ~w[nb]]
+        if len(nb):
+            w[nb[np.argmin(problem.cost[nb])]] = True

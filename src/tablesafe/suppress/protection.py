@@ -10,10 +10,9 @@ widens the attacker's intervals, so repair re-checks just the cells that failed.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from tablesafe.errors import AuditFailure
@@ -563,39 +562,3 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
         else:
             w[r] = True
     return w, atts, removed
-
-
-def certificates_frame(problem: Problem, bounds: Bounds, atts: dict[Key, Attack]) -> pd.DataFrame:
-    """Certificates (target, direction, cell, value) from outsider attacks.
-
-    Each attacker solution is scaled to move the target by exactly its level (the scaled
-    table stays feasible: the deviation bounds contain zero).
-    """
-    rows_t, rows_d, rows_c, rows_v = [], [], [], []
-    for (k, d, s), a in sorted(atts.items()):
-        if s >= 0 or a.required <= 0 or len(a.cells) == 0:
-            continue
-        scale = 1.0
-        moved = abs(float(a.dev[a.cells == k].sum()))
-        if moved > a.required:
-            scale = a.required / moved
-        dev = a.dev * scale
-        keep = np.abs(dev) > 0
-        vals = problem.value[a.cells[keep]] + dev[keep]
-        rows_t += [problem.names[k]] * int(keep.sum())
-        rows_d += ["up" if d == UP else "down"] * int(keep.sum())
-        rows_c += list(problem.names[a.cells[keep]])
-        rows_v += list(vals)
-    return pd.DataFrame({"target": rows_t, "direction": rows_d, "cell": rows_c, "value": np.asarray(rows_v, float)})
-
-
-@dataclass
-class CheckSummary:
-    """Outcome of checking a pattern."""
-
-    failures: list[Key] = field(default_factory=list)
-    attacks: dict[Key, Attack] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return not self.failures
