@@ -25,25 +25,36 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tablesafe.suppress.fast_ranges import CellRanges
+from tablesafe.suppress.local import (
+    Certificates,
+    LocalSearch,
+    Part,
+    Query,
+    both_ways,
+    target_first,
+    unit_deviation,
+)
 
-@dataclass
-class Certificates:
-    """Certificates as flat arrays, one row per (target, direction, insider, cell).
+__all__ = ["Certificates", "CleanupResult", "release_complements"]
 
-    ``insider`` indexes ``held`` (the single-respondent cells the certificate keeps
-    fixed) or is -1 for the outsider's certificate.
-    """
-
-    target: np.ndarray
-    direction: np.ndarray
-    cell: np.ndarray
-    dev: np.ndarray
-    insider: np.ndarray
+_WIDE_CELLS = 1_000
+_MAX_AREA = 2_000
 
 
 @dataclass
 class CleanupResult:
-    """What the second pass changed."""
+    """What the second pass changed.
+
+    Attributes:
+        withheld: the reduced pattern.
+        certs: its certificates.
+        released: complements published.
+        swapped: of those, complements replaced by cheaper new ones.
+        tried: complements tried.
+        lp_solves: local LPs solved.
+        budget_hit: the LP budget (or the deadline) ended the pass early.
+    """
 
     withheld: np.ndarray
     certs: Certificates
@@ -54,21 +65,45 @@ class CleanupResult:
     budget_hit: bool
 
 
+@dataclass
+class _Group:
+    """The certificate parts of one target and insider (both directions come from one
+    symmetric solve)."""
+
+    target: int
+    insider: int
+    parts: list[Part]
+
+    def cells(self) -> np.ndarray:
+        """Every cell the group moves (sorted)."""
+        return _cells_of(self.parts)
+
+    def moves(self, c: int) -> bool:
+        """Whether some part moves cell ``c``."""
+        return any((p[1] == c).any() for p in self.parts)
+
+
+@dataclass(frozen=True)
+class _Context:
+    """The fixed inputs of a second pass."""
+
+    search: LocalSearch
+    ranges: CellRanges
+    single: np.ndarray
+    held: list[np.ndarray]
+    tol: float
+    swap: bool
+
+
 def release_complements(
-    search,
+    search: LocalSearch,
     withheld: np.ndarray,
     certs: Certificates,
     held: list[np.ndarray],
     *,
-    candidates: np.ndarray,
-    cost: np.ndarray,
-    upl: np.ndarray,
-    lpl: np.ndarray,
-    cap: np.ndarray,
-    weight: np.ndarray,
-    free: np.ndarray,
+    ranges: CellRanges,
     single: np.ndarray,
-    occupied: np.ndarray | None,
+    candidates: np.ndarray,
     max_lps: int,
     tol: float = 1e-7,
     swap: bool = True,
@@ -78,16 +113,16 @@ def release_complements(
     without them among the other withheld cells.
 
     Args:
-        search: the first pass's local-LP searcher (:class:`tablesafe.suppress.fast._Search`).
+        search: the local search (its solver's count measures the budget).
         withheld: the first pass's pattern (not modified).
         certs: its certificates.
         held: per insider index, the cells that certificate keeps at their values.
+        ranges: the protection amounts, ranges, costs (the order of the attempts) and
+            weights of the first pass.
+        single: single-respondent cells that replacements must not newly move.
         candidates: mask of cells that may be released (the complements).
-        cost: cost of withholding each cell (the order of the attempts).
-        upl, lpl: the protection amounts; cap: symmetric movement range per cell.
-        weight: per-cell weight of the local LPs; free: cells that may move at all.
-        single: single-respondent cells; occupied: cells with contributors (overlap).
         max_lps: most local LPs to spend.
+        tol: relative deviation below which a cell is considered not to move.
         swap: let the replacements also use cells not yet withheld when those cost less,
             together, than the cell released (otherwise only withheld cells).
         deadline: ``time.perf_counter()`` value at which to stop (``budget_hit``).
@@ -96,146 +131,174 @@ def release_complements(
         The reduced pattern and its certificates (a :class:`CleanupResult`).
     """
     withheld = withheld.copy()
-    # one group per (target, insider): both directions come from one symmetric solve
+    groups = _groups(certs)
+    if not groups:
+        return CleanupResult(withheld, certs, 0, 0, 0, 0, False)
+    # which groups move each candidate cell
+    uses: dict[int, list[int]] = {}
+    for g, group in enumerate(groups):
+        for c in group.cells().tolist():
+            if candidates[c]:
+                uses.setdefault(c, []).append(g)
+    ctx = _Context(search, ranges, single, held, tol, swap)
+    cost = ranges.cost
+    cand = np.flatnonzero(candidates & withheld)
+    cand = cand[np.lexsort((cand, -cost[cand]))]  # most expensive first
+    lps0 = search.lp_solves
+    released = tried = swapped = 0
+    budget_hit = False
+    for c in cand.tolist():
+        if search.lp_solves - lps0 >= max_lps or (deadline is not None and time.perf_counter() > deadline):
+            budget_hit = True
+            break
+        tried += 1
+        new = _release(ctx, groups, [g for g in uses.get(c, ()) if groups[g].moves(c)], c, withheld)
+        if new is None:
+            continue
+        released += 1
+        swapped += bool(new[1] > 0)
+        for g, repl in new[0]:
+            groups[g].parts = repl
+            for cc in _cells_of(repl).tolist():
+                if candidates[cc] and cc != c:
+                    lst = uses.setdefault(cc, [])
+                    if not lst or lst[-1] != g:
+                        lst.append(g)
+    out = _flatten(groups)
+    return CleanupResult(withheld, out, released, swapped, tried, search.lp_solves - lps0, budget_hit)
+
+
+def _release(
+    ctx: _Context, groups: list[_Group], gids: list[int], c: int, withheld: np.ndarray,
+) -> tuple[list[tuple[int, list[Part]]], float] | None:
+    """Try to publish ``c``: replacements for the groups ``gids`` that move it.
+
+    On success ``withheld`` is updated (``c`` published, the replacements' new cells
+    withheld) and ``(replacements per group, cost of the new cells)`` returned; on
+    failure ``withheld`` is left as it was and ``None`` returned.
+    """
+    cost = ctx.ranges.cost
+    new: list[tuple[int, list[Part]]] = []
+    added: list[np.ndarray] = []  # cells newly withheld for the replacements
+    spent = 0.0
+    for g in gids:
+        repl = _replace(ctx, groups[g], c, withheld)
+        if repl is None:
+            break
+        cells = _cells_of(repl)
+        fresh = cells[~withheld[cells]]
+        spent += float(cost[fresh].sum())
+        if spent >= cost[c] * (1 - 1e-9) and len(fresh):
+            break  # a swap must be cheaper than the cell it releases
+        withheld[fresh] = True
+        added.append(fresh)
+        new.append((g, repl))
+    else:
+        withheld[c] = False
+        return new, spent
+    for fresh in added:  # the release failed: undo the tentative additions
+        withheld[fresh] = False
+    return None
+
+
+def _cells_of(parts: list[Part]) -> np.ndarray:
+    """Every cell the parts move (sorted)."""
+    return np.unique(np.concatenate([p[1] for p in parts]))
+
+
+def _groups(certs: Certificates) -> list[_Group]:
+    """The certificates grouped by (target, insider), each group's parts by direction."""
     order = np.lexsort((certs.cell, certs.direction, certs.insider, certs.target))
     t_all, k_all = certs.target[order], certs.direction[order]
     c_all, d_all, i_all = certs.cell[order], certs.dev[order], certs.insider[order]
     if len(t_all) == 0:
-        return CleanupResult(withheld, certs, 0, 0, 0, 0, False)
+        return []
     brk = np.flatnonzero((np.diff(t_all) != 0) | (np.diff(i_all) != 0)) + 1
     starts = np.concatenate(([0], brk))
     ends = np.concatenate((brk, [len(t_all)]))
-    groups: list[list] = []  # [target, insider, [(direction, cells, dev), ...]]
+    groups = []
     for a, b in zip(starts.tolist(), ends.tolist()):
-        parts = []
+        parts: list[Part] = []
         kk = k_all[a:b]
         for k in np.unique(kk).tolist():
             sel = slice(a, b) if (kk == k).all() else np.flatnonzero(kk == k) + a
             parts.append((k, c_all[sel], d_all[sel]))
-        groups.append([int(t_all[a]), int(i_all[a]), parts])
-    # which groups move each candidate cell
-    uses: dict[int, list[int]] = {}
-    for g, (_, _, parts) in enumerate(groups):
-        for c in np.unique(np.concatenate([p[1] for p in parts])).tolist():
-            if candidates[c]:
-                uses.setdefault(c, []).append(g)
+        groups.append(_Group(int(t_all[a]), int(i_all[a]), parts))
+    return groups
 
-    cand = np.flatnonzero(candidates & withheld)
-    cand = cand[np.lexsort((cand, -cost[cand]))]  # most expensive first
-    lps0 = search.lp.solves
-    released = tried = swapped = 0
-    budget_hit = False
-    search.cap_down = None
-    for c in cand.tolist():
-        if search.lp.solves - lps0 >= max_lps or (deadline is not None and time.perf_counter() > deadline):
-            budget_hit = True
-            break
-        gids = [g for g in uses.get(c, ()) if _moves(groups[g], c)]
-        tried += 1
-        new = []
-        added: list[np.ndarray] = []  # cells newly withheld for the replacements
-        spent = 0.0
-        for g in gids:
-            t, ins, parts = groups[g]
-            repl = _replace(search, t, ins, parts, c, withheld, held, upl, lpl, cap, weight, free, single,
-                            occupied, tol, swap)
-            if repl is None:
-                break
-            cells = np.unique(np.concatenate([p[1] for p in repl]))
-            fresh = cells[~withheld[cells]]
-            spent += float(cost[fresh].sum())
-            if spent >= cost[c] * (1 - 1e-9) and len(fresh):
-                break  # a swap must be cheaper than the cell it releases
-            withheld[fresh] = True
-            added.append(fresh)
-            new.append((g, repl))
-        else:
-            withheld[c] = False
-            released += 1
-            swapped += bool(spent > 0)
-            for g, repl in new:
-                groups[g][2] = repl
-                for cc in np.unique(np.concatenate([p[1] for p in repl])).tolist():
-                    if candidates[cc] and cc != c:
-                        lst = uses.setdefault(cc, [])
-                        if not lst or lst[-1] != g:
-                            lst.append(g)
-            continue
-        for fresh in added:  # the release failed: undo the tentative additions
-            withheld[fresh] = False
+
+def _flatten(groups: list[_Group]) -> Certificates:
+    """The groups' certificates as flat arrays."""
     rows_t, rows_k, rows_c, rows_d, rows_i = [], [], [], [], []
-    for t, ins, parts in groups:
-        for k, cells, dev in parts:
-            rows_t.append(np.full(len(cells), t, dtype=np.int64))
+    for group in groups:
+        for k, cells, dev in group.parts:
+            rows_t.append(np.full(len(cells), group.target, dtype=np.int64))
             rows_k.append(np.full(len(cells), k, dtype=np.int8))
             rows_c.append(cells.astype(np.int64))
             rows_d.append(dev)
-            rows_i.append(np.full(len(cells), ins, dtype=np.int64))
-    out = Certificates(np.concatenate(rows_t), np.concatenate(rows_k), np.concatenate(rows_c),
-                       np.concatenate(rows_d), np.concatenate(rows_i))
-    return CleanupResult(withheld, out, released, swapped, tried, search.lp.solves - lps0, budget_hit)
+            rows_i.append(np.full(len(cells), group.insider, dtype=np.int64))
+    return Certificates(np.concatenate(rows_t), np.concatenate(rows_k), np.concatenate(rows_c),
+                        np.concatenate(rows_d), np.concatenate(rows_i))
 
 
-_WIDE_CELLS = 1_000
-_MAX_AREA = 2_000
+def _areas(ctx: _Context, t: int, c: int, old: np.ndarray, withheld: np.ndarray) -> list[np.ndarray] | None:
+    """Where to search again for ``t`` without ``c``: the first box (with a table
+    structure), else the cells near the target or the old certificate (``None``: too
+    many cells to search)."""
+    search = ctx.search
+    if search.geometry is not None:
+        return [search.box(t, lv) for lv in search.levels(t)]
+    # no table structure: a few relation hops around the target on small blocks,
+    # else the old certificate's cells and every cell sharing a relation with one of
+    # them (measured on Castro's HIER13: four hops around the target cost 63 s and
+    # released nothing)
+    free = search.space.free
+    mask = free.copy() if ctx.swap else withheld & free
+    mask[c] = False
+    wide = search.neighbourhood(t, search.options.inner_hops, mask)
+    areas = [wide if len(wide) <= _WIDE_CELLS else search.space.relations.around(old, mask)]
+    if len(areas[0]) > _MAX_AREA:
+        return None  # too large to search again (measured on HIER16: 2 s per LP)
+    return areas
 
 
-def _around(search, cells: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """``cells`` and the ``mask`` cells that share a relation with one of them."""
-    from tablesafe.suppress.fast import _gather
-
-    rows = np.unique(search.t_ind[_gather(search.t_ptr, cells)])
-    near = search.a_ind[_gather(search.a_ptr, rows)]
-    return np.unique(np.concatenate((cells, near[mask[near]])))
-
-
-def _moves(group: list, c: int) -> bool:
-    return any((p[1] == c).any() for p in group[2])
-
-
-def _replace(search, t, ins, parts, c, withheld, held, upl, lpl, cap, weight, free, single, occupied, tol,
-             swap):
-    """New certificates for ``t`` (same insider) without ``c``, or None: among withheld
-    cells, or (``swap``) among all movable cells with withheld ones almost free."""
-    old = np.unique(np.concatenate([p[1] for p in parts]))
-    amount = max(upl[t], lpl[t])
-    if search.geo is not None:
-        areas = [search._box(t, lv) for lv in search._levels(t)]
-    else:
-        # no table structure: a few relation hops around the target on small blocks,
-        # else the old certificate's cells and every cell sharing a relation with one of
-        # them (measured on Castro's HIER13: four hops around the target cost 63 s and
-        # released nothing)
-        mask = free.copy() if swap else withheld & free
-        mask[c] = False
-        wide = search._neighbourhood(t, search.opts.inner_hops, mask)
-        areas = [wide if len(wide) <= _WIDE_CELLS else _around(search, old, mask)]
-        if len(areas[0]) > _MAX_AREA:
-            return None  # too large to search again (measured on HIER16: 2 s per LP)
+def _replace(ctx: _Context, group: _Group, c: int, withheld: np.ndarray) -> list[Part] | None:
+    """New certificates for the group's target (same insider) without ``c``, or None:
+    among withheld cells, or (``swap``) among all movable cells with withheld ones
+    almost free."""
+    search, r, t = ctx.search, ctx.ranges, group.target
+    free = search.space.free
+    old = group.cells()
+    amount = max(r.upl[t], r.lpl[t])
+    areas = _areas(ctx, t, c, old, withheld)
+    if areas is None:
+        return None
     for box in areas:
-        ok = (free[box] if swap else withheld[box] & free[box]) & (box != c)
+        ok = (free[box] if ctx.swap else withheld[box] & free[box]) & (box != c)
         ok |= box == t
-        cells = box[ok]
-        sing = single[cells] & (cells != t)
-        if sing.any():
-            # singletons not overlapping t may move only if the old certificate moved them
-            s_cells = cells[sing]
-            allowed = np.isin(s_cells, old)
-            if occupied is not None and search.geo is not None and not allowed.all():
-                allowed |= search.geo.overlaps(s_cells, t, occupied)
-            keep = np.ones(len(cells), dtype=bool)
-            keep[np.flatnonzero(sing)[~allowed]] = False
-            cells = cells[keep]
-        if ins >= 0:
-            cells = cells[~np.isin(cells, held[ins])]
-        cells = search._order(t, cells)
-        d = search._solve(t, cells, amount, cap, weight, withheld)
+        cells = _singletons_allowed(ctx, t, box[ok], old)
+        if group.insider >= 0:
+            cells = cells[~np.isin(cells, ctx.held[group.insider])]
+        cells = target_first(t, cells)
+        d = search.solve(Query(t, amount, r.cap, r.cap, r.weight, withheld), cells)
         if d is None:
             continue
-        keep = np.abs(d) > tol * amount
-        cells, d = cells[keep], d[keep] / amount
-        out = []
-        for k, _, _ in parts:
-            out.append((k, cells, d * upl[t] if k == 0 else -d * lpl[t]))
-        return out
+        cells, unit = unit_deviation(cells, d, amount, ctx.tol)
+        return both_ways(cells, unit, r.upl[t], r.lpl[t], [k for k, _, _ in group.parts])
     return None
+
+
+def _singletons_allowed(ctx: _Context, t: int, cells: np.ndarray, old: np.ndarray) -> np.ndarray:
+    """``cells`` without the single-respondent cells (other than ``t``) the old
+    certificate did not move, unless they overlap ``t``."""
+    sing = ctx.single[cells] & (cells != t)
+    if not sing.any():
+        return cells
+    s_cells = cells[sing]
+    allowed = np.isin(s_cells, old)
+    geo = ctx.search.geometry
+    if geo is not None and not allowed.all():
+        allowed |= geo.overlaps(s_cells, t, ctx.search.space.occupied)
+    keep = np.ones(len(cells), dtype=bool)
+    keep[np.flatnonzero(sing)[~allowed]] = False
+    return cells[keep]

@@ -1,0 +1,302 @@
+"""The first pass of ``fast``: a certificate for every target, one target after the other.
+
+Targets are taken largest protection need first. Each gets the cheapest certificate a
+local search finds (:class:`tablesafe.suppress.local.LocalSearch`); its cells are
+withheld at once, so later targets lean on them. A symmetric certificate's direction
+also protects, scaled, every later target it moves far enough (``share``). With
+``insiders``, a certificate that moves a single respondent's cell (other than one that
+overlaps the target) gets a further certificate that keeps that cell fixed.
+
+All a pass needs is in a :class:`FirstPassJob` (picklable), so groups of targets can be
+protected in worker processes (:mod:`tablesafe.suppress.fast_workers`), each returning
+a :class:`FirstPassResult`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from tablesafe.errors import SolverTimeLimit
+from tablesafe.progress import Progress
+from tablesafe.suppress.fast_options import FastOptions
+from tablesafe.suppress.fast_ranges import CellRanges
+from tablesafe.suppress.local import (
+    CertificateLog,
+    Certificates,
+    LocalSearch,
+    Part,
+    Query,
+    SearchSpace,
+    both_ways,
+    unit_deviation,
+)
+
+__all__ = ["FirstPass", "FirstPassJob", "FirstPassResult", "run_group"]
+
+Direction = tuple[np.ndarray, np.ndarray]
+"""``(cells, unit deviation)`` of a symmetric certificate (the target moving by +1)."""
+
+
+@dataclass(frozen=True)
+class FirstPassJob:
+    """Everything protecting a group of targets needs (picklable: worker processes
+    receive it instead of sharing the parent's state).
+
+    Attributes:
+        space: the local search's fixed data.
+        ranges: protection amounts, movement ranges and weights per cell.
+        withheld: the pattern to start from (the sensitive cells and an initial pattern).
+        names: cell names (for the insider certificates' labels).
+        options: the run's options (size-dependent defaults settled).
+        insiders: also find certificates that keep single respondents' cells fixed.
+        n_targets: targets of the whole run (for the log line).
+        start: ``time.perf_counter()`` at the start of the run.
+        give_up_after: seconds after ``start`` at which to raise :class:`SolverTimeLimit`.
+    """
+
+    space: SearchSpace
+    ranges: CellRanges
+    withheld: np.ndarray
+    names: np.ndarray
+    options: FastOptions
+    insiders: bool
+    n_targets: int
+    start: float
+    give_up_after: float | None
+
+
+@dataclass
+class FirstPassResult:
+    """What a first pass (or a worker's share of it) found.
+
+    Attributes:
+        withheld: the pattern (the job's and every cell a certificate moves).
+        certs: the certificates (``insider`` indexes ``labels`` and ``held``).
+        labels: per insider certificate, the names of the cells it keeps fixed.
+        held: per insider certificate, those cells.
+        found_by: how many certificates each kind of neighbourhood gave.
+        searched: targets that got a certificate by a local search.
+        shared: targets protected by an earlier certificate's direction.
+        singleton_used: certificates that move single respondents' cells.
+        insider_pairs: (target, single respondent) pairs that needed an insider certificate.
+        unprotectable: targets without any certificate.
+        insider_open: (target, single respondent) pairs without an insider certificate.
+        lp_solves: local LPs solved.
+    """
+
+    withheld: np.ndarray
+    certs: Certificates
+    labels: list[str]
+    held: list[np.ndarray]
+    found_by: dict[str, int]
+    searched: int
+    shared: int
+    singleton_used: int
+    insider_pairs: int
+    unprotectable: list[int]
+    insider_open: list[tuple[int, int]]
+    lp_solves: int
+
+
+def run_group(job: FirstPassJob, group: np.ndarray) -> FirstPassResult:
+    """Protect the targets of ``group`` with a solver of this process's own (the entry
+    point of a worker process)."""
+    first = FirstPass(job, LocalSearch(job.space))
+    first.run(group)
+    return first.result()
+
+
+class FirstPass:
+    """The state of a first pass: the pattern, the certificates and the counters.
+
+    Args:
+        job: the pass's data.
+        search: the local search to use (its solver's count is the pass's LP count).
+        progress: a progress display to update after each target.
+    """
+
+    def __init__(self, job: FirstPassJob, search: LocalSearch, progress: Progress | None = None) -> None:
+        self.job = job
+        self.search = search
+        self.progress = progress
+        self.withheld = job.withheld.copy()
+        self.log = CertificateLog()
+        self.found_by: Counter[str] = Counter()
+        self.open = np.zeros(len(job.withheld), dtype=bool)  # targets still to protect
+        self.searched = 0
+        self.shared = 0
+        self.singleton_used = 0
+        self.insider_pairs = 0
+        self.unprotectable: list[int] = []
+        self.insider_open: list[tuple[int, int]] = []
+
+    def run(self, group: np.ndarray) -> None:
+        """Protect the targets of ``group`` in order.
+
+        Raises:
+            SolverTimeLimit: the job's ``give_up_after`` passed.
+        """
+        job, opts = self.job, self.job.options
+        self.open[group] = True
+        for t in group.tolist():
+            if not self.open[t]:
+                continue  # protected by the direction of an earlier certificate
+            if job.give_up_after is not None and time.perf_counter() - job.start > job.give_up_after:
+                raise SolverTimeLimit(
+                    f"fast: {self.searched} of {len(group)} sensitive cells had certificates after "
+                    f"{job.give_up_after:.0f} s; giving up as asked"
+                )
+            self.open[t] = False
+            found, direction = self.protect(t)
+            if not found:
+                self.unprotectable.append(t)
+                continue
+            self._record(t, found, -1)
+            moved = np.unique(np.concatenate([c for _, c, _ in found]))
+            leaning = self.leaning_on(t, moved)
+            if len(leaning):
+                self.singleton_used += 1
+            if job.insiders and len(leaning):
+                self._insider_certificates(t, leaning)
+            if direction is not None and opts.share:
+                self._share(t, direction)
+            if self.progress is not None:
+                self.progress.update(self.searched)
+            self.searched += 1
+            if opts.log_every and self.searched % opts.log_every == 0:
+                print(
+                    f"fast: {self.searched} searched, {self.shared} shared of {job.n_targets} targets, "
+                    f"{time.perf_counter() - job.start:.0f} s, {int(self.withheld.sum())} withheld",
+                    file=sys.stderr, flush=True,
+                )
+
+    def result(self) -> FirstPassResult:
+        """What this pass found so far."""
+        return FirstPassResult(
+            withheld=self.withheld, certs=self.log.flat(), labels=self.log.labels, held=self.log.held,
+            found_by=dict(self.found_by), searched=self.searched, shared=self.shared,
+            singleton_used=self.singleton_used, insider_pairs=self.insider_pairs,
+            unprotectable=self.unprotectable, insider_open=self.insider_open,
+            lp_solves=self.search.lp_solves,
+        )
+
+    def protect(
+        self, t: int, movable: np.ndarray | None = None, *, strict: bool = True, local: bool | int = False,
+    ) -> tuple[list[Part] | None, Direction | None]:
+        """``(certificates, direction)`` for ``t`` moving only ``movable`` cells (``None``:
+        every free cell); ``strict`` and ``local`` as in :meth:`LocalSearch.certify`.
+
+        ``certificates`` lists the parts (``None`` if there is none); ``direction`` is the
+        unit deviation when one symmetric deviation serves both ways (``None`` otherwise).
+        """
+        r, tol = self.job.ranges, self.job.options.tol
+        amount = max(r.upl[t], r.lpl[t])
+        query = Query(t, amount, r.cap, r.cap, r.weight, self.withheld)
+        d, cells, how = self.search.certify(query, movable, strict=strict, local=local)
+        if d is not None:
+            cells, unit = unit_deviation(cells, d, amount, tol)
+            self.found_by[how] += 1
+            return both_ways(cells, unit, r.upl[t], r.lpl[t], self._directions(t)), (cells, unit)
+        # the symmetric box is too tight: each direction on its own, within the
+        # a priori bounds (a downward move is an upward move with bounds swapped)
+        found: list[Part] = []
+        for direction, amt, cu, cdn, sign in (
+            (0, r.upl[t], r.room_up, r.room_down, 1.0),
+            (1, r.lpl[t], r.room_down, r.room_up, -1.0),
+        ):
+            if amt <= 0:
+                continue
+            query = Query(t, amt, cu, cdn, r.weight, self.withheld)
+            d, cells, how = self.search.certify(query, movable, strict=strict, local=local)
+            if d is None:
+                return None, None
+            keep = np.abs(d) > tol * amt
+            found.append((direction, cells[keep], sign * d[keep]))
+            self.found_by["one-way " + how] += 1
+        return found, None
+
+    def leaning_on(self, t: int, moved: np.ndarray) -> np.ndarray:
+        """Single-respondent cells a certificate of ``t`` moves whose respondent is not
+        one of ``t``'s own contributors.
+
+        A single respondent knows its cell's value, so a certificate that moves the cell
+        proves nothing to it. The respondent of a cell that overlaps the target (a
+        non-empty common part) is one of the target's contributors, whom the rule's
+        protection level already allows for (the second contributor knows its own value).
+        """
+        lean = moved[self.job.ranges.single[moved] & (moved != t)]
+        geo = self.search.geometry
+        if len(lean) and geo is not None:
+            lean = lean[~geo.overlaps(lean, t, self.job.space.occupied)]
+        return lean
+
+    def _directions(self, t: int) -> list[int]:
+        """The directions ``t`` must move in (0 up, 1 down)."""
+        r = self.job.ranges
+        return [k for k, amt in ((0, r.upl[t]), (1, r.lpl[t])) if amt > 0]
+
+    def _record(self, t: int, parts: list[Part], insider: int) -> None:
+        """Withhold every cell the certificate moves and log it."""
+        for _, cells, _ in parts:
+            self.withheld[cells] = True
+        self.log.add(t, parts, insider)
+
+    def _insider_certificates(self, t: int, leaning: np.ndarray) -> None:
+        """Certificates of ``t`` that keep the single respondents' cells ``leaning`` fixed.
+
+        One certificate that keeps all of them fixed covers every insider (any singleton
+        it moves is covered by the first one); where there is none, one certificate per
+        insider. (The singleton-free search already failed for this target, so these
+        allow the other singletons.)
+        """
+        free, names = self.job.space.free, self.job.names
+        self.insider_pairs += len(leaning)
+        alt = None
+        if len(leaning) > 1:
+            held = free.copy()
+            held[leaning] = False
+            # (within the boxes only: the fallback below covers what it misses)
+            alt, _ = self.protect(t, held, strict=False, local=True)
+        if alt:
+            self._record(t, alt, self.log.label(leaning, names))
+            return
+        for s_cell in leaning.tolist():
+            held = free.copy()
+            held[s_cell] = False
+            alt, _ = self.protect(t, held, strict=False, local=self.job.options.insider_hops)
+            if alt:
+                self._record(t, alt, self.log.label(np.array([s_cell]), names))
+            else:
+                self.insider_open.append((t, s_cell))
+
+    def _share(self, t: int, direction: Direction) -> None:
+        """Protect the other targets the direction of ``t``'s certificate moves far enough.
+
+        ``v + lam * d`` stays within every moved cell's symmetric range for
+        ``|lam| <= rho = min(cap / |d|)``; a target ``s`` the direction moves (``d_s != 0``)
+        is then protected both ways when its amount is at most ``rho * |d_s|``, and the
+        scaled direction is its certificate (no LP needed).
+        """
+        r = self.job.ranges
+        cells, d = direction
+        ad = np.abs(d)
+        rho = float(np.min(r.cap[cells] / ad))
+        cand = (cells != t) & self.open[cells]
+        if not cand.any():
+            return
+        amt = np.maximum(r.upl[cells], r.lpl[cells])
+        fits = cand & (amt <= rho * ad * (1.0 - 1e-9))
+        for k in np.flatnonzero(fits).tolist():
+            s_cell = int(cells[k])
+            if self.job.insiders and len(self.leaning_on(s_cell, cells)):
+                continue
+            unit = d / d[k]  # the direction with s moving by +1
+            parts = both_ways(cells, unit, r.upl[s_cell], r.lpl[s_cell], self._directions(s_cell))
+            self._record(s_cell, parts, -1)
+            self.open[s_cell] = False
+            self.shared += 1

@@ -1,0 +1,127 @@
+"""The tuning knobs of ``fast`` (:class:`FastOptions`) and how their defaults depend on
+the table's size."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+
+from tablesafe.suppress.local import SearchOptions
+
+__all__ = ["FastOptions"]
+
+
+@dataclass(frozen=True)
+class FastOptions:
+    """Tuning knobs of :func:`tablesafe.suppress.fast.fast_pattern` (the defaults are the
+    measured choice).
+
+    Attributes:
+        max_hops: largest neighbourhood radius (relation hops) tried before the target's
+            whole connected block is used.
+        max_cells: neighbourhood size above which growth jumps to the whole block.
+        withheld_weight: weight factor for cells already withheld (relative to their
+            normal weight); small so that free cells are preferred.
+        tol: relative deviation below which a cell is considered not to move.
+        singleton_penalty: weight factor for single-respondent cells (with singleton
+            protection): large, so that a certificate moves one only where no local
+            alternative exists.
+        inner_hops: reach (relation hops) of the search among the cells already
+            withheld when it does not use boxes (``inner="hops"`` or no table
+            structure), and of the second pass's search around a target without a
+            table structure.
+        box_levels: box levels (1 to 6, see
+            :func:`tablesafe.suppress.local.geometry.code_sets`) in order of preference,
+            largest first; the first within ``max_box`` code combinations is used.
+            Default: up to the whole dimension, ``(6, 5, 4, 2, 1, 3)``, for tables of at
+            most ``small_table`` cells, else ``(1, 3)``. Measured: on the 2-D 1k table
+            the large boxes cut the withheld value from 3.75M to 1.49M (without
+            singleton protection); on the 13k table they changed nothing at twice
+            the time, and on the sparse 1M table they withheld 28 % more cells.
+        inner: how the search among the cells already withheld chooses them: ``"box"``
+            (within the first box, with a table structure) or ``"hops"`` (within
+            ``inner_hops`` relation hops).
+        strict_hops: reach (relation hops) of the search that keeps single respondents
+            fixed on problems without a table structure (with one it stays within the
+            first box).
+        strict_whole_max: on problems without a table structure and at most this many
+            cells, that search may also use the target's whole block.
+        log_every: print a line to standard error every this many targets (0: never).
+        max_box: most code combinations of a box in the first attempts.
+        max_wide_box: most code combinations of a box tried (last) before relation hops.
+        cleanup_effort: local LPs the second pass (releasing complements the
+            certificates can do without, most expensive first) may spend, as a multiple
+            of the first pass's (at least ``cleanup_min_lps``); 0 turns it off.
+            Default: 1 for tables of at most ``small_table`` cells, else 0 (measured:
+            on the 1k table it cut the withheld value by a further 25 %, on the 13k
+            table by 5 % at five times the first pass's time, on the 1M table by
+            almost nothing).
+        small_table: size (cells) up to which the defaults above favour less withheld
+            value over speed.
+        cleanup_min_lps: the least number of local LPs the second pass's budget is
+            computed from (see ``cleanup_effort``).
+        cleanup_swap: in that pass, also release a cell when new cells that cost less,
+            together, can take its place in the certificates.
+        share: let a certificate's direction protect the later targets it moves far
+            enough (no LP for them).
+        insider_hops: reach (relation hops, never the whole block) of the search for a
+            certificate that keeps one single respondent's cell fixed; pairs it cannot
+            cover are reported in ``stats["insider_unprotected"]``.
+        parallel_from: number of targets from which ``workers`` defaults to the CPUs.
+        max_workers: most worker processes by default.
+    """
+
+    max_hops: int = 6
+    max_cells: int = 20_000
+    withheld_weight: float = 1e-4
+    tol: float = 1e-7
+    singleton_penalty: float = 1e3
+    inner_hops: int = 4
+    box_levels: tuple[int, ...] | None = None
+    inner: str = "box"
+    strict_hops: int = 4
+    strict_whole_max: int = 20_000
+    log_every: int = 0
+    max_box: int = 4_000
+    max_wide_box: int = 40_000
+    cleanup_effort: float | None = None
+    small_table: int = 5_000
+    cleanup_min_lps: int = 2_000
+    cleanup_swap: bool = True
+    share: bool = True
+    insider_hops: int = 3
+    parallel_from: int = 20_000
+    max_workers: int = 2
+
+    def for_table(self, cells: int) -> FastOptions:
+        """These options with the size-dependent defaults (``box_levels``,
+        ``cleanup_effort``) settled for a table of ``cells`` cells."""
+        small = cells <= self.small_table
+        return replace(
+            self,
+            box_levels=self.box_levels if self.box_levels is not None
+            else ((6, 5, 4, 2, 1, 3) if small else (1, 3)),
+            cleanup_effort=self.cleanup_effort if self.cleanup_effort is not None
+            else (1.0 if small else 0.0),
+        )
+
+    def search_options(self) -> SearchOptions:
+        """The local search's part of these options (after :meth:`for_table`)."""
+        assert self.box_levels is not None, "call for_table first"
+        return SearchOptions(
+            max_hops=self.max_hops, max_cells=self.max_cells, withheld_weight=self.withheld_weight,
+            inner_hops=self.inner_hops, inner=self.inner, strict_hops=self.strict_hops,
+            strict_whole_max=self.strict_whole_max, max_box=self.max_box,
+            max_wide_box=self.max_wide_box, box_levels=self.box_levels,
+        )
+
+    def default_workers(self, n_targets: int) -> int:
+        """One process below ``parallel_from`` targets, else the CPUs this process may
+        use (at most ``max_workers``)."""
+        if n_targets < self.parallel_from:
+            return 1
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except AttributeError:  # not on Linux
+            cpus = os.cpu_count() or 1
+        return max(1, min(cpus, self.max_workers))
