@@ -16,22 +16,13 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "tablesafe"
 
-KNOWN_CYCLES: set[frozenset[str]] = {
-    # suppress/fast <-> suppress/fast_cleanup: the split of fast.py (issue 13, the other
-    # branch) removes it; delete this entry when that branch lands.
-    frozenset({"tablesafe.suppress.fast", "tablesafe.suppress.fast_cleanup"}),
-}
+KNOWN_CYCLES: set[frozenset[str]] = set()
 """Cycles tolerated for now, each as the set of its modules."""
 
 KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
 """``(importing module, imported module, name)`` triples tolerated for now."""
 
-SIZE_EXCEPTIONS: set[str] = {
-    # split by the other issue-13 branch (fast.py into a local-search module); delete
-    # these entries when it lands
-    "tablesafe/suppress/fast.py",
-    "tablesafe/suppress/fast_cleanup.py",
-}
+SIZE_EXCEPTIONS: set[str] = set()
 """Modules (paths under ``src/``) exempt from both size limits for now."""
 
 FUNCTIONS_TO_SPLIT: set[str] = {
