@@ -381,8 +381,9 @@ def _linked_problem(syn: SyntheticData, *, p: float, use_holdings: bool, cost: s
         codes=model.codes,
         contributors=count,
         model=model,
-        meta={"source": "synthetic", "rule": f"p({p:g})", "holdings": use_holdings,
-              "tables": [list(t) for t in syn.table_list]},
+        source="synthetic",
+        notes={"rule": f"p({p:g})", "holdings": use_holdings,
+               "tables": [list(t) for t in syn.table_list]},
     )
 
 

@@ -293,6 +293,9 @@ def test_large_table_path_repairs_and_proves_by_certificates(method, monkeypatch
 
     monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 50)
     monkeypatch.setattr(dispatch, "MODULAR_LP_REPAIR_MAX_CELLS", 50)
+    # modular's patterns up to AUDIT_GUIDED_MAX_CELLS are repaired guided by the audit
+    # (tests/suppress/test_audit_repair.py); above it, by certificates as here
+    monkeypatch.setattr(dispatch, "AUDIT_GUIDED_MAX_CELLS", 50)
     p = table_problem(12, [[2, 2], [2], [3]], units=120)
     assert p.n > 50
     pat = suppress(p, method, time_limit=20, certificates=True)
