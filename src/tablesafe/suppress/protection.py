@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 from tablesafe.errors import AuditFailure
 from tablesafe.problem import EMPTY, PROTECTED, Problem
+from tablesafe.structure.insiders import InsiderModel
 from tablesafe.suppress.attacker import (
     DOWN,
     UP,
@@ -99,23 +100,16 @@ def keys_for(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets: np
     single = bounds.singleton & withheld
     any_single = bool(single.any())
     cand = np.flatnonzero(single)
-    geo = _overlap(problem) if any_single else None
+    # the audit's attackers (tablesafe.structure.insiders); an attack whose outsider
+    # table leaves the insider's cell unchanged costs no LP, see run_attacks
+    model = InsiderModel.of(problem) if any_single else None
     for k in targets:
         k = int(k)
         up = bounds.req_up[k] > 0 or bounds.req_sl[k] > 0
         dn = bounds.req_dn[k] > 0 or bounds.req_sl[k] > 0
         insiders = [-1]
-        if any_single:
-            if geo is not None:
-                # every single respondent whose cell does not overlap the target (the
-                # same attackers as the audit's; an attack whose outsider table leaves
-                # the cell unchanged costs no LP, see run_attacks)
-                geo_cells, occ = geo
-                nb = cand[(cand != k) & ~geo_cells.overlaps(cand, k, occ)]
-            else:
-                nb = _siblings(problem, k)
-                nb = nb[single[nb]]
-            insiders += [int(s) for s in nb]
+        if model is not None:
+            insiders += [int(s) for s in model.attackers(k, cand)]
         for s in insiders:
             if up:
                 keys.append((k, UP, s))
