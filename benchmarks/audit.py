@@ -13,7 +13,8 @@ Run (from the worktree root)::
 
     PYTHONPATH=src /work/benchvenv/bin/python benchmarks/audit.py [--records 30000]
         [--seed 1] [--shape small-blocks|large-blocks|3d|all] [--naive]
-        [--naive-sample 200] [--insider] [--json FILE] [--before FILE] [--write]
+        [--naive-sample 200] [--insider] [--patterns DIR] [--skip-intervals]
+        [--json FILE] [--before FILE] [--write] [--write-insider]
 
 The p% levels are computed here directly from the microdata (UPL = p/100 x1 -
 (X - x1 - x2), LPL = UPL, seed 002 table of protection levels); a priori bounds are the
@@ -41,7 +42,7 @@ from results_file import write_subsection
 from tablesafe.audit import audit, feasibility_intervals
 from tablesafe.audit.intervals import build_blocks
 from tablesafe.problem import EMPTY, PRIMARY, SAFE, Problem
-from tablesafe.structure import Dimension, Hierarchy, TableStructure
+from tablesafe.structure import Dimension, Hierarchy, TableStructure, compile_tables
 
 P = 15.0
 
@@ -129,8 +130,10 @@ def build_problem(micro: pd.DataFrame, shape: str = "small-blocks") -> tuple[Pro
     sens = (upl > 0) & (count > 0)
     status = np.where(count == 0, EMPTY, np.where(sens, PRIMARY, SAFE))
     lev = np.where(sens, upl, 0.0)
+    # with its table structure, so insiders' overlap is read from the codes as in a
+    # tablesafe run (tablesafe.structure.insiders)
     prob = Problem.from_arrays(value, ts.relations(), status=status, names=ts.cell_names(),
-                               upl=lev, lpl=lev, contributors=count)
+                               upl=lev, lpl=lev, contributors=count, model=compile_tables(ts))
     prob.notes["contributions"] = contrib
     return prob, ts
 
@@ -240,8 +243,15 @@ def run_shape(shape: str, args: argparse.Namespace) -> dict:
     """Protect one table shape with tau-ARGUS MOD, audit it and check it; print and return figures."""
     micro = make_microdata(args.records, args.seed, shape)
     prob, _ts = build_problem(micro, shape)
-    with tempfile.TemporaryDirectory() as wd:
-        withheld, tau_secs, _ = tau_pattern(micro, prob, wd, shape)
+    saved = Path(args.patterns) / f"pattern-{shape}.npy" if args.patterns else None
+    if saved is not None and saved.exists():
+        withheld, tau_secs = np.load(saved), float("nan")   # tau-ARGUS's pattern of an earlier run
+    else:
+        with tempfile.TemporaryDirectory() as wd:
+            withheld, tau_secs, _ = tau_pattern(micro, prob, wd, shape)
+        if saved is not None:
+            saved.parent.mkdir(parents=True, exist_ok=True)
+            np.save(saved, withheld)
     sens = prob.sensitive
     fig: dict = {"shape": shape, "cells": prob.n, "sensitive": int((sens & withheld).sum()),
                  "withheld": int(withheld.sum()), "tau_seconds": tau_secs}
@@ -261,17 +271,26 @@ def run_shape(shape: str, args: argparse.Namespace) -> dict:
     print(f"[{shape}] tablesafe audit (criterion 1): {fig['audit_seconds']:.2f} s "
           f"(load {load()}); {res.stats}", flush=True)
     print(res.summary())
-    t = time.perf_counter()
-    feasibility_intervals(prob, withheld)
-    fig["intervals_seconds"] = time.perf_counter() - t
-    print(f"[{shape}] feasibility intervals of all {int(withheld.sum())} withheld cells: "
-          f"{fig['intervals_seconds']:.2f} s (load {load()})", flush=True)
+    if not args.skip_intervals:
+        t = time.perf_counter()
+        feasibility_intervals(prob, withheld)
+        fig["intervals_seconds"] = time.perf_counter() - t
+        print(f"[{shape}] feasibility intervals of all {int(withheld.sum())} withheld cells: "
+              f"{fig['intervals_seconds']:.2f} s (load {load()})", flush=True)
     if args.insider:
+        fig["load_insider"] = load()
         t = time.perf_counter()
         res_i = audit(prob, withheld, insider=True)
+        fig["insider_seconds"] = time.perf_counter() - t
+        fig["singles"] = int((withheld & (prob.contributors == 1)).sum())
         f = res_i.insider_findings
-        print(f"tablesafe audit with singleton insiders: {time.perf_counter() - t:.2f} s; "
-              f"{len(f)} insider findings on {f['target'].nunique() if len(f) else 0} cells")
+        fig["insider_findings"] = len(f)
+        fig["insider_cells"] = int(f["target"].nunique()) if len(f) else 0
+        fig["insider_stats"] = {k: v for k, v in res_i.stats.items()
+                                if k.startswith("insider") or k == "seconds_insider"}
+        print(f"[{shape}] tablesafe audit with singleton insiders: {fig['insider_seconds']:.2f} s "
+              f"(load {fig['load_insider']}); {len(f)} insider findings on {fig['insider_cells']} "
+              f"cells; {fig['insider_stats']}", flush=True)
     if args.naive:
         fig.update(naive_check(prob, withheld, res, args.naive_sample))
     fig["load_after"] = load()
@@ -341,6 +360,39 @@ def write_results(figs: list[dict], before: dict, command: str) -> None:
     write_subsection(SECTION, SUB, "\n".join(lines) + "\n")
 
 
+SUB_INSIDER = "### Insider audit speed (issue 12)"
+INSIDER_INTRO = ("The same tau-ARGUS MOD(1) patterns audited with "
+                 "`tablesafe.audit.audit(..., insider=True)`: criterion 1 plus every single "
+                 "respondent of a withheld cell against every protected sensitive cell its cell "
+                 "does not overlap (the attacker model of README, `tablesafe.structure.insiders`). "
+                 "'insider s' is the whole audit with insiders (`seconds_insider` the insider "
+                 "part); 'pairs' are (target, insider) pairs times directions, 'by stored tables' "
+                 "those settled by convex combinations of the criterion-1 tables; LPs: on a "
+                 "target's neighbourhood ('local'), on the block with all open insiders fixed "
+                 "('joint'), batch and single LPs per insider ('single' includes the joint ones).")
+INSIDER_HEADER = ("| shape | cells | withheld | single respondents withheld | findings (cells) | "
+                  "insider s (insider part) | pairs | by stored tables | LPs local / joint / "
+                  "batch / single | load (1/5/15 min) |")
+
+
+def _insider_row(f: dict) -> str:
+    st = f["insider_stats"]
+    return (f"| {f['shape']} | {f['cells']:,} | {f['withheld']:,} | {f.get('singles', 0):,} | "
+            f"{f['insider_findings']:,} ({f['insider_cells']:,}) | {f['insider_seconds']:.1f} "
+            f"({st.get('seconds_insider', 0):.1f}) | {st.get('insider_pairs', 0):,} | "
+            f"{st.get('insider_pool', 0):,} | {st.get('insider_local_lps', 0):,} / "
+            f"{st.get('insider_lp_joint', 0):,} / {st.get('insider_lp_batch', 0):,} / "
+            f"{st.get('insider_lp_solves', 0):,} | {f['load_insider']} |")
+
+
+def write_insider(figs: list[dict], command: str, notes: str = "") -> None:
+    """The subsection of RESULTS.md on the insider audit (one row per shape)."""
+    lines = [SUB_INSIDER, "", INSIDER_INTRO, "", f"Command: `{command}`", "", INSIDER_HEADER,
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    lines += [_insider_row(f) for f in figs if "insider_seconds" in f]
+    write_subsection(SECTION, SUB_INSIDER, "\n".join(lines) + "\n" + notes)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=30000)
@@ -351,9 +403,15 @@ def main() -> None:
     ap.add_argument("--naive-sample", type=int, default=0,
                     help="naive LPs on this many sensitive cells (deterministic sample; 0: all)")
     ap.add_argument("--insider", action="store_true", help="also time the insider checks")
+    ap.add_argument("--patterns", help="directory of saved tau-ARGUS patterns (pattern-SHAPE.npy): "
+                    "used when present, else tau-ARGUS runs and its pattern is saved there")
+    ap.add_argument("--skip-intervals", action="store_true",
+                    help="do not time the exact intervals of all withheld cells")
     ap.add_argument("--json", help="write the figures to this JSON file")
     ap.add_argument("--before", help="JSON figures of an earlier version (for ratios)")
     ap.add_argument("--write", action="store_true", help="write the figures to RESULTS.md")
+    ap.add_argument("--write-insider", action="store_true",
+                    help="write the insider figures to RESULTS.md (subsection of their own)")
     args = ap.parse_args()
     shapes = list(SHAPES) if args.shape == "all" else args.shape.split(",")
     figs = [run_shape(s, args) for s in shapes]
@@ -365,6 +423,9 @@ def main() -> None:
             before = {f["shape"]: f for f in json.loads(Path(args.before).read_text())}
         cmd = "PYTHONPATH=src /work/benchvenv/bin/python " + " ".join(sys.argv)
         write_results(figs, before, cmd)
+    if args.write_insider:
+        cmd = "PYTHONPATH=src /work/benchvenv/bin/python " + " ".join(sys.argv)
+        write_insider(figs, cmd)
 
 
 if __name__ == "__main__":

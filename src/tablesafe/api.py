@@ -306,7 +306,7 @@ def protect(
     marker: str | None = None,
     empty_marker: str | None = None,
     run_audit: bool = True,
-    insider: str = "warn",
+    insider: str = "fail",
 ) -> ProtectResult:
     """Protect a table: tabulate, find sensitive cells, suppress, audit.
 
@@ -366,7 +366,7 @@ def protect(
         marker, empty_marker: publication text for withheld and empty cells.
         run_audit: with ``method="none"``, still audit (shows how exposed the primaries
             are); a suppression method is always audited.
-        insider: what insider findings of the audit do: ``warn`` (default), ``fail`` or
+        insider: what insider findings of the audit do: ``fail`` (default), ``warn`` or
             ``off`` (see :func:`protect_problem`).
 
     Returns:
@@ -495,7 +495,7 @@ def protect_problem(
     marker: str | None = None,
     empty_marker: str | None = None,
     run_audit: bool = True,
-    insider: str = "warn",
+    insider: str = "fail",
     params: dict | None = None,
     timings: dict[str, float] | None = None,
 ) -> ProtectResult:
@@ -508,8 +508,8 @@ def protect_problem(
     relations and the a priori bounds): any sensitive cell whose audit verdict is not
     ``protected`` raises :class:`~tablesafe.AuditFailure`. ``insider`` says what the
     audit's insider findings (a single contributor of a withheld cell narrowing down a
-    sensitive cell) do: ``"warn"`` (default: reported in the summary, analyst result and
-    report), ``"fail"`` (raise like an outsider failure) or ``"off"`` (not checked).
+    sensitive cell) do: ``"fail"`` (default: raise like an outsider failure), ``"warn"``
+    (reported in the summary, analyst result and report) or ``"off"`` (not checked).
     """
     check_run_options(method, time_limit, insider)
     return _suppress_and_audit(problem, method=method, response=response, time_limit=time_limit,

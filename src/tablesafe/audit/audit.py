@@ -53,7 +53,8 @@ def audit(
     sens = problem.sensitive
     cells = None if all_cells else (sens & mask)
     goals = None if exact_intervals else verdict_goals(problem, rel_tol=rel_tol)
-    res = solve_intervals(problem, mask, cells=cells, keep_points=insider, certify=insider,
+    res = solve_intervals(problem, mask, cells=cells, keep_points=insider,
+                          certify=insider and contributions is not None,
                           progress=progress, goals=goals)
     verdict = verdicts(problem, res.lower, res.upper, rel_tol=rel_tol)
     stats = dict(res.stats)

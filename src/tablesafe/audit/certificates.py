@@ -366,12 +366,12 @@ def _insider_gaps(problem: Problem, mask: np.ndarray, insiders, ok: np.ndarray, 
                   first: np.ndarray, gdir: np.ndarray, rel_tol: float) -> list[CertificateFailure]:
     """(target, direction) pairs all of whose valid certificates move one insider cell
     (``gdir``: the direction of each certificate group)."""
-    from tablesafe.structure.overlap import CellOverlap, occupied_cells
+    from tablesafe.structure.insiders import InsiderModel, single_respondents
 
     if insiders is True:
         if problem.contributors is None:
             return []
-        ins = np.asarray(problem.contributors) == 1
+        ins = single_respondents(problem)
     else:
         ins = as_mask(problem, insiders)
     ins = ins & mask
@@ -394,12 +394,9 @@ def _insider_gaps(problem: Problem, mask: np.ndarray, insiders, ok: np.ndarray, 
     grp = rep[gap["td"].to_numpy()]
     t = tgt[first[grp]]
     s_cells = gap["cell"].to_numpy()
-    geo = CellOverlap.of(problem)
-    if geo is not None:
-        occ = occupied_cells(problem)
-        inside = np.array([geo.overlaps(np.array([c]), int(tt), occ)[0] for tt, c in zip(t, s_cells)], dtype=bool)
-    else:
-        inside = np.zeros(len(t), dtype=bool)
+    model = InsiderModel.of(problem)
+    inside = np.array([model.overlaps(np.array([c]), int(tt))[0] for tt, c in zip(t, s_cells)],
+                      dtype=bool)
     out = []
     for k in np.flatnonzero(~inside):
         out.append(CertificateFailure(

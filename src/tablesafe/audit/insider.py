@@ -2,7 +2,8 @@
 
 - *Singletons* (seed 002 "Secondary tabular data protection methods", singletons; seed
   000 section 7.1): the only contributor of a withheld cell knows that cell exactly.
-  The audit is redone with the cell fixed at its value.
+  Who attacks which cell is :mod:`tablesafe.structure.insiders` (the suppression's
+  model too); the checks run in bulk in :mod:`tablesafe.audit.singletons`.
 - *Units* (seed 003 B.2.a.i; seed 001 Example 5): a unit (or holding) knows its own
   contribution ``c`` to every cell it is in, so the rest of each such cell is at least
   the a priori lower bound: the cell is at least ``max(lower, c)`` (exactly ``c`` when
@@ -11,8 +12,8 @@
 For a target cell, the attacker's knowledge of the target itself is left out: the
 protection levels already model a contributor of the target (the second largest one for
 the p% rule). For the same reason a singleton's respondent is not an attacker of the
-targets its cell overlaps (:class:`tablesafe.structure.overlap.CellOverlap`: nested
-codes in every dimension and a non-empty common part): it is one of their contributors. Every sensitive cell whose verdict turns from ``protected`` into something
+targets its cell overlaps (:mod:`tablesafe.structure.insiders`): it is one of their
+contributors. Every sensitive cell whose verdict turns from ``protected`` into something
 else is reported with the attacker who achieves it.
 
 - *Sensitive unions* (seed 003 B.2.a.i; seed 001 sections 3-5; seed 000 section 5.2):
@@ -27,9 +28,9 @@ import pandas as pd
 
 from tablesafe.audit.intervals import IntervalResult, as_mask, solve_intervals
 from tablesafe.audit.result import REL_TOL, _empty_insider, _empty_union, verdict_of, verdicts
+from tablesafe.audit.singletons import singleton_findings
 from tablesafe.errors import InputError
 from tablesafe.problem import Problem
-from tablesafe.structure.overlap import CellOverlap, occupied_cells
 
 
 def contribution_frame(problem: Problem, contributions: pd.DataFrame) -> pd.DataFrame:
@@ -58,18 +59,6 @@ def _scenarios(problem: Problem, mask: np.ndarray, base: IntervalResult,
                contributions: pd.DataFrame | None):
     """Yield (attacker label, kind, cells, new lower, new upper, own cells)."""
     free = mask & ~base.exact & (base.block >= 0)
-    if problem.contributors is not None:
-        single = np.flatnonzero(free & (np.asarray(problem.contributors) == 1))
-        geo = CellOverlap.of(problem) if len(single) else None
-        occ = occupied_cells(problem)
-        sens = np.flatnonzero(problem.sensitive & mask)
-        for i in single:
-            v = problem.value[i]
-            # the sole contributor is one of the contributors of every target its cell
-            # overlaps; their protection levels already allow for what it knows of itself
-            own = np.array([i]) if geo is None else np.union1d([i], sens[geo.overlaps(sens, int(i), occ)])
-            yield (f"sole contributor of {problem.names[i]}", "singleton",
-                   np.array([i]), np.array([v]), np.array([v]), own)
     if contributions is not None:
         cf = contribution_frame(problem, contributions)
         own_all = cf
@@ -103,10 +92,13 @@ def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame 
             contribution to each cell, ancestors included; use holdings as units to
             model holdings).
         base: intervals already computed with ``keep_points=True`` (reused).
-        stats: optional dict that receives ``insider_lp_solves``.
+        stats: optional dict that receives the counts ``insider_lp_solves`` (block LPs),
+            ``insider_pairs``, ``insider_pool``, ``insider_local_lps``, ``insider_lp_joint``
+            and ``insider_lp_batch`` (see :mod:`tablesafe.audit.singletons`).
 
-    An insider scenario needs no LP for a target when a stored optimal table or the
-    closest certificate of the base audit already satisfies the insider's bounds, or when a point on the segment
+    Singletons: see :mod:`tablesafe.audit.singletons`. A unit's scenario needs no LP
+    for a target when a stored optimal table or the closest certificate of the base
+    audit already satisfies the insider's bounds, or when a point on the segment
     between the target's optimal table and the true table (or the target's other
     optimal table) does and still reaches the protection level: feasible tables form
     a convex set, so such a point is a valid certificate.
@@ -117,12 +109,15 @@ def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame 
     """
     mask = as_mask(problem, withheld)
     sens = problem.sensitive & mask
-    if base is None or not base.points:
-        base = solve_intervals(problem, mask, cells=sens, keep_points=True, certify=True)
+    units = contributions is not None
+    if base is None or not base.points or (units and not base.moves):
+        base = solve_intervals(problem, mask, cells=sens, keep_points=True, certify=units)
     base_verdict = verdicts(problem, base.lower, base.upper, rel_tol=rel_tol)
-    records: list[dict] = []
-    cache: dict[int, _BlockView] = {}
     up_need, dn_need = _needs(problem, rel_tol)
+    counts: dict = {"insider_lp_solves": 0}
+    records = singleton_findings(problem, mask, base, sens & (base_verdict == "protected"),
+                                 up_need, dn_need, rel_tol, counts)
+    cache: dict[int, _BlockView] = {}
     lp_count = 0
     for label, kind, cells, lo, hi, own in _scenarios(problem, mask, base, contributions):
         for bi in np.unique(base.block[cells]):
@@ -160,7 +155,8 @@ def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame 
             finally:
                 b.set_bounds(loc, b.lower[loc], b.upper[loc])
     if stats is not None:
-        stats["insider_lp_solves"] = lp_count
+        counts["insider_lp_solves"] += lp_count
+        stats.update(counts)
     if not records:
         return _empty_insider()
     return pd.DataFrame.from_records(records)

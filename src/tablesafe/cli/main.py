@@ -138,7 +138,7 @@ def protect(
     marker: str | None = typer.Option(None, "--marker", help="Text for withheld cells in the publication (default: empty)."),
     empty_marker: str | None = typer.Option(None, "--empty-marker", help="Text for empty cells (default: 0)."),
     time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds for the suppression method."),
-    insider: Insider = typer.Option(Insider.warn, "--insider", help="Insider findings of the audit (a single contributor of a withheld cell narrowing down a sensitive cell): warn, fail or off."),
+    insider: Insider = typer.Option(Insider.fail, "--insider", help="Insider findings of the audit (a single contributor of a withheld cell narrowing down a sensitive cell): fail (default), warn or off."),
     seed: int = typer.Option(0, "--seed", help="Seed for randomised steps (results are deterministic per seed)."),
     quiet: bool = QuietOpt,
 ) -> None:

@@ -33,6 +33,7 @@ from scipy.sparse.csgraph import connected_components
 
 from tablesafe.audit.lp import new_highs
 from tablesafe.problem import Problem
+from tablesafe.structure.insiders import single_respondents
 
 INF = float("inf")
 UP, DOWN = 1, -1
@@ -78,10 +79,8 @@ class Bounds:
         req_up = np.where(sens, np.minimum(problem.upl, tup), 0.0)
         req_dn = np.where(sens, np.minimum(problem.lpl, tdn), 0.0)
         req_sl = np.where(sens, np.minimum(problem.spl, tup + tdn), 0.0)
-        if singleton and problem.contributors is not None:
-            single = sens & (np.asarray(problem.contributors) == 1)
-        else:
-            single = np.zeros(problem.n, dtype=bool)
+        # the single respondents of tablesafe.structure.insiders (sensitive or not)
+        single = single_respondents(problem) if singleton else np.zeros(problem.n, dtype=bool)
         return cls(dn, up, tdn, tup, req_up, req_dn, req_sl, single)
 
 

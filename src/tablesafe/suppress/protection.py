@@ -17,6 +17,7 @@ import scipy.sparse as sp
 
 from tablesafe.errors import AuditFailure
 from tablesafe.problem import EMPTY, PROTECTED, Problem
+from tablesafe.structure.insiders import InsiderModel
 from tablesafe.suppress.attacker import (
     DOWN,
     UP,
@@ -84,14 +85,6 @@ def _siblings(problem: Problem, k: int) -> np.ndarray:
     return np.unique(np.concatenate(out))
 
 
-def _overlap(problem: Problem):
-    """(CellOverlap, occupied cells) of a problem with a table structure, else None."""
-    from tablesafe.structure.overlap import CellOverlap, occupied_cells
-
-    geo = CellOverlap.of(problem)
-    return None if geo is None else (geo, occupied_cells(problem))
-
-
 Insiders = dict[int, np.ndarray]
 """Per target, the cells whose single respondent attacks it (see :func:`insiders_of`)."""
 
@@ -99,23 +92,19 @@ Insiders = dict[int, np.ndarray]
 def insiders_of(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets: np.ndarray) -> Insiders:
     """For each target, the withheld cells whose single respondent attacks it.
 
-    With a table structure: every single respondent whose cell does not overlap the
-    target (the audit's attackers); without one, single respondents of relation
-    siblings. Targets with no insider are left out.
+    The attackers of :class:`tablesafe.structure.insiders.InsiderModel` (the audit's):
+    every single respondent whose cell does not overlap the target. Targets with no
+    insider are left out.
     """
     single = bounds.singleton & withheld
     out: Insiders = {}
     if not single.any():
         return out
     cand = np.flatnonzero(single)
-    geo = _overlap(problem)
+    # the audit's attackers (tablesafe.structure.insiders)
+    model = InsiderModel.of(problem)
     for k in np.asarray(targets, dtype=np.int64).tolist():
-        if geo is not None:
-            geo_cells, occ = geo
-            nb = cand[(cand != k) & ~geo_cells.overlaps(cand, k, occ)]
-        else:
-            nb = _siblings(problem, k)
-            nb = nb[single[nb]]
+        nb = model.attackers(k, cand)
         if len(nb):
             out[k] = nb.astype(np.int64)
     return out

@@ -1,0 +1,375 @@
+"""Singleton insider attacks, decided in bulk per block and target.
+
+An insider (:mod:`tablesafe.structure.insiders`) knows its cell ``s`` exactly. Against
+a target ``t`` and direction ``d`` it fails exactly when some feasible table keeps
+``x_s`` at its true value and still moves ``t`` to its goal (``value + upl``, ``value -
+lpl``). Feasible tables form a convex set, so
+
+1. *Stored tables.* If two tables that reach the goal have ``x_s`` on both sides of its
+   true value (or one has it equal), a convex combination of them keeps ``x_s`` and
+   reaches the goal. The audit's stored optimal tables settle most pairs this way,
+   without an LP.
+2. *All open insiders at once.* For the insiders still open, one LP fixes all their
+   cells together and maximises ``d x_t``: if it reaches the goal, that one table
+   answers every one of them. The LP is tried first on the target's neighbourhood
+   (cells further away held at their true values: its tables are feasible for the
+   whole block), then on the whole block.
+3. *Halving.* When the joint LP fails, the open insiders are split in two and each half
+   is tested the same way, down to single insiders; the LP of a single insider is the
+   exact bound of the original check, and a finding when it misses the goal.
+
+Every "protected" is backed by a feasible table that keeps the insider's cell fixed,
+every finding by the LP optimum with only that cell fixed, so verdicts equal those of
+one fresh LP per (target, insider) pair (tests/audit/test_property.py).
+
+Targets whose verdict needs exact bounds (a sliding level, or no positive level) are
+checked pair by pair with LPs, after the stored tables.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from tablesafe.audit import lp as _lp
+from tablesafe.audit.block import Block
+from tablesafe.audit.intervals import IntervalResult
+from tablesafe.audit.result import verdict_of
+from tablesafe.problem import Problem
+from tablesafe.structure.insiders import InsiderModel
+
+DUAL_TOL = 1e-9
+"""Reduced cost (in the LP's units) above which a fixed cell counts as binding."""
+LOCAL_HOPS = 5
+"""Relation hops around a target that make its neighbourhood (a three-way table's
+smallest cycle, a cube of eight cells, spans three)."""
+POOL_MAX_ENTRIES = 50_000_000
+"""Most numbers the stored tables of one block may occupy (400 MB)."""
+LOCAL_CAP = 2000
+"""Most cells of a neighbourhood: a hop that would pass it is not taken."""
+BATCH_MIN = 4
+"""Fewest open targets of one insider and direction for which batch LPs are tried."""
+BATCH_ROUNDS = 3
+
+
+def singleton_findings(problem: Problem, mask: np.ndarray, base: IntervalResult,
+                       eligible: np.ndarray, up_need: np.ndarray, dn_need: np.ndarray,
+                       rel_tol: float, counts: dict) -> list[dict]:
+    """Findings (records for :func:`tablesafe.audit.insider.insider_findings`) of the
+    single respondents of withheld cells against the ``eligible`` targets."""
+    model = InsiderModel.of(problem)
+    free = mask & ~base.exact & (base.block >= 0) & model.single
+    records: list[dict] = []
+    if not free.any():
+        return records
+    for bi in np.unique(base.block[free]):
+        b = base.blocks[int(bi)]
+        targets = np.flatnonzero(eligible[b.cols])
+        if targets.size == 0:
+            continue
+        _BlockCheck(problem, b, base, np.flatnonzero(free[b.cols]), model,
+                    up_need, dn_need, rel_tol, counts).run(targets, records)
+    return records
+
+
+class _BlockCheck:
+    """The insider checks of one block (local indices into ``b.cols`` throughout)."""
+
+    def __init__(self, problem: Problem, b: Block, base: IntervalResult, single: np.ndarray,
+                 model: InsiderModel, up_need: np.ndarray, dn_need: np.ndarray,
+                 rel_tol: float, counts: dict) -> None:
+        self.p = problem
+        self.b = b
+        self.base = base
+        self.single = single
+        self.model = model
+        self.up_need = up_need[b.cols]
+        self.dn_need = dn_need[b.cols]
+        self.rel_tol = rel_tol
+        self.counts = counts
+        self.truth = b.truth
+        self.tol = 1e-9 * (1.0 + np.abs(self.truth))
+        self.pool = self._pool()
+        self.csc = sp.csc_matrix(b.matrix)
+        self.csr = sp.csr_matrix(b.matrix)
+        self._local: tuple[int, np.ndarray, object] | None = None
+        self._cost_key: tuple[int, int] | None = None
+
+    def _pool(self) -> np.ndarray:
+        """The base audit's stored tables of this block (distinct, dense, truth first)."""
+        b = self.b
+        rows = [self.truth]
+        seen: set[tuple[bytes, bytes]] = set()
+        for k in b.cols.tolist():
+            for d in (1, -1):
+                pt = self.base.points.get((k, d))
+                if pt is None:
+                    continue
+                key = (pt[0].tobytes(), pt[1].tobytes())
+                if key in seen:
+                    continue
+                seen.add(key)
+                x = self.truth.copy()
+                x[np.searchsorted(b.cols, pt[0])] = pt[1]
+                rows.append(x)
+            if len(rows) * b.cols.size >= POOL_MAX_ENTRIES:
+                break                   # enough to shortcut; the LPs decide the rest
+        return np.array(rows)
+
+    # --- main loop ----------------------------------------------------------------
+
+    def run(self, targets: np.ndarray, records: list[dict]) -> None:
+        b = self.b
+        cells = b.cols[self.single]
+        found: dict[int, dict[int, dict[int, float]]] = {}
+        suspects: dict[int, list[tuple[int, int, float]]] = {}
+        for k in targets.tolist():
+            t = int(b.cols[k])
+            att = self.single[np.isin(cells, self.model.attackers(t, cells))]
+            if att.size == 0:
+                continue
+            needs = {1: self.up_need[k], -1: self.dn_need[k]}
+            if np.isnan(needs[1]) or np.isnan(needs[-1]):
+                self._exact_pairs(k, att, found.setdefault(k, {}))
+                continue
+            for d in (1, -1):
+                need = needs[d]
+                if np.isinf(need):
+                    continue
+                open_ = self._open_after_pool(k, d, need, att)
+                if open_.size:
+                    for s in self._suspects(k, d, need, open_).tolist():
+                        suspects.setdefault(s, []).append((k, d, need))
+        self._local = None
+        for s, todo in suspects.items():
+            self._by_insider(s, todo, found)
+        for k, fk in found.items():
+            self._record(k, {1: self.up_need[k], -1: self.dn_need[k]}, fk, records)
+
+    def _suspects(self, k: int, d: int, need: float, group: np.ndarray) -> np.ndarray:
+        """The insiders of ``group`` that joint tests against (``k``, ``d``) leave open:
+        with the neighbourhood LP when it reaches the goal at all, else with the block
+        LP; each test that misses names the cells to set aside (:meth:`_peel`)."""
+        if self.b.cols.size > LOCAL_CAP and self._local_reaches(k, d, need, group[:0])[0]:
+            cands = self._peel(lambda f: self._local_reaches(k, d, need, f), group)
+            return np.array([s for s in cands.tolist()
+                             if not self._local_reaches(k, d, need, np.array([s]))[0]],
+                            dtype=np.int64)
+        if group.size > 1:
+            return self._peel(lambda f: self._block_reaches(k, d, need, f), group)
+        return group
+
+    def _by_insider(self, s: int, todo: list[tuple[int, int, float]],
+                    found: dict[int, dict[int, dict[int, float]]]) -> None:
+        """Block LPs with the cell of insider ``s`` fixed: batch LPs push all its open
+        targets at once, then each one still short of its goal gets its own (exact) LP."""
+        b = self.b
+        fixed = np.array([s])
+        b.set_bounds(fixed, self.truth[fixed], self.truth[fixed])
+        try:
+            best = {1: self.truth.copy(), -1: self.truth.copy()}
+            for d in (1, -1):
+                ks = np.array([k for k, dd, _ in todo if dd == d], dtype=np.int64)
+                if ks.size < BATCH_MIN:
+                    continue
+                goal = np.array([need for _, dd, need in todo if dd == d])
+                for _ in range(BATCH_ROUNDS):
+                    gap = d * (goal - best[d][ks])
+                    open_ = gap > 0
+                    if open_.sum() < BATCH_MIN:
+                        break
+                    w = np.zeros(self.truth.size)
+                    w[ks[open_]] = d * float(np.median(gap[open_])) / gap[open_]
+                    x = b.optimise_sum(w)
+                    self.counts["insider_lp_batch"] = self.counts.get("insider_lp_batch", 0) + 1
+                    if x is None:
+                        break
+                    best[d] = np.maximum(best[d], x) if d == 1 else np.minimum(best[d], x)
+                    if (open_ & (d * (goal - best[d][ks]) <= 0)).sum() < 0.1 * open_.sum():
+                        break
+            for k, d, need in todo:
+                if d * best[d][k] >= d * need:
+                    continue
+                val, _ = b.optimise(k, d)
+                self.counts["insider_lp_solves"] = self.counts.get("insider_lp_solves", 0) + 1
+                if not d * val >= d * need:
+                    found.setdefault(k, {}).setdefault(s, {})[d] = val
+        finally:
+            b.set_bounds(fixed, b.lower[fixed], b.upper[fixed])
+
+    def _open_after_pool(self, k: int, d: int, need: float, att: np.ndarray) -> np.ndarray:
+        """Attackers not answered by (convex combinations of) stored tables."""
+        pool = self.pool
+        reach = d * pool[:, k] >= d * need
+        self.counts["insider_pairs"] = self.counts.get("insider_pairs", 0) + att.size
+        if not reach.any():
+            return att
+        sub = pool[reach][:, att]
+        v = self.truth[att]
+        tol = self.tol[att]
+        ok = (sub.min(axis=0) <= v + tol) & (sub.max(axis=0) >= v - tol)
+        self.counts["insider_pool"] = self.counts.get("insider_pool", 0) + int(ok.sum())
+        return att[~ok]
+
+    def _peel(self, test, group: np.ndarray) -> np.ndarray:
+        """Suspects of ``group``: fix all and test; when the goal is missed, the fixed
+        cells with a non-zero reduced cost are set aside (fixing only them misses it
+        just the same, by LP duality) and the rest is tested again. Returns the cells
+        set aside (all of the rest when a failed test names none)."""
+        rest = group
+        aside: list[np.ndarray] = []
+        while rest.size:
+            ok, binding = test(rest)
+            if ok:
+                break
+            binding = np.intersect1d(binding, rest)
+            if binding.size == 0:
+                aside.append(rest)
+                break
+            aside.append(binding)
+            rest = np.setdiff1d(rest, binding)
+        return np.unique(np.concatenate(aside)) if aside else np.zeros(0, dtype=np.int64)
+
+    # --- LPs ------------------------------------------------------------------------
+
+    def _block_max(self, k: int, d: int, fixed: np.ndarray) -> tuple[float, np.ndarray]:
+        """``d``-optimum of local cell ``k`` over the block with ``fixed`` at their
+        values, and the fixed cells with a non-zero reduced cost."""
+        b = self.b
+        b.set_bounds(fixed, self.truth[fixed], self.truth[fixed])
+        binding = np.zeros(0, dtype=np.int64)
+        try:
+            val, x = b.optimise(k, d)
+            if x is not None and b.highs is not None and fixed.size > 1:
+                dual = np.asarray(b.highs.getSolution().col_dual, dtype=float)[fixed]
+                binding = fixed[np.abs(dual) > DUAL_TOL]
+        finally:
+            b.set_bounds(fixed, b.lower[fixed], b.upper[fixed])
+        self.counts["insider_lp_solves"] = self.counts.get("insider_lp_solves", 0) + 1
+        return val, binding
+
+    def _block_reaches(self, k: int, d: int, need: float,
+                       fixed: np.ndarray) -> tuple[bool, np.ndarray]:
+        val, binding = self._block_max(k, d, fixed)
+        self.counts["insider_lp_joint"] = self.counts.get("insider_lp_joint", 0) + 1
+        return bool(d * val >= d * need), binding
+
+    def _neighbourhood(self, k: int):
+        """(cells, HiGHS model) of the neighbourhood of local cell ``k`` (cached)."""
+        if self._local is not None and self._local[0] == k:
+            return self._local[1], self._local[2]
+        csc, csr = self.csc, self.csr
+        cells = np.array([k])
+        for _ in range(LOCAL_HOPS):
+            rows = _gather(csc.indptr, csc.indices, cells)
+            more = np.union1d(cells, _gather(csr.indptr, csr.indices, rows))
+            if more.size > LOCAL_CAP:
+                break
+            cells = more
+        rows = _gather(csc.indptr, csc.indices, cells)
+        a = csr[rows]
+        inside = np.zeros(a.shape[1], dtype=bool)
+        inside[cells] = True
+        rhs = self.b.rhs[rows] - a[:, ~inside] @ self.truth[~inside]
+        s = self.b._units()
+        h = _lp.new_highs()
+        h.setOptionValue("presolve", "off")
+        _lp.pass_lp(h, np.zeros(cells.size), self.b.lower[cells] / s, self.b.upper[cells] / s,
+                    a[:, cells], rhs / s, rhs / s)
+        self._local = (k, cells, h)
+        self._cost_key = None
+        return cells, h
+
+    def _local_reaches(self, k: int, d: int, need: float,
+                       fixed: np.ndarray) -> tuple[bool, np.ndarray]:
+        """Whether the neighbourhood LP with ``fixed`` held reaches ``need``, and the
+        fixed cells with a non-zero reduced cost."""
+        cells, h = self._neighbourhood(k)
+        s = self.b._units()
+        inn = np.flatnonzero(np.isin(cells, fixed)).astype(np.int32)
+        kk = int(np.searchsorted(cells, k))
+        if self._cost_key != (k, d):
+            cost = np.zeros(cells.size)
+            cost[kk] = -float(d)
+            h.changeColsCost(cells.size, np.arange(cells.size, dtype=np.int32), cost)
+            self._cost_key = (k, d)
+        if inn.size:
+            v = self.truth[cells[inn]] / s
+            h.changeColsBounds(inn.size, inn, v, v)
+        binding = np.zeros(0, dtype=np.int64)
+        try:
+            h.run()
+            st = _lp.status(h)
+            self.counts["insider_local_lps"] = self.counts.get("insider_local_lps", 0) + 1
+            if st in ("unbounded", "unbounded_or_infeasible"):
+                return True, binding    # the true table is feasible: unbounded
+            if st != "optimal":
+                return False, binding
+            sol = h.getSolution()
+            x = float(np.asarray(sol.col_value)[kk]) * s
+            if inn.size:
+                dual = np.asarray(sol.col_dual, dtype=float)[inn]
+                binding = cells[inn[np.abs(dual) > DUAL_TOL]]
+        finally:
+            if inn.size:
+                lo = _lp._finite(self.b.lower[cells[inn]] / s)
+                hi = _lp._finite(self.b.upper[cells[inn]] / s)
+                h.changeColsBounds(inn.size, inn, lo, hi)
+        return bool(d * x >= d * need), binding
+
+    # --- exact pairs and records -----------------------------------------------------
+
+    def _exact_pairs(self, k: int, att: np.ndarray, found: dict[int, dict[int, float]]) -> None:
+        """Both exact bounds with each attacker's cell fixed, unless the target's two
+        stored optimal tables keep that cell (the insider then has the outsider's interval)."""
+        t = int(self.b.cols[k])
+        keep = np.ones(att.size, dtype=bool)
+        for d in (1, -1):
+            pt = self.base.points.get((t, d))
+            if pt is None:
+                keep[:] = False
+                break
+            moved = np.searchsorted(self.b.cols, pt[0])
+            keep &= ~np.isin(att, moved)
+        for s in att[~keep].tolist():
+            fixed = np.array([s])
+            found[s] = {d: self._block_max(k, d, fixed)[0] for d in (1, -1)}
+
+    def _record(self, k: int, needs: dict[int, float], found: dict[int, dict[int, float]],
+                records: list[dict]) -> None:
+        """Verdicts of the insiders with a failed (or exactly computed) direction."""
+        t = int(self.b.cols[k])
+        for s, vals in found.items():
+            bound = {}
+            for d in (1, -1):
+                if d in vals:
+                    bound[d] = vals[d]
+                elif np.isinf(needs[d]):
+                    bound[d] = self.base.upper[t] if d == 1 else self.base.lower[t]
+                else:
+                    bound[d] = needs[d]         # reached with the cell fixed (a certificate)
+            hi = max(bound[1], self.truth[k])
+            lo = min(bound[-1], self.truth[k])
+            v = verdict_of(self.p, t, lo, hi, rel_tol=self.rel_tol)
+            if v == "exact" and len(vals) == 1:
+                # the certified side may reach further: its exact bound decides
+                d = -next(iter(vals))
+                other = self._block_max(k, d, np.array([s]))[0]
+                hi, lo = (max(other, self.truth[k]), lo) if d == 1 else (hi, min(other, self.truth[k]))
+                v = verdict_of(self.p, t, lo, hi, rel_tol=self.rel_tol)
+            if v != "protected":
+                records.append({"target": str(self.p.names[t]),
+                                "attacker": f"sole contributor of {self.p.names[self.b.cols[s]]}",
+                                "kind": "singleton", "verdict": v,
+                                "audit_lower": lo, "audit_upper": hi})
+
+
+def _gather(indptr: np.ndarray, indices: np.ndarray, sel: np.ndarray) -> np.ndarray:
+    """Distinct entries of the compressed rows (columns) ``sel`` of a sparse matrix."""
+    starts = indptr[sel]
+    lens = indptr[sel + 1] - starts
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offs = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+    return np.unique(indices[offs + np.arange(total)])

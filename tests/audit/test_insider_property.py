@@ -1,0 +1,132 @@
+"""Property: the bulk insider checks equal one fresh LP per (target, insider, direction).
+
+Small two- and three-way tables (with and without their table structure, i.e. overlap
+read from the codes or from the relations), random single respondents and levels. The
+reference solves, with scipy's ``linprog`` (a fresh model each time), the attacker's
+bounds of every protected sensitive cell with one insider's cell fixed, for every
+insider whose cell does not overlap the target (decided here from the codes). The
+shortcuts are forced on small tables: neighbourhoods of a few cells (``LOCAL_CAP``), no
+stored tables (``POOL_MAX_ENTRIES``) and batch LPs for a single open target (``BATCH_MIN``).
+"""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from tablesafe.audit import insider_findings, singletons, verdicts
+from tablesafe.problem import Problem
+from tablesafe.structure import Dimension, Hierarchy, TableStructure, compile_tables
+
+
+def _bounds(p: Problem, withheld: np.ndarray, fixed: int | None = None):
+    """Exact attacker bounds of the sensitive withheld cells (``fixed``: a cell known
+    exactly); other cells keep their value."""
+    wi = np.flatnonzero(withheld)
+    a = p.relations.toarray()
+    aw = a[:, wi]
+    rhs = p.rhs - a[:, ~withheld] @ p.value[~withheld]
+    keep = np.abs(aw).sum(axis=1) > 0
+    bnds = [(p.lower[i], None if np.isinf(p.upper[i]) else p.upper[i]) for i in wi]
+    if fixed is not None:
+        bnds[int(np.searchsorted(wi, fixed))] = (p.value[fixed], p.value[fixed])
+    lo, hi = p.value.astype(float).copy(), p.value.astype(float).copy()
+    for k, i in enumerate(wi):
+        if not p.sensitive[i]:
+            continue
+        c = np.zeros(len(wi))
+        for sense, out in ((1.0, lo), (-1.0, hi)):
+            c[k] = sense
+            r = linprog(c, A_eq=aw[keep], b_eq=rhs[keep], bounds=bnds, method="highs")
+            if r.status == 3:
+                out[i] = -sense * np.inf
+            else:
+                assert r.status == 0, r.message
+                out[i] = r.x[k]
+    return lo, hi
+
+
+def _nested(a: str, b: str) -> bool:
+    return a == b or "T" in (a, b) or a.startswith(b) or b.startswith(a)
+
+
+@st.composite
+def cases(draw):
+    ndim = draw(st.integers(2, 3))
+    dims = []
+    for j in range(ndim):
+        k = draw(st.integers(1, 3 if ndim == 2 else 1))
+        if draw(st.booleans()):
+            codes = [f"{a}{b}" for a in (1, 2) for b in range(1, k + 1)]
+            h = Hierarchy.from_lengths(codes, [1, 2], total="T")
+        else:
+            h = Hierarchy.flat([str(i) for i in range(1, k + 2)], total="T")
+        dims.append(Dimension("abc"[j], h))
+    ts = TableStructure(dims)
+    model = compile_tables(ts)
+    codes = model.codes.to_numpy(dtype=str)
+    n = ts.size
+    leaf = np.ones(n, dtype=bool)
+    for j, d in enumerate(dims):
+        h = d.hierarchy
+        pos = {c: i for i, c in enumerate(h.codes)}
+        leaf &= np.array([h.is_leaf(pos[c]) for c in codes[:, j]])
+    inner = np.array(draw(st.lists(st.integers(0, 30), min_size=int(leaf.sum()),
+                                   max_size=int(leaf.sum()))), dtype=float)
+    value = np.zeros(n)
+    value[leaf] = inner
+    # every cell is the sum of the leaves below it
+    for i in np.flatnonzero(~leaf):
+        below = np.ones(n, dtype=bool)
+        for j in range(ndim):
+            below &= np.array([_nested_below(c, codes[i, j]) for c in codes[:, j]])
+        value[i] = value[below & leaf].sum()
+    # dense patterns: most targets protected against outsiders, insiders then matter
+    withheld = np.array(draw(st.lists(st.sampled_from([True, True, True, False]),
+                                      min_size=n, max_size=n)))
+    sens = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n))) & withheld & (value > 0)
+    single = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n))) & (value > 0)
+    frac = draw(st.sampled_from([0.1, 0.3, 0.6]))
+    lev = np.where(sens, np.ceil(value * frac), 0.0)
+    upper = value * 1.5 + 5 if draw(st.booleans()) else np.full(n, np.inf)
+    p = Problem.from_arrays(value, ts.relations(), names=model.cell_names(),
+                            status=np.where(sens, "U", "S"), upl=lev, lpl=lev,
+                            upper=upper, contributors=np.where(single, 1, 4))
+    if draw(st.booleans()):
+        p.model = model
+    return p, withheld, codes
+
+
+def _nested_below(c: str, parent: str) -> bool:
+    return parent == "T" or c.startswith(parent)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.sampled_from([(4, 0, 1), (600, 50_000_000, 4), (4, 50_000_000, 1)]))
+def test_insider_findings_equal_fresh_lps(case, knobs):
+    p, withheld, codes = case
+    cap, pool, batch = knobs
+    with mock.patch.object(singletons, "LOCAL_CAP", cap), \
+            mock.patch.object(singletons, "POOL_MAX_ENTRIES", pool), \
+            mock.patch.object(singletons, "BATCH_MIN", batch):
+        got = insider_findings(p, withheld)
+    got_set = set(zip(got["target"], got["attacker"], got["verdict"]))
+    lo, hi = _bounds(p, withheld)
+    base = verdicts(p, lo, hi)
+    want = set()
+    for i in np.flatnonzero(withheld & (p.contributors == 1)):
+        if p.sensitive[i] and lo[i] == hi[i]:
+            continue  # known exactly already: its respondent learns nothing more
+        flo, fhi = _bounds(p, withheld, fixed=int(i))
+        v = verdicts(p, flo, fhi)
+        for t in np.flatnonzero(p.sensitive & withheld):
+            if t == i or base[t] != "protected" or v[t] == "protected":
+                continue
+            if all(_nested(x, y) for x, y in zip(codes[t], codes[i])):
+                continue  # overlapping cells (all occupied here): a contributor of t
+            want.add((p.names[t], f"sole contributor of {p.names[i]}", v[t]))
+    assert got_set == want
