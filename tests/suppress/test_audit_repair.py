@@ -28,16 +28,18 @@ def test_audit_repair_protects_every_cell(seed, shape, units, singleton):
 
 
 def test_modular_on_a_large_three_way_table_is_repaired_by_the_audit(monkeypatch):
-    """Above the attacker-LP repair's size, modular's pattern of a three-way table is
-    repaired guided by the audit (here the size limit is lowered to reach that path)."""
+    """Above the attacker-LP repair's size, modular's pattern of a three-way table without
+    singleton protection is repaired guided by the audit (here the size limit is lowered
+    to reach that path); with singleton protection it keeps the certificates."""
     import tablesafe.suppress.dispatch as dispatch
     from tablesafe.suppress import suppress
 
     p = table_problem(12, [[2, 2], [2], [3]], units=120)
     assert len(p.model.dims) == 3
     monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 10)
-    pat = suppress(p, "modular", time_limit=60)
+    pat = suppress(p, "modular", time_limit=60, singleton=False)
     assert pat.stats["repair"] == "audit-guided"
     assert pat.stats["audit"] == "lp"
     assert not independent_audit(p, pat.withheld, singleton=False)
-    assert audit(p, pat.withheld, insider=True).ok
+    assert audit(p, pat.withheld, insider=False).ok
+    assert suppress(p, "modular", time_limit=60).stats["audit"] == "certificates"
