@@ -62,7 +62,7 @@ class InsiderModel:
         when it has a respondent)."""
         cells = np.asarray(cells, dtype=np.int64)
         if self.geo is not None:
-            return self.geo.overlaps(cells, int(target), self.occupied)
+            return self.geo.overlaps(cells, int(target), self.occupied, self.single)
         return np.isin(cells, self._overlapping(int(target)))
 
     def attackers(self, target: int, cells: np.ndarray) -> np.ndarray:

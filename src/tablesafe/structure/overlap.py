@@ -73,19 +73,35 @@ class CellOverlap:
         at = np.minimum(np.searchsorted(self.keys, flat), len(self.keys) - 1)
         return np.where(self.keys[at] == flat, self.key_cell[at], -1)
 
-    def overlaps(self, cells: np.ndarray, t: int, occupied: np.ndarray) -> np.ndarray:
-        """Which ``cells`` share a non-empty part (per ``occupied``) with cell ``t``."""
+    def overlaps(self, cells: np.ndarray, t: int, occupied: np.ndarray,
+                 single: np.ndarray | None = None) -> np.ndarray:
+        """Which ``cells`` share a non-empty part (per ``occupied``) with cell ``t``.
+
+        Linked tables: two cells of different tables may have a common part that is no
+        cell of either (industry x region x size against industry x region x legal
+        form). Whether it holds a respondent is then unknown, except when the smallest
+        cell containing both (their *join*, here industry x region) has a single
+        respondent (``single``): both cells, being non-empty, are that respondent's.
+        """
         cells = np.asarray(cells, dtype=np.int64)
         out = np.ones(len(cells), dtype=bool)
         meet = np.empty((len(cells), len(self.anc)), dtype=np.int64)
+        join = np.empty((len(cells), len(self.anc)), dtype=np.int64)
         for j, anc in enumerate(self.anc):
             a, b = self.idx[t, j], self.idx[cells, j]
             below, above = anc[a, b], anc[b, a]
             out &= below | above
             meet[:, j] = np.where(below, b, a)
+            join[:, j] = np.where(below, a, b)
         if out.any():
             cell = self.lookup(meet[out])
-            out[out] = (cell >= 0) & occupied[np.maximum(cell, 0)]
+            hit = (cell >= 0) & occupied[np.maximum(cell, 0)]
+            if single is not None and (cell < 0).any():
+                missing = np.flatnonzero(cell < 0)
+                top = self.lookup(join[out][missing])
+                both = occupied[cells[out][missing]] & bool(occupied[t])
+                hit[missing] = (top >= 0) & single[np.maximum(top, 0)] & both
+            out[out] = hit
         return out
 
 

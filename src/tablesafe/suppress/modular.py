@@ -137,10 +137,10 @@ def modular_pattern(
     need_dn = np.zeros(problem.n)
     geo = None
     if insiders and bounds.singleton.any():
-        from tablesafe.structure.overlap import CellOverlap, occupied_cells
+        from tablesafe.structure.insiders import InsiderModel
 
-        g = CellOverlap.of(problem)
-        geo = None if g is None else (g, occupied_cells(problem))
+        # the one insider model (the audit's), restricted to each subtable below
+        geo = InsiderModel.of(problem)
     # with seed 000 section 6's levels (a row maximum over the whole pattern) a subtable
     # sees every earlier one: one at a time then
     batch_max = BATCH if certified_levels else 1
@@ -279,14 +279,13 @@ def _overlap_insiders(geo, cells: np.ndarray, bounds: Bounds, carried: np.ndarra
     """Per sensitive cell of a subtable (local positions; complements carried from other
     subtables aside), the subtable's single-respondent cells that do not overlap it: the
     audit's insider attackers, restricted to the subtable."""
-    g, occ = geo
     single = np.flatnonzero(bounds.singleton)
     out = {}
     for k in np.flatnonzero(((bounds.req_up > 0) | (bounds.req_dn > 0)) & ~carried):
         others = single[single != k]
         if not len(others):
             continue
-        keep = others[~g.overlaps(cells[others], int(cells[k]), occ)]
+        keep = others[~geo.overlaps(cells[others], int(cells[k]))]
         if len(keep):
             out[int(k)] = keep
     return out
