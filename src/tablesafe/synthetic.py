@@ -327,20 +327,18 @@ def problem_from_data(
     status = np.where(count == 0, EMPTY, np.where(sensitive, PRIMARY, SAFE)).astype("<U1")
     upl = np.where(sensitive, upl, 0.0)
     lpl = np.minimum(upl, value)
-    costs = np.abs(value) if cost == "value" else np.ones(n)
+    return _problem(model, value, status, upl, lpl, count, cost,
+                    {"rule": f"p({p:g})", "holdings": use_holdings})
+
+
+def _problem(model, value: np.ndarray, status: np.ndarray, upl: np.ndarray, lpl: np.ndarray,
+             count: np.ndarray, cost: str, notes: dict) -> Problem:
+    """The problem of a compiled model's cells (cost = |value| or 1 per cell)."""
+    costs = np.abs(value) if cost == "value" else np.ones(len(value))
     return Problem.from_arrays(
-        value,
-        model.relations,
-        status=status,
-        names=model.cell_names(),
-        cost=costs,
-        upl=upl,
-        lpl=lpl,
-        codes=model.codes,
-        contributors=count,
-        model=model,
-        source="synthetic",
-        notes={"rule": f"p({p:g})", "holdings": use_holdings},
+        value, model.relations, status=status, names=model.cell_names(), cost=costs, upl=upl,
+        lpl=lpl, codes=model.codes, contributors=count, model=model, source="synthetic",
+        notes=notes,
     )
 
 
@@ -369,22 +367,9 @@ def _linked_problem(syn: SyntheticData, *, p: float, use_holdings: bool, cost: s
         lpl[cells] = pr.lpl
         count[cells] = pr.contributors
         status[cells] = pr.status
-    costs = np.abs(value) if cost == "value" else np.ones(n)
-    return Problem.from_arrays(
-        value,
-        model.relations,
-        status=status,
-        names=model.cell_names(),
-        cost=costs,
-        upl=upl,
-        lpl=lpl,
-        codes=model.codes,
-        contributors=count,
-        model=model,
-        source="synthetic",
-        notes={"rule": f"p({p:g})", "holdings": use_holdings,
-               "tables": [list(t) for t in syn.table_list]},
-    )
+    return _problem(model, value, status, upl, lpl, count, cost,
+                    {"rule": f"p({p:g})", "holdings": use_holdings,
+                     "tables": [list(t) for t in syn.table_list]})
 
 
 def synthetic_problem(
