@@ -169,35 +169,9 @@ def suppress(
         if guided:
             withheld = _audit_guided_repair(problem, bounds, withheld | sens, stats, log)
         elif method == "fast" or problem.n > _lp_repair_max(method, problem):
-            # fast, and the repair of the other methods' patterns on large tables: a local
-            # certificate per sensitive cell (and per single respondent next to it), found
-            # among the cells already withheld where possible
-            from tablesafe.suppress.fast import fast_pattern
-
-            initial = None if method == "fast" else withheld
-            before = int(withheld.sum()) if initial is not None else 0
-            try:
-                pat = fast_pattern(problem, time_limit=left(), progress=progress, seed=seed,
-                                   singleton=singleton, capacity=capacity, initial=initial,
-                                   progress_label="fast suppression" if initial is None
-                                   else f"{method}: certificates for every sensitive cell")
-                if initial is None:
-                    stats = dict(pat.stats)
-                else:
-                    stats["certificate_repair_added"] = int(pat.withheld.sum()) - before
-                    stats["certificate_repair_added_value"] = float(
-                        np.abs(problem.value[np.asarray(pat.withheld, dtype=bool) & ~initial]).sum())
-                    stats["certificate_repair_seconds"] = pat.stats["seconds"]
-                    stats["insider_unprotected"] = pat.stats["insider_unprotected"]
-                withheld = np.asarray(pat.withheld, dtype=bool)
-                fast_certs = pat.certificates
-            except AuditFailure:
-                raise
-            except TablesafeError as exc:
-                # the heuristic gave up; the LP repair below either protects every cell
-                # or proves which cell cannot be protected
-                withheld = sens.copy() if initial is None else initial
-                stats["fast_failed"] = str(exc)
+            withheld, fast_certs, stats = _by_certificates(
+                problem, method, None if method == "fast" else withheld, stats,
+                time_limit=left(), progress=progress, seed=seed, singleton=singleton, capacity=capacity)
         withheld = withheld | sens
         proven = False
         gaps = np.zeros(0, dtype=np.int64)
@@ -292,6 +266,38 @@ def _audit_guided_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray,
     stats["repair_added_value"] = float(np.abs(problem.value[out & ~withheld]).sum())
     stats["repair_seconds"] = time.monotonic() - t0
     return out
+
+
+def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, stats: dict, *,
+                     time_limit: float, progress: bool, seed: int, singleton: bool, capacity: bool):
+    """``fast``, and the repair of another method's pattern ``initial`` on a large table:
+    a local certificate per sensitive cell (and per single respondent next to it), found
+    among the cells already withheld where possible. Returns (pattern, certificates or
+    None, stats); when the heuristic gives up, the LP repair takes over."""
+    from tablesafe.suppress.fast import fast_pattern
+
+    before = int(initial.sum()) if initial is not None else 0
+    try:
+        pat = fast_pattern(problem, time_limit=time_limit, progress=progress, seed=seed,
+                           singleton=singleton, capacity=capacity, initial=initial,
+                           progress_label="fast suppression" if initial is None
+                           else f"{method}: certificates for every sensitive cell")
+    except AuditFailure:
+        raise
+    except TablesafeError as exc:
+        # the heuristic gave up; the LP repair either protects every cell or proves which
+        # cell cannot be protected
+        stats["fast_failed"] = str(exc)
+        return (problem.sensitive.copy() if initial is None else initial), None, stats
+    if initial is None:
+        stats = dict(pat.stats)
+    else:
+        stats["certificate_repair_added"] = int(pat.withheld.sum()) - before
+        stats["certificate_repair_added_value"] = float(
+            np.abs(problem.value[np.asarray(pat.withheld, dtype=bool) & ~initial]).sum())
+        stats["certificate_repair_seconds"] = pat.stats["seconds"]
+        stats["insider_unprotected"] = pat.stats["insider_unprotected"]
+    return np.asarray(pat.withheld, dtype=bool), pat.certificates, stats
 
 
 def _final_audit(problem: Problem, withheld: np.ndarray) -> None:
