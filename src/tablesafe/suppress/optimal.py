@@ -196,29 +196,14 @@ def optimal_pattern(
     fixed_one = sens
     say = log or (lambda *_: None)
 
-    # incumbent: a safe pattern, from the fast heuristic's certificates where it succeeds
-    # (one local LP per cell instead of repair rounds of whole-table attacks), checked and
-    # repaired against this attacker model, then cleaned
-    if start is None:
-        w = _heuristic_start(problem, bounds, 0.25 * (deadline - t0))
-        try:
-            atts = check(problem, bounds, w, deadline=deadline)
-        except OutOfTime:
-            # checking the start pattern alone takes longer than the limit (measured: a
-            # 5,000-cell 3-D table ran 302 s with a 60 s limit): return it unproved; the
-            # dispatcher repairs and proves it (LP check, or certificates on large tables)
-            say("time limit reached while checking the start pattern")
-            return w | sens, {"iterations": 0, "lp_rounds": 0, "cuts": 0, "lower_bound": 0.0,
-                              "cost": float(problem.cost[w & ~sens].sum()), "gap": 1.0, "optimal": False,
-                              "time_limit_hit": True, "seconds": time.monotonic() - t0}
-        if failing(bounds, atts):
-            w, atts, _ = repair(problem, bounds, w, deadline=deadline)
-        w, atts, _ = cleanup(problem, bounds, w, atts, deadline=time.monotonic() + 0.1 * (deadline - t0))
-    else:
-        w = start.copy() | sens
-        atts = check(problem, bounds, w)
-        if failing(bounds, atts):
-            w, atts, _ = repair(problem, bounds, w, deadline=deadline)
+    w, atts = _incumbent(problem, bounds, start, t0, deadline, say)
+    if atts is None:
+        # checking the start pattern alone takes longer than the limit (measured: a
+        # 5,000-cell 3-D table ran 302 s with a 60 s limit): return it unproved; the
+        # dispatcher repairs and proves it (LP check, or certificates on large tables)
+        return w | sens, {"iterations": 0, "lp_rounds": 0, "cuts": 0, "lower_bound": 0.0,
+                          "cost": float(problem.cost[w & ~sens].sum()), "gap": 1.0, "optimal": False,
+                          "time_limit_hit": True, "seconds": time.monotonic() - t0}
     best = w
     best_atts = atts
     best_cost = float(problem.cost[best & ~sens].sum())
@@ -231,33 +216,8 @@ def optimal_pattern(
     master = _Master(problem, cand, seed)
     master.h.setOptionValue("mip_rel_gap", float(mip_gap))
     master.add(row_cuts(problem, bounds, fixed_one))
-    targets = np.flatnonzero(sens)
 
-    # LP relaxation rounds
-    master.integral(False)
-    lb = 0.0
-    history: list[float] = []
-    for rnd in range(lp_rounds):
-        if time.monotonic() > deadline:
-            break
-        xv, val = master.solve(deadline - time.monotonic())
-        if xv is None:
-            break
-        history.append(val)
-        if len(history) > 4 and history[-1] <= history[-4] * (1 + 1e-3) + 1e-9:
-            lb = max(lb, val)
-            break
-        lb = max(lb, val)
-        x = sens.astype(float)
-        x[master.var] = np.clip(xv, 0.0, 1.0)
-        keys = keys_for(problem, bounds, x > 0.5, targets)
-        atts = run_attacks(problem, bounds, x, keys)
-        bad = failing(bounds, atts)
-        cuts = [c for c in cuts_for(problem, bounds, atts, bad, fixed_one)
-                if float(np.dot(c.coef, x[c.idx])) < c.rhs * (1 - 1e-6)]
-        stats["lp_rounds"] = rnd + 1
-        if master.add(cuts) == 0:
-            break
+    lb = _lp_rounds(problem, bounds, master, lp_rounds, deadline, stats)
     say(f"LP bound {lb:.6g} after {stats['lp_rounds']} rounds, {master.ncuts} inequalities")
 
     # MIP rounds, each followed by a search for cheaper safe patterns near the incumbent
@@ -345,6 +305,62 @@ def optimal_pattern(
     stats.update(cost=best_cost, lower_bound=lb, gap=gap, optimal=optimal or gap <= 1e-6, cuts=master.ncuts,
                  seconds=time.monotonic() - t0, neighbourhoods=search.tried, improvements=search.improved)
     return best, stats
+
+
+def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, deadline: float,
+               stats: dict) -> float:
+    """Rounds of the master's LP relaxation, each followed by the inequalities of the
+    attacks its fractional pattern fails; returns the best lower bound (and counts the
+    rounds in ``stats["lp_rounds"]``). Stops when the bound stalls or no cut is new."""
+    sens = problem.sensitive
+    targets = np.flatnonzero(sens)
+    master.integral(False)
+    lb = 0.0
+    history: list[float] = []
+    for rnd in range(rounds):
+        if time.monotonic() > deadline:
+            break
+        xv, val = master.solve(deadline - time.monotonic())
+        if xv is None:
+            break
+        history.append(val)
+        lb = max(lb, val)
+        if len(history) > 4 and history[-1] <= history[-4] * (1 + 1e-3) + 1e-9:
+            break
+        x = sens.astype(float)
+        x[master.var] = np.clip(xv, 0.0, 1.0)
+        atts = run_attacks(problem, bounds, x, keys_for(problem, bounds, x > 0.5, targets))
+        cuts = [c for c in cuts_for(problem, bounds, atts, failing(bounds, atts), sens)
+                if float(np.dot(c.coef, x[c.idx])) < c.rhs * (1 - 1e-6)]
+        stats["lp_rounds"] = rnd + 1
+        if master.add(cuts) == 0:
+            break
+    return lb
+
+
+def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, t0: float, deadline: float,
+               say) -> tuple[np.ndarray, dict | None]:
+    """The first safe pattern and its attacks, from ``start`` or from the fast
+    heuristic's certificates where it succeeds (one local LP per cell instead of repair
+    rounds of whole-table attacks), checked, repaired against this attacker model and
+    cleaned. The attacks are ``None`` when checking the pattern passed ``deadline``."""
+    sens = problem.sensitive
+    if start is None:
+        w = _heuristic_start(problem, bounds, 0.25 * (deadline - t0))
+        try:
+            atts = check(problem, bounds, w, deadline=deadline)
+        except OutOfTime:
+            say("time limit reached while checking the start pattern")
+            return w, None
+        if failing(bounds, atts):
+            w, atts, _ = repair(problem, bounds, w, deadline=deadline)
+        w, atts, _ = cleanup(problem, bounds, w, atts, deadline=time.monotonic() + 0.1 * (deadline - t0))
+    else:
+        w = start.copy() | sens
+        atts = check(problem, bounds, w)
+        if failing(bounds, atts):
+            w, atts, _ = repair(problem, bounds, w, deadline=deadline)
+    return w, atts
 
 
 def _recheck(problem: Problem, bounds: Bounds, x: np.ndarray, base: np.ndarray,
