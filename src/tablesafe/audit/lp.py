@@ -19,6 +19,32 @@ def _finite(a: np.ndarray) -> np.ndarray:
     return out
 
 
+_BANNER_SEEN: set[int] = set()
+
+
+def _quiet_highs() -> highspy.Highs:
+    """``highspy.Highs()`` without the banner HiGHS prints on the first model of a process
+    (its output options can only be set after construction): standard output is sent to
+    the null device for that one construction."""
+    import os
+    import sys
+
+    pid = os.getpid()
+    if pid in _BANNER_SEEN:
+        return highspy.Highs()
+    _BANNER_SEEN.add(pid)
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            h = highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    return h
+
+
 def new_highs() -> highspy.Highs:
     """A quiet single-threaded HiGHS instance with deterministic settings.
 
@@ -27,7 +53,7 @@ def new_highs() -> highspy.Highs:
     'Not Set'): seen when modular's subtables ran in worker processes and the main
     process's first models were the attacker LPs, which asked for the default.
     """
-    h = highspy.Highs()
+    h = _quiet_highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("log_to_console", False)
     h.setOptionValue("threads", 1)
