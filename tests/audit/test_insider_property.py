@@ -14,9 +14,9 @@ from __future__ import annotations
 from unittest import mock
 
 import numpy as np
+from _oracle import exact_bounds
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scipy.optimize import linprog
 
 from tablesafe.audit import insider_findings, singletons, verdicts
 from tablesafe.problem import Problem
@@ -26,27 +26,12 @@ from tablesafe.structure import Dimension, Hierarchy, TableStructure, compile_ta
 def _bounds(p: Problem, withheld: np.ndarray, fixed: int | None = None):
     """Exact attacker bounds of the sensitive withheld cells (``fixed``: a cell known
     exactly); other cells keep their value."""
-    wi = np.flatnonzero(withheld)
-    a = p.relations.toarray()
-    aw = a[:, wi]
-    rhs = p.rhs - a[:, ~withheld] @ p.value[~withheld]
-    keep = np.abs(aw).sum(axis=1) > 0
-    bnds = [(p.lower[i], None if np.isinf(p.upper[i]) else p.upper[i]) for i in wi]
-    if fixed is not None:
-        bnds[int(np.searchsorted(wi, fixed))] = (p.value[fixed], p.value[fixed])
+    lo_d, hi_d = exact_bounds(p, withheld, fixed=fixed, sensitive_only=True)
     lo, hi = p.value.astype(float).copy(), p.value.astype(float).copy()
-    for k, i in enumerate(wi):
-        if not p.sensitive[i]:
-            continue
-        c = np.zeros(len(wi))
-        for sense, out in ((1.0, lo), (-1.0, hi)):
-            c[k] = sense
-            r = linprog(c, A_eq=aw[keep], b_eq=rhs[keep], bounds=bnds, method="highs")
-            if r.status == 3:
-                out[i] = -sense * np.inf
-            else:
-                assert r.status == 0, r.message
-                out[i] = r.x[k]
+    for i, v in lo_d.items():
+        lo[i] = v
+    for i, v in hi_d.items():
+        hi[i] = v
     return lo, hi
 
 
