@@ -23,11 +23,11 @@ from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import DOWN, UP, Bounds
 from tablesafe.suppress.protection import (
     Key,
-    _neighbours,
     add_complements,
     candidates,
     failing,
     run_attacks,
+    widen,
 )
 
 _DIRECTIONS = {"upper": (UP,), "lower": (DOWN,), "exact": (UP, DOWN), "sliding": (UP, DOWN)}
@@ -87,7 +87,7 @@ def audit_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *,
                 if inner == 0:
                     # the audit and the attacker LP disagree within their tolerances: one
                     # more complement next to each such target settles it
-                    _widen(problem, w, cand, keys)
+                    widen(problem, w, cand, sorted({key[0] for key in keys}))
                 break
             add_complements(problem, bounds, w, atts, bad, cand)
             keys = bad
@@ -96,11 +96,3 @@ def audit_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *,
     raise AuditFailure(f"the repair guided by the audit did not converge in {max_rounds} rounds; "
                        "the pattern is not published")
 
-
-def _widen(problem: Problem, w: np.ndarray, cand: np.ndarray, keys: list[Key]) -> None:
-    """Withhold the cheapest admissible neighbour of each target in ``keys``."""
-    for k in sorted({key[0] for key in keys}):
-        nb = _neighbours(problem, k)
-        nb = nb[cand[nb] & ~w[nb]]
-        if len(nb):
-            w[nb[np.argmin(problem.cost[nb])]] = True

@@ -24,7 +24,7 @@ from tablesafe.problem import PRIMARY, SAFE, Problem
 from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.compact import attacks_of, compact_pattern, model_size
 from tablesafe.suppress.optimal import optimal_pattern
-from tablesafe.suppress.protection import _siblings, candidates, run_attacks
+from tablesafe.suppress.protection import candidates, run_attacks
 
 
 def subtables(problem: Problem) -> list[tuple[int, np.ndarray]]:
@@ -260,21 +260,6 @@ def _subproblem(problem: Problem, withheld: np.ndarray, seen: np.ndarray, cells:
     return sub, carried
 
 
-def _sibling_insiders(sub: Problem, bounds: Bounds, carried: np.ndarray) -> dict[int, np.ndarray]:
-    """Per sensitive cell of a subtable (complements carried from other subtables aside),
-    the single-respondent cells in a relation with it."""
-    single = bounds.singleton
-    if not single.any():
-        return {}
-    out = {}
-    for k in np.flatnonzero(sub.sensitive & ~carried):
-        nb = _siblings(sub, int(k))
-        nb = nb[single[nb]]
-        if len(nb):
-            out[int(k)] = nb
-    return out
-
-
 def _overlap_insiders(geo, cells: np.ndarray, bounds: Bounds, carried: np.ndarray) -> dict[int, np.ndarray]:
     """Per sensitive cell of a subtable (local positions; complements carried from other
     subtables aside), the subtable's single-respondent cells that do not overlap it: the
@@ -378,8 +363,7 @@ def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cel
     cand = candidates(sub, sb)
     ins: dict = {}
     if insiders and sb.singleton.any():
-        ins = (_overlap_insiders(geo, cells, sb, carried) if geo is not None
-               else _sibling_insiders(sub, sb, carried))
+        ins = _overlap_insiders(geo, cells, sb, carried)
     return sub, sb, cand, ins, seconds, mip_gap, seed, compact_max
 
 

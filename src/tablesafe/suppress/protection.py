@@ -29,6 +29,7 @@ from tablesafe.suppress.attacker import (
     cut_from,
     row_cuts,
 )
+from tablesafe.suppress.local.relations import gather
 
 Key = tuple[int, int, int]  # target, direction, insider (-1: outsider)
 
@@ -63,26 +64,6 @@ def _csc(problem: Problem):
         _CSC_CACHE.clear()
         _CSC_CACHE[key] = hit
     return hit[1]
-
-
-def _siblings(problem: Problem, k: int) -> np.ndarray:
-    """Cells that are parts of a relation in which ``k`` is a part too (same sign).
-
-    A single respondent of such a sibling is an insider for ``k`` (seed 002
-    "singletons"); the respondent of a part of ``k`` (or of a total ``k`` is part of)
-    contributes to ``k`` itself, which the sensitivity rule already accounts for.
-    """
-    a = problem.relations
-    ac = _csc(problem)
-    s, e = ac.indptr[k], ac.indptr[k + 1]
-    out = []
-    for r, ck in zip(ac.indices[s:e], ac.data[s:e]):
-        cols = a.indices[a.indptr[r]:a.indptr[r + 1]]
-        vals = a.data[a.indptr[r]:a.indptr[r + 1]]
-        out.append(cols[(np.sign(vals) == np.sign(ck)) & (cols != k)])
-    if not out:
-        return np.zeros(0, dtype=np.int64)
-    return np.unique(np.concatenate(out))
 
 
 Insiders = dict[int, np.ndarray]
@@ -293,12 +274,7 @@ def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: lis
 
 def _gather(m: sp.csr_matrix | sp.csc_matrix, major: np.ndarray) -> np.ndarray:
     """The distinct minor indices of some rows of a CSR (columns of a CSC) matrix."""
-    starts, ends = m.indptr[major], m.indptr[major + 1]
-    if len(major) == 1:
-        return np.unique(m.indices[starts[0]:ends[0]])
-    lens = ends - starts
-    idx = np.repeat(starts - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + np.arange(int(lens.sum()))
-    return np.unique(m.indices[idx])
+    return np.unique(m.indices[gather(m.indptr, major)])
 
 
 def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], out: dict[Key, Attack],
@@ -467,14 +443,22 @@ def add_complements(problem: Problem, bounds: Bounds, w: np.ndarray, atts: dict[
                 coef = np.delete(coef, j)
     if added == 0:
         # the duals promised protection the LP does not give (numerical): widen by neighbours
-        for key in bad:
-            nb = _neighbours(problem, key[0])
-            nb = nb[cand[nb] & ~w[nb]]
-            if len(nb):
-                w[nb[np.argmin(problem.cost[nb])]] = True
-                added += 1
+        added = widen(problem, w, cand, [key[0] for key in bad])
         if added == 0:
             raise _unprotectable(problem, bad[0], "no admissible complement is left")
+    return added
+
+
+def widen(problem: Problem, w: np.ndarray, cand: np.ndarray, targets: list[int]) -> int:
+    """Withhold (in ``w``) the cheapest admissible neighbour of each target in turn (a
+    target listed twice gets two); returns how many cells were added."""
+    added = 0
+    for k in targets:
+        nb = _neighbours(problem, k)
+        nb = nb[cand[nb] & ~w[nb]]
+        if len(nb):
+            w[nb[np.argmin(problem.cost[nb])]] = True
+            added += 1
     return added
 
 
