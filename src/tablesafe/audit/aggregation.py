@@ -141,66 +141,31 @@ def _pairs(contributions: pd.DataFrame, cells: Any, attackers: Any, attacked: An
                   units.get_indexer(atk_set), units.get_indexer(att_set))
 
 
-@dataclass(frozen=True)
 class _Layout:
-    """Where each group of variables starts in the MIP's columns."""
+    """Where each group of variables lies in the MIP's columns.
 
-    kk: int
-    npair: int
-    nu: int
-    nv: int
+    The groups follow one another in the order of the model (6.6)-(6.20): ``mu`` (one
+    per explicit aggregation), ``xp``/``xm`` (xi+ and xi-), ``al`` (alpha) and ``be``
+    (beta), one per (cell, unit) pair, ``u`` and ``v`` (one per attacked and attacking
+    unit), then the scalars ``a1``, ``a2`` and ``t`` (A1, A2, T).
+    """
 
-    @property
-    def o_mu(self) -> int:
-        return 0
+    def __init__(self, kk: int, npair: int, nu: int, nv: int) -> None:
+        self.widths: dict[str, int] = {
+            "mu": kk, "xp": npair, "xm": npair, "al": npair, "be": npair,
+            "u": nu, "v": nv, "a1": 1, "a2": 1, "t": 1,
+        }
+        ends = np.cumsum(list(self.widths.values()))
+        self.start: dict[str, int] = {g: int(e) - w for (g, w), e in zip(self.widths.items(), ends, strict=True)}
+        self.nvar = int(ends[-1])
 
-    @property
-    def o_xp(self) -> int:
-        return self.kk
+    def span(self, group: str) -> slice:
+        """The columns of one group."""
+        return slice(self.start[group], self.start[group] + self.widths[group])
 
-    @property
-    def o_xm(self) -> int:
-        return self.o_xp + self.npair
-
-    @property
-    def o_al(self) -> int:
-        return self.o_xm + self.npair
-
-    @property
-    def o_be(self) -> int:
-        return self.o_al + self.npair
-
-    @property
-    def o_u(self) -> int:
-        return self.o_be + self.npair
-
-    @property
-    def o_v(self) -> int:
-        return self.o_u + self.nu
-
-    @property
-    def o_a1(self) -> int:
-        return self.o_v + self.nv
-
-    @property
-    def o_a2(self) -> int:
-        return self.o_a1 + 1
-
-    @property
-    def o_t(self) -> int:
-        return self.o_a2 + 1
-
-    @property
-    def nvar(self) -> int:
-        return self.o_t + 1
-
-    def block(self, parts: dict[int, sp.spmatrix], nrow: int) -> sp.csr_matrix:
-        """Rows with the given blocks (by their start column) and zeros elsewhere."""
-        cols = []
-        for start, width in ((self.o_mu, self.kk), (self.o_xp, self.npair), (self.o_xm, self.npair),
-                             (self.o_al, self.npair), (self.o_be, self.npair), (self.o_u, self.nu),
-                             (self.o_v, self.nv), (self.o_a1, 1), (self.o_a2, 1), (self.o_t, 1)):
-            cols.append(parts.get(start, sp.csr_matrix((nrow, width))))
+    def block(self, parts: dict[str, sp.spmatrix], nrow: int) -> sp.csr_matrix:
+        """Rows with the given blocks (by group) and zeros elsewhere."""
+        cols = [parts.get(g, sp.csr_matrix((nrow, w))) for g, w in self.widths.items()]
         return sp.csr_matrix(sp.hstack(cols))
 
 
@@ -249,7 +214,7 @@ def most_sensitive_aggregation(
     # T >= tau: excludes the trivial aggregations (see the module docstring).
     per_row = np.asarray(abs(a) @ np.bincount(pr.ic, weights=np.abs(pr.xv), minlength=ns)).ravel()
     per_row = per_row[per_row > 0]
-    lo[lay.o_t] = float(per_row.min()) if per_row.size else 1.0
+    lo[lay.start["t"]] = float(per_row.min()) if per_row.size else 1.0
 
     h = _lp.new_highs()
     h.setOptionValue("mip_rel_gap", 0.0)
@@ -264,12 +229,12 @@ def most_sensitive_aggregation(
         if h.getInfo().primal_solution_status < 2:
             raise InfeasibleError(f"the aggregation MIP stopped without a solution ({st})")
     x = _lp.col_values(h)
-    mu = x[lay.o_mu:lay.o_mu + kk]
+    mu = x[lay.span("mu")]
     lam = np.asarray(a.T @ mu).ravel()
     # Recompute shares exactly from the aggregation (robust to MIP tolerances).
     share = np.bincount(pr.ur, weights=np.abs(pr.xv * lam[pr.ic]), minlength=pr.nunit)
-    atk_u = pr.atk_idx[int(np.argmax(x[lay.o_u:lay.o_v]))]
-    att_u = pr.att_idx[int(np.argmax(x[lay.o_v:lay.o_a1]))]
+    atk_u = pr.atk_idx[int(np.argmax(x[lay.span("u")]))]
+    att_u = pr.att_idx[int(np.argmax(x[lay.span("v")]))]
     return AggregationResult(
         objective=float(h.getInfo().objective_function_value),
         mu=mu, coefficients=lam,
@@ -285,21 +250,17 @@ def _columns(lay: _Layout, bound: np.ndarray, amax: float, p: float,
     """Bounds, integrality and objective of the MIP's variables: max (p+q) A1 + q A2 - q T."""
     lo = np.zeros(lay.nvar)
     hi = np.full(lay.nvar, np.inf)
-    lo[lay.o_mu:lay.o_mu + lay.kk] = -1.0
-    hi[lay.o_mu:lay.o_mu + lay.kk] = 1.0
-    hi[lay.o_al:lay.o_al + lay.npair] = bound
-    hi[lay.o_be:lay.o_be + lay.npair] = 1.0
-    hi[lay.o_u:lay.o_v] = 1.0
-    hi[lay.o_v:lay.o_a1] = 1.0
-    hi[lay.o_a1] = amax
-    hi[lay.o_a2] = amax
+    lo[lay.span("mu")] = -1.0
+    hi[lay.span("mu")] = 1.0
+    hi[lay.span("al")] = bound
     integ = np.zeros(lay.nvar, dtype=bool)
-    integ[lay.o_be:lay.o_be + lay.npair] = True
-    integ[lay.o_u:lay.o_a1] = True
+    for binary in ("be", "u", "v"):
+        hi[lay.span(binary)] = 1.0
+        integ[lay.span(binary)] = True
     cost = np.zeros(lay.nvar)
-    cost[lay.o_a1] = p + q
-    cost[lay.o_a2] = q
-    cost[lay.o_t] = -q
+    for group, top, weight in (("a1", amax, p + q), ("a2", amax, q), ("t", np.inf, -q)):
+        hi[lay.start[group]] = top
+        cost[lay.start[group]] = weight
     return lo, hi, integ, cost
 
 
@@ -322,39 +283,39 @@ def _rows(a: sp.csr_matrix, lay: _Layout, pr: _Pairs, big_alpha: np.ndarray, big
     eye = sp.identity(npair, format="csr")
     ones_t = sp.csr_matrix(np.ones((1, npair)))
     # (6.7) T - sum xi+ - sum xi- = 0
-    add(lay.block({lay.o_xp: -ones_t, lay.o_xm: -ones_t, lay.o_t: sp.csr_matrix([[1.0]])}, 1),
+    add(lay.block({"xp": -ones_t, "xm": -ones_t, "t": sp.csr_matrix([[1.0]])}, 1),
         np.zeros(1), np.zeros(1))
     # (6.8) xi+ - l >= 0 ; (6.9) xi- + l >= 0
-    add(lay.block({lay.o_mu: -l_rows, lay.o_xp: eye}, npair), np.zeros(npair), np.full(npair, np.inf))
-    add(lay.block({lay.o_mu: l_rows, lay.o_xm: eye}, npair), np.zeros(npair), np.full(npair, np.inf))
+    add(lay.block({"mu": -l_rows, "xp": eye}, npair), np.zeros(npair), np.full(npair, np.inf))
+    add(lay.block({"mu": l_rows, "xm": eye}, npair), np.zeros(npair), np.full(npair, np.inf))
     # (6.12) alpha - l + M beta <= M ; (6.13) alpha + l - M beta <= 0
     mb = sp.diags(big_alpha, format="csr")
-    add(lay.block({lay.o_mu: -l_rows, lay.o_al: eye, lay.o_be: mb}, npair), np.full(npair, -np.inf), big_alpha)
-    add(lay.block({lay.o_mu: l_rows, lay.o_al: eye, lay.o_be: -mb}, npair), np.full(npair, -np.inf),
+    add(lay.block({"mu": -l_rows, "al": eye, "be": mb}, npair), np.full(npair, -np.inf), big_alpha)
+    add(lay.block({"mu": l_rows, "al": eye, "be": -mb}, npair), np.full(npair, -np.inf),
         np.zeros(npair))
     # (6.10)/(6.11): A - sum_i alpha_ir + M u_r <= M
     member = sp.csr_matrix((np.ones(npair), (pr.ur, np.arange(npair))), shape=(pr.nunit, npair))
-    for idx, o_sel, o_a in ((pr.atk_idx, lay.o_u, lay.o_a1), (pr.att_idx, lay.o_v, lay.o_a2)):
+    for idx, o_sel, o_a in ((pr.atk_idx, "u", "a1"), (pr.att_idx, "v", "a2")):
         nsel = len(idx)
         add(lay.block({
-            lay.o_al: -member[idx],
+            "al": -member[idx],
             o_sel: sp.identity(nsel, format="csr") * big_a,
             o_a: sp.csr_matrix(np.ones((nsel, 1))),
         }, nsel), np.full(nsel, -np.inf), np.full(nsel, big_a))
     # (6.14), (6.15)
-    add(lay.block({lay.o_u: sp.csr_matrix(np.ones((1, lay.nu)))}, 1), np.ones(1), np.ones(1))
-    add(lay.block({lay.o_v: sp.csr_matrix(np.ones((1, lay.nv)))}, 1), np.ones(1), np.ones(1))
+    add(lay.block({"u": sp.csr_matrix(np.ones((1, lay.widths["u"])))}, 1), np.ones(1), np.ones(1))
+    add(lay.block({"v": sp.csr_matrix(np.ones((1, lay.widths["v"])))}, 1), np.ones(1), np.ones(1))
     # (6.16) u_r + v_r <= 1 for units in both sets
     both = np.intersect1d(pr.atk_idx, pr.att_idx)
     if both.size:
         pu = pd.Index(pr.atk_idx).get_indexer(both)
         pv = pd.Index(pr.att_idx).get_indexer(both)
         nb = both.size
-        su = sp.csr_matrix((np.ones(nb), (np.arange(nb), pu)), shape=(nb, lay.nu))
-        sv = sp.csr_matrix((np.ones(nb), (np.arange(nb), pv)), shape=(nb, lay.nv))
-        add(lay.block({lay.o_u: su, lay.o_v: sv}, nb), np.full(nb, -np.inf), np.ones(nb))
+        su = sp.csr_matrix((np.ones(nb), (np.arange(nb), pu)), shape=(nb, lay.widths["u"]))
+        sv = sp.csr_matrix((np.ones(nb), (np.arange(nb), pv)), shape=(nb, lay.widths["v"]))
+        add(lay.block({"u": su, "v": sv}, nb), np.full(nb, -np.inf), np.ones(nb))
     if ordered:
-        add(lay.block({lay.o_a1: sp.csr_matrix([[1.0]]), lay.o_a2: sp.csr_matrix([[-1.0]])}, 1),
+        add(lay.block({"a1": sp.csr_matrix([[1.0]]), "a2": sp.csr_matrix([[-1.0]])}, 1),
             np.zeros(1), np.full(1, np.inf))
     return sp.vstack(rows).tocsr(), np.concatenate(rlo), np.concatenate(rhi)
 

@@ -21,7 +21,7 @@ from tablesafe.problem import EMPTY, MANUAL, PRIMARY, PROTECTED, SAFE, Assessmen
 from tablesafe.rules.combine import RuleVerdicts, combine
 from tablesafe.rules.model import Rule
 from tablesafe.rules.ruleset import RuleSet, RuleSpec
-from tablesafe.rules.view import ContributionView, RuleResult, expand_top
+from tablesafe.rules.view import ContributionView, Requests, RuleResult, expand_top
 from tablesafe.validation import BOOLEAN, NON_NEGATIVE, Constraints, OneOf, check_options
 
 COUNTS = ("holdings", "records")
@@ -75,21 +75,21 @@ def _build_view(cells: CellTable, need: int, weight_mode: str | None, count: str
         cnt = np.asarray(cells.records, dtype=float)
     else:
         cnt = np.asarray(cells.contributors, dtype=float)
-    request = np.asarray(cells.top_request, dtype=bool)
     first_waived = np.asarray(cells.top_waived, dtype=bool)[:, 0]
     nonwaived = np.asarray(cells.nonwaived_top, dtype=float) if waived_any else None
+    # what every weight mode shares: the cells' values, counts and emptiness
+    common = {"value": value, "first_waived": first_waived, "count": cnt, "nonempty": nonempty, "allzero": allzero}
+    requests = Requests(np.asarray(cells.top_request, dtype=bool), top, value)
 
     if use_abs:
         if waived_any:
             raise RuleError("waivers cannot be combined with the absolute-value form for negative contributions")
         if weight_mode in ("expand", "known"):
             raise RuleError(f"weight mode {weight_mode!r} cannot be combined with negative contributions")
-        X = value - 2.0 * np.asarray(cells.neg_sum, dtype=float)  # sum of |x|
         a = np.asarray(cells.abs_top, dtype=float)
+        X = value - 2.0 * np.asarray(cells.neg_sum, dtype=float)  # sum of |x|
         # the request flags follow the signed ordering of ``top``
-        return ContributionView(value=value, X=X, target=a, known=a, nonwaived=None, first_waived=first_waived,
-                                request=request, count=cnt, nonempty=nonempty, allzero=allzero, req_top=top,
-                                req_X=value)
+        return ContributionView(**common, X=X, target=a, known=a, nonwaived=None, requests=requests)
 
     if weight_mode == "expand":
         if cells.holding is not None:
@@ -101,21 +101,17 @@ def _build_view(cells: CellTable, need: int, weight_mode: str | None, count: str
             raise RuleError("weight mode 'expand' cannot be combined with waivers")
         m = max(need, 2)
         t = expand_top(top, np.asarray(cells.top_weight, dtype=float), m)
-        cnt = np.asarray(cells.weight_sum, dtype=float)
-        req = np.zeros((len(value), m), dtype=bool)
-        return ContributionView(value=value, X=value, target=t, known=t, nonwaived=None, first_waived=first_waived,
-                                request=req, count=cnt, nonempty=nonempty, allzero=allzero)
+        common["count"] = np.asarray(cells.weight_sum, dtype=float)
+        # the request flags do not follow the expanded copies: the request rule flags nothing here
+        nobody = Requests(np.zeros((len(value), m), dtype=bool), t, value)
+        return ContributionView(**common, X=value, target=t, known=t, nonwaived=None, requests=nobody)
     if weight_mode == "known":
         if waived_any:
             raise RuleError("weight mode 'known' cannot be combined with waivers")
         known = top * np.asarray(cells.top_weight, dtype=float)
-        return ContributionView(value=value, X=value, target=top, known=known, nonwaived=None,
-                                first_waived=first_waived, request=request, count=cnt, nonempty=nonempty,
-                                allzero=allzero)
+        return ContributionView(**common, X=value, target=top, known=known, nonwaived=None, requests=requests)
     # no weights, or mode 'sample': sampled contributions against the (estimated) total
-    return ContributionView(value=value, X=value, target=top, known=top, nonwaived=nonwaived,
-                            first_waived=first_waived, request=request, count=cnt, nonempty=nonempty,
-                            allzero=allzero)
+    return ContributionView(**common, X=value, target=top, known=top, nonwaived=nonwaived, requests=requests)
 
 
 def _join_codes(frame: pd.DataFrame, cols: Sequence[str], strip: bool = False) -> np.ndarray:

@@ -20,37 +20,16 @@ from typing import ClassVar
 import numpy as np
 
 from tablesafe.errors import RuleError
+from tablesafe.rules.spelling import Spelled, num
 from tablesafe.rules.view import REL_TOL, ContributionView, RuleResult, sum_first
 
 
-def _num(x: float) -> str:
-    """Short, exact-looking text for a parameter."""
-    return f"{x:.12g}"
-
-
 @dataclass(frozen=True)
-class Rule:
-    """Base class of all sensitivity rules."""
+class Rule(Spelled):
+    """Base class of all sensitivity rules (written as :class:`Spelled` says)."""
 
     assumes_nonnegative: ClassVar[bool] = False
     """True for measures that assume non-negative contributions (p%, (n,k), linear)."""
-
-    @property
-    def kind(self) -> str:
-        """Short name of the rule family (``p``, ``pq``, ``nk``, ...)."""
-        raise NotImplementedError
-
-    def describe(self) -> str:
-        """One sentence saying when a cell is sensitive under this rule."""
-        raise NotImplementedError
-
-    def to_string(self) -> str:
-        """The rule string that :func:`parse_rules` turns back into this rule."""
-        raise NotImplementedError
-
-    def to_tauargus(self) -> str | None:
-        """The tau-ARGUS batch form of this rule, or None when tau-ARGUS has none."""
-        return None
 
     def to_linear(self) -> LinearRule | None:
         """The rule as a linear sensitivity measure (seed 003 B.1), if it is one."""
@@ -69,9 +48,6 @@ class Rule:
     def evaluate(self, view: ContributionView) -> RuleResult:
         """Which cells the rule makes sensitive, and the levels it asks for (all cells)."""
         raise NotImplementedError
-
-    def __str__(self) -> str:
-        return self.to_string()
 
 
 @dataclass(frozen=True)
@@ -94,6 +70,7 @@ class PRule(Rule):
             raise RuleError(f"p% rule: the number of intruders n must be a whole number >= 1, got {self.n}")
 
     kind = "p"  # type: ignore[assignment]
+    tauargus_name = "P"
 
     @property
     def magnitude(self) -> bool:
@@ -107,14 +84,14 @@ class PRule(Rule):
         who = "the second largest unit" if self.n == 1 else f"a coalition of the {self.n} next largest units"
         return (
             f"p% rule: sensitive when {who} can estimate the largest contribution to within "
-            f"{_num(self.p)}% (p={_num(self.p)}, intruders={self.n})"
+            f"{num(self.p)}% (p={num(self.p)}, intruders={self.n})"
         )
 
-    def to_string(self) -> str:
-        return f"p({_num(self.p)})" if self.n == 1 else f"p({_num(self.p)}, n={self.n})"
+    def arguments(self) -> list[str]:
+        return [num(self.p)] if self.n == 1 else [num(self.p), f"n={self.n}"]
 
-    def to_tauargus(self) -> str:
-        return f"P({_num(self.p)},{self.n})"
+    def tauargus_arguments(self) -> list[str]:
+        return [num(self.p), str(self.n)]
 
     def evaluate(self, view: ContributionView) -> RuleResult:
         """``UPL = p/100 x_s - R`` (handbook: p% rule); no lower level."""
@@ -171,11 +148,11 @@ class PQRule(Rule):
         for name in ("q_lower", "q_upper"):
             v = getattr(self, name)
             if v > 100:
-                raise RuleError(f"(p,q) rule: {name} must be at most 100 (percent), got {_num(v)}")
+                raise RuleError(f"(p,q) rule: {name} must be at most 100 (percent), got {num(v)}")
         if not (self.p_lower < self.q_lower and self.p_upper < self.q_upper):
             raise RuleError(
-                f"(p,q) rule: p must be smaller than q (got p={_num(self.p_lower)}/{_num(self.p_upper)}, "
-                f"q={_num(self.q_lower)}/{_num(self.q_upper)}); seed 000 section 3.1"
+                f"(p,q) rule: p must be smaller than q (got p={num(self.p_lower)}/{num(self.p_upper)}, "
+                f"q={num(self.q_lower)}/{num(self.q_upper)}); seed 000 section 3.1"
             )
         if int(self.n) != self.n or self.n < 1:
             raise RuleError(f"(p,q) rule: the number of intruders n must be a whole number >= 1, got {self.n}")
@@ -209,11 +186,11 @@ class PQRule(Rule):
 
     def describe(self) -> str:
         if self.is_symmetric:
-            par = f"p={_num(self.p)}, q={_num(self.q)}"
+            par = f"p={num(self.p)}, q={num(self.q)}"
         else:
             par = (
-                f"p_lower={_num(self.p_lower)}, p_upper={_num(self.p_upper)}, "
-                f"q_lower={_num(self.q_lower)}, q_upper={_num(self.q_upper)}"
+                f"p_lower={num(self.p_lower)}, p_upper={num(self.p_upper)}, "
+                f"q_lower={num(self.q_lower)}, q_upper={num(self.q_upper)}"
             )
         return (
             "(p,q) prior-posterior rule: sensitive when contributions known a priori to within q% "
@@ -221,15 +198,13 @@ class PQRule(Rule):
             f"{self.prior} prior for protection levels)"
         )
 
-    def to_string(self) -> str:
-        extra = "" if self.n == 1 else f", n={self.n}"
-        extra += "" if self.prior == "strong" else f", prior={self.prior}"
+    def arguments(self) -> list[str]:
         if self.is_symmetric:
-            return f"pq({_num(self.p)}, {_num(self.q)}{extra})"
-        return (
-            f"pq(p_lower={_num(self.p_lower)}, p_upper={_num(self.p_upper)}, "
-            f"q_lower={_num(self.q_lower)}, q_upper={_num(self.q_upper)}{extra})"
-        )
+            out = [num(self.p), num(self.q)]
+        else:
+            out = [f"{name}={num(getattr(self, name))}" for name in ("p_lower", "p_upper", "q_lower", "q_upper")]
+        out += [] if self.n == 1 else [f"n={self.n}"]
+        return out + ([] if self.prior == "strong" else [f"prior={self.prior}"])
 
     def equivalent_p(self) -> PRule:
         """The p% rule flagging exactly the same cells: p* = 100 p/q (seed 002 eq. p-star)."""
@@ -276,6 +251,7 @@ class NKRule(Rule):
     assumes_nonnegative: ClassVar[bool] = True
 
     kind = "nk"  # type: ignore[assignment]
+    tauargus_name = "NK"
 
     def __post_init__(self) -> None:
         if int(self.n) != self.n or self.n < 1:
@@ -294,14 +270,8 @@ class NKRule(Rule):
     def describe(self) -> str:
         return (
             f"(n,k) dominance rule: sensitive when the {self.n} largest units hold more than "
-            f"{_num(self.k)}% of the cell value (n={self.n}, k={_num(self.k)})"
+            f"{num(self.k)}% of the cell value (n={self.n}, k={num(self.k)})"
         )
-
-    def to_string(self) -> str:
-        return f"nk({self.n}, {_num(self.k)})"
-
-    def to_tauargus(self) -> str:
-        return f"NK({self.n},{_num(self.k)})"
 
     def evaluate(self, view: ContributionView) -> RuleResult:
         """``UPL = 100/k (x1 + ... + xn) - X``; no lower level.
@@ -365,6 +335,7 @@ class FreqRule(Rule):
     range: float = 10.0
 
     kind = "freq"  # type: ignore[assignment]
+    tauargus_name = "FREQ"
 
     def __post_init__(self) -> None:
         if int(self.n) != self.n or self.n < 1:
@@ -375,14 +346,14 @@ class FreqRule(Rule):
     def describe(self) -> str:
         return (
             f"minimum frequency rule: sensitive when fewer than {self.n} units contribute "
-            f"(protection {_num(self.range)}% of the value)"
+            f"(protection {num(self.range)}% of the value)"
         )
 
-    def to_string(self) -> str:
-        return f"freq({self.n}, range={_num(self.range)})"
+    def arguments(self) -> list[str]:
+        return [str(self.n), f"range={num(self.range)}"]
 
-    def to_tauargus(self) -> str:
-        return f"FREQ({self.n},{_num(self.range)})"
+    def tauargus_arguments(self) -> list[str]:
+        return [str(self.n), num(self.range)]
 
     def evaluate(self, view: ContributionView) -> RuleResult:
         """Sensitive when ``0 < count < n``; levels ``range`` % of |value|."""
@@ -402,19 +373,9 @@ class ZeroRule(Rule):
     range: float = 0.0
 
     kind = "zero"  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        if self.range < 0:
-            raise RuleError(f"zero rule: the safety range must be >= 0, got {self.range}")
-
-    def describe(self) -> str:
-        return f"zero rule: cells whose contributions are all zero are sensitive (protection {_num(self.range)})"
-
-    def to_string(self) -> str:
-        return f"zero({_num(self.range)})"
-
-    def to_tauargus(self) -> str:
-        return f"ZERO({_num(self.range)})"
+    tauargus_name = "ZERO"
+    wording = "zero rule: cells whose contributions are all zero are sensitive (protection {0})"
+    not_negative = (("range", "zero rule: the safety range"),)
 
     def evaluate(self, view: ContributionView) -> RuleResult:
         """Cells whose contributions are all 0; absolute level ``range``."""
@@ -437,6 +398,7 @@ class RequestRule(Rule):
     margin: float | None = None
 
     kind = "request"  # type: ignore[assignment]
+    tauargus_name = "REQ"
 
     def __post_init__(self) -> None:
         for name in ("p1", "p2"):
@@ -461,27 +423,25 @@ class RequestRule(Rule):
     def describe(self) -> str:
         return (
             f"request rule: sensitive when a unit that asked for protection is the largest and holds more "
-            f"than {_num(self.p1)}% of the value, or is the second largest and holds more than "
-            f"{_num(self.second)}%"
+            f"than {num(self.p1)}% of the value, or is the second largest and holds more than "
+            f"{num(self.second)}%"
         )
 
-    def to_string(self) -> str:
-        s = f"request({_num(self.p1)}, {_num(self.second)}"
-        if self.margin is not None:
-            s += f", margin={_num(self.margin)}"
-        return s + ")"
+    def arguments(self) -> list[str]:
+        out = [num(self.p1), num(self.second)]
+        return out if self.margin is None else [*out, f"margin={num(self.margin)}"]
 
-    def to_tauargus(self) -> str:
-        return f"REQ({_num(self.p1)},{_num(self.second)},{_num(self.margin or 0)})"
+    def tauargus_arguments(self) -> list[str]:
+        return [num(self.p1), num(self.second), num(self.margin or 0)]
 
     def evaluate(self, view: ContributionView) -> RuleResult:
         """A unit that asked for protection dominates the cell."""
-        t = view.target if view.req_top is None else view.req_top
-        X = view.X if view.req_X is None else view.req_X
+        req = view.requests
+        t, X = req.top, req.total
         tol = REL_TOL * np.maximum(np.maximum(np.abs(X), np.abs(t[:, 0])), 1.0)
-        s1 = view.request[:, 0] & (t[:, 0] - self.p1 / 100.0 * X > tol)
+        s1 = req.asked[:, 0] & (t[:, 0] - self.p1 / 100.0 * X > tol)
         two = t.shape[1] > 1
-        s2 = view.request[:, 1] & (t[:, 1] - self.second / 100.0 * X > tol) if two else np.zeros(view.n, bool)
+        s2 = req.asked[:, 1] & (t[:, 1] - self.second / 100.0 * X > tol) if two else np.zeros(view.n, bool)
         if self.margin is not None:
             lvl = self.margin / 100.0 * np.abs(view.value)
         else:
@@ -518,12 +478,12 @@ class LinearRule(Rule):
             i = bad[0]
             raise RuleError(
                 f"linear rule: weights must be non-increasing for the measure to be subadditive "
-                f"(seed 003 B.1), but w{i + 1}={_num(w[i])} < w{i + 2}={_num(w[i + 1])}"
+                f"(seed 003 B.1), but w{i + 1}={num(w[i])} < w{i + 2}={num(w[i + 1])}"
             )
         if not w[-1] < 0:
             raise RuleError(
                 f"linear rule: the last weight (applied to all smaller contributions) must be negative, "
-                f"got {_num(w[-1])}; otherwise no cell could be safe"
+                f"got {num(w[-1])}; otherwise no cell could be safe"
             )
 
     @property
@@ -537,12 +497,9 @@ class LinearRule(Rule):
     def describe(self) -> str:
         return (
             "linear sensitivity measure: sensitive when sum w_i x_i > 0 with weights "
-            + ", ".join(_num(x) for x in self.weights)
+            + ", ".join(num(x) for x in self.weights)
             + " (the last for all further contributions)"
         )
-
-    def to_string(self) -> str:
-        return "linear(" + ", ".join(_num(x) for x in self.weights) + ")"
 
     def to_linear(self) -> LinearRule:
         return self

@@ -189,12 +189,12 @@ class RuleSet:
 def _fields_of(tokens: list[Rule | RuleOption]) -> dict[str, Any]:
     """A rule set's fields from parsed rules and the options among them (``WGT(1)``
     anywhere sets mode ``expand``; the last ``MIS`` and ``MAN`` count)."""
-    weights = any(isinstance(t, WeightOption) and t.apply for t in tokens)
+    weights = any(isinstance(t, WeightOption) and t.on for t in tokens)
     mis = [t for t in tokens if isinstance(t, MissingOption)]
     man = [t for t in tokens if isinstance(t, ManualRule)]
     return {
         "rules": tuple(t for t in tokens if isinstance(t, Rule)),
         "weight_mode": "expand" if weights else None,
         "manual_margin": man[-1].margin if man else DEFAULT_MANUAL_MARGIN,
-        "missing_safe": bool(mis and mis[-1].safe),
+        "missing_safe": bool(mis and mis[-1].on),
     }

@@ -10,32 +10,15 @@ weight mode, missing codes safe) once, where the rules enter.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from tablesafe.errors import RuleError
-from tablesafe.rules.model import _num
+from tablesafe.rules.spelling import Spelled
 
 
 @dataclass(frozen=True)
-class RuleOption:
-    """Base class of the options a rule string may carry."""
-
-    kind = ""
-    """Short name of the option (``man``, ``wgt``, ``mis``)."""
-
-    def describe(self) -> str:
-        """One sentence saying what the option does."""
-        raise NotImplementedError
-
-    def to_string(self) -> str:
-        """The text that :func:`tablesafe.rules.parse_rules` turns back into this option."""
-        raise NotImplementedError
-
-    def to_tauargus(self) -> str:
-        """The tau-ARGUS batch form of this option."""
-        raise NotImplementedError
-
-    def __str__(self) -> str:
-        return self.to_string()
+class RuleOption(Spelled):
+    """Base class of the options a rule string may carry (written as :class:`Spelled`
+    says: ``man(20)``, ``MAN(20)``)."""
 
 
 @dataclass(frozen=True)
@@ -44,53 +27,41 @@ class ManualRule(RuleOption):
 
     margin: float = 10.0
 
-    kind = "man"
-
-    def __post_init__(self) -> None:
-        if self.margin < 0:
-            raise RuleError(f"manual safety margin must be >= 0, got {self.margin}")
-
-    def describe(self) -> str:
-        return f"manual safety margin: cells made sensitive by hand get {_num(self.margin)}% of their value"
-
-    def to_string(self) -> str:
-        return f"man({_num(self.margin)})"
-
-    def to_tauargus(self) -> str:
-        return f"MAN({_num(self.margin)})"
+    kind = "man"  # type: ignore[assignment]
+    tauargus_name = "MAN"
+    wording = "manual safety margin: cells made sensitive by hand get {0}% of their value"
+    not_negative = (("margin", "manual safety margin"),)
 
 
 @dataclass(frozen=True)
-class WeightOption(RuleOption):
-    """tau-ARGUS ``WGT(1)``: apply sampling weights in the rules (mode ``expand``)."""
+class SwitchOption(RuleOption):
+    """An option that is on or off, written 1 or 0 (``WGT``, ``MIS``); ``switch_wording``
+    says what it does when off, then when on."""
 
-    apply: bool = True
+    on: bool = True
 
-    kind = "wgt"
+    switch_wording: ClassVar[tuple[str, str]] = ("", "")
 
     def describe(self) -> str:
-        return "apply sampling weights in the safety rules" if self.apply else "ignore sampling weights"
-
-    def to_string(self) -> str:
-        return f"wgt({int(self.apply)})"
-
-    def to_tauargus(self) -> str:
-        return f"WGT({int(self.apply)})"
+        return self.switch_wording[int(self.on)]
 
 
 @dataclass(frozen=True)
-class MissingOption(RuleOption):
+class WeightOption(SwitchOption):
+    """tau-ARGUS ``WGT(0|1)``: whether the rules apply the sampling weights (``WGT(1)``:
+    weight mode ``expand``)."""
+
+    kind = "wgt"  # type: ignore[assignment]
+    tauargus_name = "WGT"
+    switch_wording = ("ignore sampling weights", "apply sampling weights in the safety rules")
+
+
+@dataclass(frozen=True)
+class MissingOption(SwitchOption):
     """tau-ARGUS ``MIS(0|1)``: whether cells with missing codes are safe (kept for migration)."""
 
-    safe: bool = False
+    on: bool = False
 
-    kind = "mis"
-
-    def describe(self) -> str:
-        return "cells of missing codes are " + ("safe" if self.safe else "judged by the rules")
-
-    def to_string(self) -> str:
-        return f"mis({int(self.safe)})"
-
-    def to_tauargus(self) -> str:
-        return f"MIS({int(self.safe)})"
+    kind = "mis"  # type: ignore[assignment]
+    tauargus_name = "MIS"
+    switch_wording = ("cells of missing codes are judged by the rules", "cells of missing codes are safe")

@@ -28,6 +28,22 @@ def sum_first(a: np.ndarray, j: int) -> np.ndarray:
     return a[:, :j].sum(axis=1)
 
 
+@dataclass(frozen=True)
+class Requests:
+    """What the request rule looks at: the units that asked for protection, their
+    contributions and the total they are compared with.
+
+    Attributes:
+        asked: (n, M) True where the unit asked for protection.
+        top: (n, M) the signed contributions aligned with ``asked``.
+        total: (n,) the cell values.
+    """
+
+    asked: np.ndarray
+    top: np.ndarray
+    total: np.ndarray
+
+
 @dataclass(frozen=True, kw_only=True)
 class ContributionView:
     """The contributions the rules look at, after weights and signs are handled.
@@ -44,12 +60,10 @@ class ContributionView:
         nonwaived: (n, M) largest contributions of units without a waiver, or None when
             no unit waived protection.
         first_waived: (n,) True where the largest unit waived protection.
-        request: (n, M) True where the unit asked for protection (request rule).
+        requests: the request rule's units, contributions and totals.
         count: (n,) number of units the frequency rule counts.
         nonempty: (n,) True for cells with at least one contributor.
         allzero: (n,) True for cells with contributors whose contributions are all 0.
-        req_top: (n, M) signed contributions aligned with ``request`` (default: target).
-        req_X: (n,) the total the request rule compares with (default: X).
     """
 
     value: np.ndarray
@@ -58,12 +72,10 @@ class ContributionView:
     known: np.ndarray
     nonwaived: np.ndarray | None
     first_waived: np.ndarray
-    request: np.ndarray
+    requests: Requests
     count: np.ndarray
     nonempty: np.ndarray
     allzero: np.ndarray
-    req_top: np.ndarray | None = None
-    req_X: np.ndarray | None = None
 
     @property
     def n(self) -> int:
