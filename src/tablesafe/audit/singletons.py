@@ -37,6 +37,7 @@ from tablesafe.audit.intervals import IntervalResult
 from tablesafe.audit.result import verdict_of
 from tablesafe.problem import Problem
 from tablesafe.structure.insiders import InsiderModel
+from tablesafe.structure.neighbours import neighbours
 
 DUAL_TOL = 1e-9
 """Reduced cost (in the LP's units) above which a fixed cell counts as binding."""
@@ -261,12 +262,12 @@ class _BlockCheck:
         csc, csr = self.csc, self.csr
         cells = np.array([k])
         for _ in range(LOCAL_HOPS):
-            rows = _gather(csc.indptr, csc.indices, cells)
-            more = np.union1d(cells, _gather(csr.indptr, csr.indices, rows))
+            rows = neighbours(csc, cells)
+            more = np.union1d(cells, neighbours(csr, rows))
             if more.size > LOCAL_CAP:
                 break
             cells = more
-        rows = _gather(csc.indptr, csc.indices, cells)
+        rows = neighbours(csc, cells)
         a = csr[rows]
         inside = np.zeros(a.shape[1], dtype=bool)
         inside[cells] = True
@@ -362,14 +363,3 @@ class _BlockCheck:
                                 "attacker": f"sole contributor of {self.p.names[self.b.cols[s]]}",
                                 "kind": "singleton", "verdict": v,
                                 "audit_lower": lo, "audit_upper": hi})
-
-
-def _gather(indptr: np.ndarray, indices: np.ndarray, sel: np.ndarray) -> np.ndarray:
-    """Distinct entries of the compressed rows (columns) ``sel`` of a sparse matrix."""
-    starts = indptr[sel]
-    lens = indptr[sel + 1] - starts
-    total = int(lens.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    offs = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
-    return np.unique(indices[offs + np.arange(total)])

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from tablesafe.errors import AuditFailure
 from tablesafe.problem import EMPTY, PROTECTED, Problem
 from tablesafe.structure.insiders import InsiderModel
+from tablesafe.structure.neighbours import neighbours
 from tablesafe.suppress.attacker import (
     DOWN,
     UP,
@@ -29,7 +30,6 @@ from tablesafe.suppress.attacker import (
     cut_from,
     row_cuts,
 )
-from tablesafe.suppress.local.relations import gather
 
 Key = tuple[int, int, int]  # target, direction, insider (-1: outsider)
 
@@ -45,12 +45,8 @@ def candidates(problem: Problem, bounds: Bounds) -> np.ndarray:
 
 
 def _neighbours(problem: Problem, k: int) -> np.ndarray:
-    a = problem.relations
-    ac = _csc(problem)
-    rows = ac.indices[ac.indptr[k]:ac.indptr[k + 1]]
-    if len(rows) == 0:
-        return np.zeros(0, dtype=np.int64)
-    return np.unique(a[rows].indices)
+    """The cells that share a relation with cell ``k`` (``k`` included when it has one)."""
+    return neighbours(problem.relations, neighbours(_csc(problem), np.array([k])))
 
 
 _CSC_CACHE: dict[int, tuple[sp.csr_matrix, sp.csc_matrix]] = {}
@@ -272,11 +268,6 @@ def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: lis
     return [key for key in keys if key not in solved]
 
 
-def _gather(m: sp.csr_matrix | sp.csc_matrix, major: np.ndarray) -> np.ndarray:
-    """The distinct minor indices of some rows of a CSR (columns of a CSC) matrix."""
-    return np.unique(m.indices[gather(m.indptr, major)])
-
-
 def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], out: dict[Key, Attack],
                  want_dual: bool, sparse: bool,
                  also_fixed: dict[Key, tuple[int, ...]] | None = None) -> list[Key]:
@@ -291,10 +282,10 @@ def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
     for k, tkeys in by_target.items():
         cells = np.array([k])
         for _ in range(2):
-            rows = _gather(ac, cells)
-            cols = _gather(a, rows)
+            rows = neighbours(ac, cells)
+            cols = neighbours(a, rows)
             cells = np.union1d(cells, cols[active[cols]])
-        rows = _gather(ac, cells)
+        rows = neighbours(ac, cells)
         lp = BlockLP(problem, bounds, x, cells, rows)
         for key in tkeys:
             _, d, s = key

@@ -16,6 +16,7 @@ The building blocks of :mod:`tablesafe.suppress.fast` and its second pass
   :func:`certificate_frame`).
 """
 
+from tablesafe.structure.neighbours import gather
 from tablesafe.suppress.local.certificates import (
     CertificateLog,
     Certificates,
@@ -26,7 +27,7 @@ from tablesafe.suppress.local.certificates import (
 )
 from tablesafe.suppress.local.geometry import BOX_LEVELS, Geometry, code_sets
 from tablesafe.suppress.local.lp import INF, LocalLP
-from tablesafe.suppress.local.relations import RelationIndex, gather
+from tablesafe.suppress.local.relations import RelationIndex
 from tablesafe.suppress.local.search import (
     Found,
     LocalSearch,

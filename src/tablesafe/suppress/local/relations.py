@@ -7,21 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["RelationIndex", "gather"]
+from tablesafe.structure.neighbours import gather
 
-
-def gather(ptr: np.ndarray, sel: np.ndarray) -> np.ndarray:
-    """Positions ``ptr[s]:ptr[s+1]`` for every ``s`` in ``sel``, concatenated in order.
-
-    ``ptr`` is a CSR index pointer; the result indexes the matching ``indices`` and
-    ``data`` arrays (the entries of the rows ``sel``, row after row).
-    """
-    lens = ptr[sel + 1] - ptr[sel]
-    total = int(lens.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    ends = np.cumsum(lens)
-    return np.repeat(ptr[sel] - ends + lens, lens) + np.arange(total)
+__all__ = ["RelationIndex"]
 
 
 @dataclass(frozen=True)

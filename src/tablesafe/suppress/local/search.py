@@ -32,9 +32,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tablesafe.structure.neighbours import gather
 from tablesafe.suppress.local.geometry import Geometry
 from tablesafe.suppress.local.lp import LocalLP
-from tablesafe.suppress.local.relations import RelationIndex, gather
+from tablesafe.suppress.local.relations import RelationIndex
 
 __all__ = ["Found", "LocalSearch", "Query", "SearchOptions", "SearchSpace", "target_first"]
 
