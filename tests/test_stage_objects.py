@@ -58,3 +58,25 @@ def test_problem_carries_typed_fields():
     plain = Problem.from_arrays([3.0, 1.0, 2.0], np.array([[-1.0, 1.0, 1.0]]), source="t.jj",
                                 notes={"relation_lines": [4]})
     assert plain.meta == {"source": "t.jj", "relation_lines": [4]} and plain.assessment is None
+
+
+def test_problem_and_result_are_frozen():
+    """Stage objects are values: attributes cannot be reassigned; changes make copies."""
+    from tablesafe import protect
+
+    problem = Problem.from_arrays([3.0, 1.0, 2.0], np.array([[-1.0, 1.0, 1.0]]), status=["S", "U", "S"],
+                                  upl=[0.0, 0.5, 0.0], lpl=[0.0, 0.5, 0.0])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        problem.status = np.array(["S", "S", "S"])  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        problem.model = None  # type: ignore[misc]
+    changed = problem.copy(cost=np.ones(3))
+    assert changed.cost.tolist() == [1.0, 1.0, 1.0] and problem.cost.tolist() == [3.0, 1.0, 2.0]
+    result = protect(problem, method="none")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.audit = None  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.method = "optimal"  # type: ignore[misc]
+    # the views computed on first use still work on a frozen result
+    assert result.status.tolist() == ["S", "U", "S"] and result.counts["U"] == 1
+    assert dataclasses.replace(result, marker="x").marker == "x" and result.marker is None

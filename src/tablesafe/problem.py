@@ -56,9 +56,15 @@ class Assessment:
     holding: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Problem:
     """Cells, relations, bounds and protection levels of a table to protect.
+
+    A problem is a value: its attributes cannot be reassigned, and every stage that
+    changes something returns a new problem (:meth:`copy` with the changes, or
+    :func:`dataclasses.replace`). The arrays it holds are shared between such copies, so
+    they are never changed in place either: build a changed array and pass it to
+    :meth:`copy`.
 
     All arrays have one entry per cell. Bounds are absolute: the attacker knows a priori
     that cell ``i`` lies in ``[lower[i], upper[i]]`` (``upper`` may be ``inf``).
@@ -121,7 +127,7 @@ class Problem:
             raise InputError(f"the relations have {self.relations.shape[1]} columns for {n} cells")
         if len(self.rhs) != self.relations.shape[0]:
             raise InputError(f"rhs has {len(self.rhs)} entries for {self.relations.shape[0]} relations")
-        self.relations = sp.csr_matrix(self.relations)
+        object.__setattr__(self, "relations", sp.csr_matrix(self.relations))
 
     @property
     def meta(self) -> dict[str, Any]:

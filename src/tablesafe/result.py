@@ -22,9 +22,13 @@ from tablesafe.errors import InputError
 from tablesafe.problem import EMPTY, MANUAL, PROTECTED, SAFE, SECONDARY, Pattern, Problem
 
 
-@dataclass(repr=False)
+@dataclass(frozen=True, repr=False)
 class ProtectResult:
     """Everything a protection run produced.
+
+    The attributes cannot be reassigned (:func:`dataclasses.replace` makes a changed
+    copy); the views below are computed once, on first use. ``timings`` is the one
+    record that grows: :meth:`write` adds the time it took.
 
     Attributes:
         problem: the assessed problem (statuses before suppression, levels, bounds).

@@ -82,7 +82,7 @@ def cases(draw):
                             status=np.where(sens, "U", "S"), upl=lev, lpl=lev,
                             upper=upper, contributors=np.where(single, 1, 4))
     if draw(st.booleans()):
-        p.model = model
+        p = p.copy(model=model)
     return p, withheld, codes
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -65,7 +67,7 @@ def test_read_publication_errors_name_file_line_and_column(tmp_path):
 
 def test_analyst_file_has_design_columns():
     r = _result()
-    r.audit = hand_audit(r.problem, r.withheld)
+    r = dataclasses.replace(r, audit=hand_audit(r.problem, r.withheld))
     cells = r.cells
     assert list(cells.columns) == [
         "region", "size", "value", "contributors", "status", "rule", "upl", "lpl", "spl",

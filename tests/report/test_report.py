@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ from tablesafe import protect
 
 def _result():
     r = protect(small_problem(), method="none", response="turnover")
-    r.audit = hand_audit(r.problem, r.withheld)
+    r = dataclasses.replace(r, audit=hand_audit(r.problem, r.withheld))
     r.timings.update({"tabulate": 0.4, "assess": 0.1, "suppress": 1.2, "audit": 0.3})
     return r
 
