@@ -36,7 +36,7 @@ from tablesafe.io.analyst import codes_of
 from tablesafe.io.hst import read_hst
 from tablesafe.io.inputs import read_inputs
 from tablesafe.io.tauargus import read_tab
-from tablesafe.options import check_run_options, missing_codes_map
+from tablesafe.options import check_run_options, missing_codes_map, recorded
 from tablesafe.problem import EMPTY, Pattern, Problem
 from tablesafe.result import ProtectResult, information_loss
 from tablesafe.rules import assess
@@ -145,23 +145,13 @@ def prepare_problem(
     ``encoding``, ``jj_offsets`` and ``require_additive``: see
     :func:`tablesafe.io.inputs.read_inputs`.
     """
+    # every option, as given, for the run's parameters (the report lists them all)
+    params: dict[str, Any] = {k: recorded(v) for k, v in locals().items() if k not in _NOT_RECORDED}
     timings = {} if timings is None else timings
     rule_options: dict[str, Any] = {"weight_mode": weight_mode, "zero_unsafe": zero_unsafe,
                                     "manual_margin": manual_margin, "missing_codes": missing_codes}
     ruleset = RuleSet.build(rules, **rule_options) if rules else None  # read once, here
-    params: dict[str, Any] = {
-        "rules": _rule_strings(rules),
-        "cost": cost,
-        "cost_lambda": cost_lambda,
-        "holding": holding,
-        "weight": weight,
-        "weight_mode": weight_mode,
-        "waiver": waiver,
-        "request": request,
-        "total": total,
-        "apriori": str(apriori) if isinstance(apriori, (str, Path)) else (None if apriori is None else "<frame>"),
-        "manual_range": manual_range if apriori is not None else None,
-    }
+    params.update(rules=_rule_strings(rules), manual_range=manual_range if apriori is not None else None)
     with _timed(timings, "read"):
         data, manual = read_inputs(data, manual, tabular=tabular, metadata=metadata, jj_offsets=jj_offsets,
                                    require_additive=require_additive)
@@ -206,7 +196,12 @@ def prepare_problem(
     if apriori is not None:
         with _timed(timings, "apriori"):
             problem = apply_apriori(problem, apriori, manual_range=manual_range)
+    params["response"] = resp
     return problem, resp, params
+
+
+_NOT_RECORDED = ("progress", "timings", "require_additive")
+"""Arguments of :func:`prepare_problem` that are not options of the run."""
 
 
 def _rule_strings(rules: str | Sequence[str] | RuleSet | None) -> list[str]:
@@ -389,8 +384,6 @@ def protect(
         recompute_totals=recompute_totals, encoding=encoding, jj_offsets=jj_offsets,
         require_additive=method != NONE, progress=progress, timings=timings,
     )
-    params["method"] = method
-    params["time_limit"] = time_limit
     return _suppress_and_audit(
         problem,
         method=method,
@@ -541,7 +534,10 @@ def _suppress_and_audit(
     by them: suppress, audit (the gate), check the certificates."""
     timings = {} if timings is None else timings
     params = dict(params or {})
-    params.setdefault("method", method)
+    params.update({k: recorded(v) for k, v in (
+        ("method", method), ("time_limit", time_limit), ("certificates", certificates), ("singleton", singleton),
+        ("capacity", capacity), ("seed", seed), ("marker", marker), ("empty_marker", empty_marker),
+        ("run_audit", run_audit), ("insider", insider))})
     if method == NONE:
         pattern = Pattern(withheld=problem.sensitive.copy(), method=NONE)
     else:

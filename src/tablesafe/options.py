@@ -7,11 +7,16 @@ margin) are checked where they enter, by :class:`tablesafe.rules.RuleSet`.
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
 from tablesafe.errors import InputError
 from tablesafe.rules.ruleset import missing_codes_map
 from tablesafe.suppress.methods import check_method
 
-__all__ = ["INSIDER_MODES", "check_run_options", "missing_codes_map"]
+__all__ = ["INSIDER_MODES", "check_run_options", "missing_codes_map", "recorded"]
 
 INSIDER_MODES = ("warn", "fail", "off")
 """What insider findings of the audit do: warn (default), fail the run, or not checked."""
@@ -37,3 +42,27 @@ def check_run_options(method: str, time_limit: float | None, insider: str = "war
                 f"the time limit must be a positive number of seconds, got {time_limit!r} "
                 "(--time-limit, Python: time_limit=...); leave it out for no limit"
             )
+
+
+def recorded(value: Any) -> Any:
+    """An option's value as the run's parameters record it (for the report and the
+    analyst): numbers, flags, text and None as they are, paths as text, lists item by
+    item, mappings as ``key=value`` items, and data given as objects (frames, cell
+    tables) by their type only."""
+    if value is None or isinstance(value, (str, numbers.Number)):
+        return value
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, Mapping):
+        return [f"{k}={_item(v)}" for k, v in value.items()]
+    if isinstance(value, (list, tuple)):
+        return [_item(v) for v in value]
+    return f"<{type(value).__name__}>"
+
+
+def _item(value: Any) -> str:
+    """One item of a recorded list: a nested list in parentheses."""
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(_item(v) for v in value) + ")"
+    shown = recorded(value)
+    return ", ".join(shown) if isinstance(shown, list) else str(shown)

@@ -118,6 +118,28 @@ class ProtectResult:
         """
         return information_loss(self.problem, self.withheld)
 
+    @property
+    def method_text(self) -> str:
+        """The method as run: for ``auto``, the method it chose and why."""
+        stats = self.pattern.stats or {}
+        chosen = stats.get("method_chosen")
+        if self.method == "auto" and chosen:
+            return f"auto: {chosen} ({stats.get('method_reason', '')})"
+        return str(self.method)
+
+    def parameters(self) -> dict[str, Any]:
+        """The run's parameters as the report lists them: every option as given (None:
+        not given), the method as run (:attr:`method_text`) and the time limit the
+        suppression had, given or chosen from the table size."""
+        out = dict(self.params)
+        stats = self.pattern.stats or {}
+        if self.method == "auto" and stats.get("method_chosen"):
+            out["method"] = self.method_text
+        if "time_limit" in stats:
+            how = "given" if stats.get("time_limit_given") else "chosen from the table size"
+            out["time_limit"] = f"{stats['time_limit']:g} s ({how})"
+        return out
+
     # ---------------------------------------------------------------- summary
     def __repr__(self) -> str:
         first = self.summary().splitlines()

@@ -236,7 +236,7 @@ def render_report(result: Any) -> str:
     loss = result.information_loss
     overall = loss.iloc[0].to_dict()
     levels = loss.iloc[1:].to_dict("records")
-    params = {k: _fmt(v) for k, v in result.params.items() if v not in (None, [], "")}
+    params = {k: _fmt(v) for k, v in result.parameters().items()}
     audit_line = None
     findings = ""
     if result.audit is not None:
@@ -246,7 +246,7 @@ def render_report(result: Any) -> str:
     return template.render(
         version=__version__,
         response=result.response,
-        method=_method_text(result),
+        method=result.method_text,
         n_cells=result.problem.n,
         n_relations=result.problem.m,
         dims=dims,
@@ -264,12 +264,3 @@ def render_report(result: Any) -> str:
         total_time=sum(result.timings.values()),
         escape=html.escape,
     )
-
-
-def _method_text(result) -> str:
-    """The method as run: for ``auto``, the method it chose and why."""
-    stats = getattr(result.pattern, "stats", None) or {}
-    chosen = stats.get("method_chosen")
-    if result.method == "auto" and chosen:
-        return f"auto: {chosen} ({stats.get('method_reason', '')})"
-    return str(result.method)

@@ -1,0 +1,66 @@
+"""The report lists every option of the run: each parameter of ``tablesafe.protect`` (the
+options the command line and job files share), the method ``auto`` chose and why, and the
+time limit given or chosen."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tablesafe
+from tablesafe.report import render_report
+
+NOT_AN_OPTION = {"progress"}
+"""Parameters of ``protect`` that do not change the result (shown progress only)."""
+
+
+def _microdata() -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    rows = []
+    for region in ("N", "S", "E"):
+        for size in ("1", "2", "3"):
+            for _ in range(4):
+                rows.append((region, size, float(rng.integers(10, 100))))
+    rows.append(("N", "1", 400.0))  # one dominant unit: N x 1 is sensitive under p(15)
+    return pd.DataFrame(rows, columns=["region", "size", "turnover"])
+
+
+def _parameter_rows(html: str) -> dict[str, str]:
+    section = html.split('id="parameters"', 1)[1].split("</section>", 1)[0]
+    return dict(re.findall(r"<tr><th>(.*?)</th><td>(.*?)</td></tr>", section))
+
+
+@pytest.fixture(scope="module")
+def auto_report() -> dict[str, str]:
+    result = tablesafe.protect(_microdata(), ["region", "size"], "turnover", "p(15)", method="auto",
+                               singleton=False, capacity=True, sliding=True, insider="warn")
+    return _parameter_rows(render_report(result))
+
+
+def test_every_option_of_protect_is_in_the_report(auto_report):
+    options = [n for n in inspect.signature(tablesafe.protect).parameters if n not in NOT_AN_OPTION]
+    missing = [n for n in options if n not in auto_report]
+    assert not missing, f"options of tablesafe.protect missing from the report's parameters: {missing}"
+
+
+def test_newer_options_show_their_values(auto_report):
+    assert auto_report["singleton"] == "False" and auto_report["capacity"] == "True"
+    assert auto_report["sliding"] == "True" and auto_report["insider"] == "warn"
+    assert auto_report["rules"] == "p(15)"
+    assert auto_report["holding"] == "—"  # not given
+
+
+def test_auto_method_and_chosen_time_limit_are_explained(auto_report):
+    assert auto_report["method"].startswith("auto: ") and "(" in auto_report["method"]
+    assert auto_report["time_limit"].endswith("s (chosen from the table size)")
+
+
+def test_a_given_time_limit_is_shown_as_given():
+    result = tablesafe.protect(_microdata(), ["region", "size"], "turnover", "p(15)", method="modular",
+                               time_limit=45)
+    rows = _parameter_rows(render_report(result))
+    assert rows["method"] == "modular" and rows["time_limit"] == "45 s (given)"
