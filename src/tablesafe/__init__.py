@@ -1,6 +1,6 @@
 """tablesafe: statistical disclosure control of tables.
 
-Stages (each a function from one plain data object to the next, see DESIGN.md):
+Stages (each a function from one plain data object to the next, see docs/architecture.md):
 
 - ``tablesafe.tabulate(data, dims, response, ...)``: microdata -> :class:`CellTable`;
 - ``tablesafe.assess(cells, rules, ...)``: CellTable -> :class:`Problem` with statuses,

@@ -497,7 +497,7 @@ def protect_problem(
     With ``method="none"`` only the sensitive cells are withheld (no complements, no
     safety claim); the audit, when available, then shows how exposed they are.
 
-    The gate is the default attacker of DESIGN.md (knows every published cell, the
+    The gate is the default attacker (docs/architecture.md: knows every published cell, the
     relations and the a priori bounds): any sensitive cell whose audit verdict is not
     ``protected`` raises :class:`~tablesafe.AuditFailure`. ``insider`` says what the
     audit's insider findings (a single contributor of a withheld cell narrowing down a

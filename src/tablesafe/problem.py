@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from tablesafe.errors import InputError
 from tablesafe.structure import CompiledModel
 
-# Statuses of the analyst file (see DESIGN.md).
+# Statuses of the analyst file (see docs/architecture.md).
 SAFE = "S"          # publishable
 PRIMARY = "U"       # sensitive by rule
 MANUAL = "A"        # sensitive, set by hand
@@ -83,7 +83,8 @@ class Problem:
         rule: optional name of the rule that made a cell sensitive (analyst file only).
         model: optional table structure (dimensions and hierarchies) the cells come from;
             methods that split tables into subtables (modular) need it.
-        capacity: optional protection capacity per cell (seed 000 section 7.1): how far a
+        capacity: optional protection capacity per cell (Loeve, *Notes on sensitivity measures
+            and protection levels*, section 7.1): how far a
             cell may move when it protects others; suppression may use it as a tighter
             bound (``value - capacity``). Sensitive and single-unit cells get 0.
         response: the name of the response variable the values sum, if known.

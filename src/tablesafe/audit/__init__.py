@@ -7,7 +7,9 @@ Public functions:
   :func:`verdict_line`, :func:`findings_in_words`, :func:`all_protected` say what it found.
 - :func:`make_certificates`, :func:`check_certificates` — protection certificates.
 - :func:`insider_findings`, :func:`sensitive_unions` — insider attacks.
-- :func:`most_sensitive_aggregation`, :func:`criterion2` — the MIP of seed 001 section 6.
+- :func:`most_sensitive_aggregation`, :func:`criterion2` — the most sensitive
+  aggregation (the mixed-integer programme of Daalmans and de Waal, *An Improved
+  Formulation of the Disclosure Auditing Problem for Secondary Cell Suppression*).
 """
 
 from tablesafe.audit.aggregation import (

@@ -23,7 +23,9 @@ def audit(
     progress: bool = False,
     exact_intervals: bool = False,
 ) -> AuditResult:
-    """Audit a suppression pattern (seed 003 B.2.a; seed 001 section 3; seed 002).
+    """Audit a suppression pattern: the attacker's feasibility interval of every withheld
+    sensitive cell (Statistical Policy Working Paper 22, chapter IV; Daalmans and de Waal;
+    the Handbook on Statistical Disclosure Control).
 
     Args:
         problem: the table with statuses, levels and a priori bounds.

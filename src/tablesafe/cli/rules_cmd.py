@@ -193,27 +193,27 @@ def convert(rule: RuleWords, to: str) -> list[str]:
         if n == 2:
             out.append(
                 f"p({rp.p_covering_k2(k):.2f}) flags every cell ({n},{_num(k)}) flags, and a few more "
-                f"(seed 003: p/100 = 200/k - 2)"
+                f"(Statistical Policy Working Paper 22: p/100 = 200/k - 2)"
             )
             out.append(
                 f"p({rp.p_within_k2(k):.2f}) flags only cells ({n},{_num(k)}) flags: every "
-                f"({n},{_num(k)})-safe cell is safe under it (seed 002/003: p = 100(100-k)/k)"
+                f"({n},{_num(k)})-safe cell is safe under it (Handbook on Statistical Disclosure Control; Working Paper 22: p = 100(100-k)/k)"
             )
         elif n == 1:
-            out.append(f"p({rp.p_covering_k1(k):.2f}) flags every cell (1,{_num(k)}) flags (seed 003: p/100 = 100/k - 1)")
+            out.append(f"p({rp.p_covering_k1(k):.2f}) flags every cell (1,{_num(k)}) flags (Statistical Policy Working Paper 22: p/100 = 100/k - 1)")
         else:
             raise RuleError(f"no conversion from a ({n},k) dominance rule to p% is defined (only n = 1 or 2)")
     elif rule.kind in ("p", "pq") and to in ("nk2", "nk", "2k", "nk1", "1k"):
         p = rule.args["p"] if rule.kind == "p" else rp.p_star(rule.args["p"], rule.args["q"])
         if to in ("nk2", "nk", "2k"):
             out.append(f"nk(2, {rp.k2_covering_p(p):.2f}) meets p({_num(p)}) where x1 = x2; every cell it flags, "
-                       f"p({_num(p)}) flags too (seed 003: k = 200/(p/100 + 2))")
+                       f"p({_num(p)}) flags too (Statistical Policy Working Paper 22: k = 200/(p/100 + 2))")
         else:
             out.append(f"nk(1, {rp.k1_covering_p(p):.2f}) meets p({_num(p)}) where x2 = 0; every cell it flags, "
-                       f"p({_num(p)}) flags too (seed 003: k = 100/(p/100 + 1))")
+                       f"p({_num(p)}) flags too (Statistical Policy Working Paper 22: k = 100/(p/100 + 1))")
     elif rule.kind == "pq" and to == "p":
         p, q = rule.args["p"], rule.args["q"]
-        out.append(f"p({rp.p_star(p, q):.2f}): p* = 100·p/q flags exactly the same cells (seed 002)")
+        out.append(f"p({rp.p_star(p, q):.2f}): p* = 100·p/q flags exactly the same cells (Handbook on Statistical Disclosure Control)")
     else:
         raise RuleError(f"no conversion from a {rule.kind} rule to {to!r}; try --to p, --to nk2 or --to nk1")
     return out

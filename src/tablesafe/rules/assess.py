@@ -95,7 +95,7 @@ def _build_view(cells: CellTable, need: int, weight_mode: str | None, count: str
         if cells.holding is not None:
             raise RuleError(
                 "weight mode 'expand' cannot be combined with holdings: the copies a weight stands for "
-                "belong to no known holding (seed 002 'Sampling weights')"
+                "belong to no known holding (Handbook on Statistical Disclosure Control, 'Sampling weights')"
             )
         if waived_any:
             raise RuleError("weight mode 'expand' cannot be combined with waivers")
@@ -271,9 +271,11 @@ def assess(
             set, they override its own); a cell is sensitive when any rule says so; its
             levels are the maximum over the rules that fire.
         weight_mode: with sampling weights: ``"expand"`` (each record counts as w units,
-            seed 000 section 8), ``"sample"`` (estimated total against the largest sampled
-            contributions, seed 002 eq. p-percent-weighted / dominance-weighted) or
-            ``"known"`` (public weights, eq. p-percent-weighted-alt). None: ``"sample"``
+            as in Loeve's *Notes on sensitivity measures and protection levels*, section 8),
+            ``"sample"`` (estimated total against the largest sampled contributions, the
+            weighted p% and dominance rules of the Handbook on Statistical Disclosure
+            Control) or ``"known"`` (public weights: the intruder subtracts ``w x`` for
+            its own contribution, the Handbook's variant for known weights). None: ``"sample"``
             semantics (unweighted contributions against the weighted total), or
             ``"expand"`` when the rules contain tau-ARGUS ``WGT(1)``.
         count: what the frequency rule counts: ``"holdings"`` (units, default) or ``"records"``.
@@ -288,14 +290,17 @@ def assess(
         cost: ``value``, ``unity``, ``contributors``/``freq``, a cell-table column or an array.
         cost_lambda: cost transform, ``cost**lambda`` (``log(1+cost)`` for 0).
         symmetric: lower level = upper level (tau-ARGUS); False: rule-derived lower
-            levels (none for p% and (n,k), seed 000 5.1.2/5.1.3; eq. 12/14 for (p,q)).
-        sliding: also set a sliding level = upper + rule-derived lower (seed 000 5.1.1).
+            levels (none for p% and (n,k); for (p,q) the lower levels of Loeve's notes,
+            section 5.1).
+        sliding: also set a sliding level = upper + rule-derived lower (Loeve's notes,
+            section 5.1.1).
         negative: ``"refuse"`` (default: rules that assume non-negative data raise for
             cells with negative contributions) or ``"abs"`` (use absolute contributions,
-            seed 001 section 5). The (p,q) rule always uses absolute contributions when
+            as Daalmans and de Waal extend the (p,q) rule). The (p,q) rule always uses absolute contributions when
             negatives occur.
         freq_levels: ``"range"`` (range % of the value) or ``"directional"`` (also the
-            direction-wise levels of seed 000 section 5.3).
+            direction-wise levels for cells with too few contributors of Loeve's notes,
+            section 5.3).
         manual_margin: margin % for A cells without their own (default: MAN rule or 10).
         missing_codes: per dimension, the code(s) that stand for a missing value.
         missing_safe: cells with a missing code in any dimension are never sensitive by
@@ -395,8 +400,9 @@ def _check_cells(cells: CellTable, ruleset: RuleSet, negative: str, names: np.nd
         raise RuleError(
             f"rule(s) {', '.join(r.to_string() for r in nonneg_rules)} assume non-negative contributions, but "
             f"cell(s) {_cell_list(names, neg)} have negative ones. Use --negative abs (Python: negative='abs') to "
-            "apply them to absolute contributions (seed 001 section 5), a (p,q) rule, or a frequency rule; see also "
-            "the p/f and k_f adjustments of seed 002 (tablesafe.rules.params.p_negative, k_negative)."
+            "apply them to absolute contributions (as Daalmans and de Waal extend the (p,q) rule), a (p,q) rule, "
+            "or a frequency rule; the Handbook on Statistical Disclosure Control also suggests a smaller p "
+            "(p/f) or a larger k for data with negative values."
         )
     return has_neg
 

@@ -112,7 +112,7 @@ class PRule(Rule):
             return NKRule(1, params.k1_covering_p(self.p))
         if n == 2:
             return NKRule(2, params.k2_covering_p(self.p))
-        raise RuleError("seed 003 relates p% rules to (1,k) and (2,k) rules only")
+        raise RuleError("p% rules are related to (1,k) and (2,k) dominance rules only (Statistical Policy Working Paper 22)")
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,8 @@ class PQRule(Rule):
         if not (self.p_lower < self.q_lower and self.p_upper < self.q_upper):
             raise RuleError(
                 f"(p,q) rule: p must be smaller than q (got p={num(self.p_lower)}/{num(self.p_upper)}, "
-                f"q={num(self.q_lower)}/{num(self.q_upper)}); seed 000 section 3.1"
+                f"q={num(self.q_lower)}/{num(self.q_upper)}); the rule is defined for p < q "
+                "(Loeve, Notes on sensitivity measures and protection levels)"
             )
         if int(self.n) != self.n or self.n < 1:
             raise RuleError(f"(p,q) rule: the number of intruders n must be a whole number >= 1, got {self.n}")
@@ -311,14 +312,14 @@ class NKRule(Rule):
             return PRule(params.p_covering_k1(self.k))
         if self.n == 2:
             return PRule(params.p_covering_k2(self.k))
-        raise RuleError("seed 003 relates p% rules to (1,k) and (2,k) rules only")
+        raise RuleError("p% rules are related to (1,k) and (2,k) dominance rules only (Statistical Policy Working Paper 22)")
 
     def replacing_p(self) -> PRule:
         """Seed 002's replacement of a (2,k) rule by a p% rule: p = 100 (100 - k)/k ((2,80) -> p(25))."""
         from tablesafe.rules import params
 
         if self.n != 2:
-            raise RuleError("seed 002 replaces (2,k) rules only")
+            raise RuleError("only a (2,k) dominance rule has a replacing p% rule (Handbook on Statistical Disclosure Control)")
         return PRule(params.p_from_k2_seed002(self.k))
 
 
@@ -478,7 +479,7 @@ class LinearRule(Rule):
             i = bad[0]
             raise RuleError(
                 f"linear rule: weights must be non-increasing for the measure to be subadditive "
-                f"(seed 003 B.1), but w{i + 1}={num(w[i])} < w{i + 2}={num(w[i + 1])}"
+                f"(a linear sensitivity measure), but w{i + 1}={num(w[i])} < w{i + 2}={num(w[i + 1])}"
             )
         if not w[-1] < 0:
             raise RuleError(

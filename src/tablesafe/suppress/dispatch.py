@@ -118,9 +118,11 @@ def suppress(
             ``None``: :func:`auto_time_limit` of the table size.
         certificates: attach a certificate per sensitive cell and direction.
         singleton: protect against the single respondent of a withheld sensitive cell
-            next to the target (seed 002 "singletons").
+            next to the target (the singleton problem of the Handbook on Statistical
+            Disclosure Control).
         capacity: let cells move down only by their protection capacity when they protect
-            others (seed 000 section 7.1; needs ``problem.capacity``).
+            others (Loeve's notes on protection levels, section 7.1; needs
+            ``problem.capacity``).
         progress: show progress with rich.
         seed: random seed of the solvers (results are deterministic for a seed).
         audit: run the final independent audit (on by default).
