@@ -70,3 +70,31 @@ def test_benchmark_batch_jobs_give_safe_publications(job, benchmarks_dir, tmp_pa
     print(f"{job}: withheld secondary value tablesafe {ours:g} vs tau-ARGUS {theirs:g}")
     assert "audit" not in log[-1] or "NOT" not in log[-1]
     assert np.isfinite(ours)
+
+
+def _weighted_job(work, rule: str) -> pd.DataFrame:
+    """Batch ex2 (microdata with a weight variable) with ``rule``, published unsuppressed."""
+    (work / "job.arb").write_text(
+        '<OPENMICRODATA> "microdata_ex2.asc"\n<OPENMETADATA> "metadata_ex2.rda"\n'
+        '<SPECIFYTABLE> "region""gender"|"num1"|""|""\n'
+        f"<SAFETYRULE> {rule}\n<READMICRODATA>\n"
+        '<WRITETABLE> (1, 3, AS+FL+, "out.txt")\n'
+    )
+    run_arb(work / "job.arb")
+    return pd.read_csv(work / "out.txt")
+
+
+def test_wgt0_leaves_the_weights_out_as_tau_argus_does(benchmarks_dir, tmp_path):
+    """``WGT(0)`` in a safety rule: the weights are not applied (neither to the cell
+    values nor in the rules), the same as a rule without ``WGT``; ``WGT(1)`` applies them."""
+    src = benchmarks_dir / "tauargus/batch/ex2"
+    work = tmp_path / "job"
+    shutil.copytree(src, work)
+    raw = pd.read_csv(src / "microdata_ex2.asc", header=None,
+                      names=["region", "gender", "weight", "val", "num1", "num2"])
+    without = _weighted_job(work, "P(20,1)|FREQ(3,10)")
+    wgt0 = _weighted_job(work, "P(20,1)|FREQ(3,10)|WGT(0)")
+    wgt1 = _weighted_job(work, "P(20,1)|FREQ(3,10)|WGT(1)")
+    assert wgt0.equals(without)
+    assert np.isclose(wgt0.iloc[0, 2], raw.num1.sum())
+    assert np.isclose(wgt1.iloc[0, 2], (raw.num1 * raw.weight).sum())

@@ -7,7 +7,9 @@ Supported commands (one per line, ``//`` starts a comment):
   ``<OPENMETADATA> "file.rda"``;
 - ``<SPECIFYTABLE> "v1""v2"|"response"|"shadow"|"cost"`` (cost: empty = the response
   value, ``-1`` frequency, ``-2`` unity, or a variable);
-- ``<SAFETYRULE> P(15,1)|FREQ(3,10)|MAN(20)...`` (for the last table specified);
+- ``<SAFETYRULE> P(15,1)|FREQ(3,10)|MAN(20)...`` (for the last table specified); the
+  metadata's weight variable is applied only with ``WGT(1)`` (``WGT(0)`` or no ``WGT``:
+  unweighted values and rules, as in tau-ARGUS);
 - ``<READMICRODATA>``, ``<READTABLE> [0|1]`` (1: recompute totals);
 - ``<APRIORI> "file.hst", tabno, "sep"[, ignore errors 0/1[, expand 0/1]]``;
 - ``<SUPPRESS> METHOD(tabno, ...)``: ``OPT`` -> optimal, ``MOD`` -> modular, ``GH`` and
@@ -274,7 +276,9 @@ def _read_table(t: ArbTable, data: Path, metadata: Path, tabular: bool, *, recom
         extra = [cost] if cost not in ("value", "freq", "unity") else None
         holding = (md.with_role("HOLDING") or [None])[0]
         weight = (md.with_role("WEIGHT") or [None])[0]
-        use_weight = "WGT" in t.rules.upper()  # WGT(0) too: tabulated with weights, used as "sample"
+        # tau-ARGUS applies the weights only with WGT(1) (mode expand); WGT(0), like no WGT,
+        # leaves them out: unweighted cell values and rules on unweighted contributions
+        use_weight = ruleset.weight_mode is not None
         cells = tabulate(
             read_asc(data, md), t.dims, t.response, holding=holding if _holding_rules(ruleset) else None,
             weight=weight if use_weight else None, extra=extra, progress=progress, top_k=top_k,

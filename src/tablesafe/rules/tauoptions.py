@@ -48,8 +48,11 @@ class SwitchOption(RuleOption):
 
 @dataclass(frozen=True)
 class WeightOption(SwitchOption):
-    """tau-ARGUS ``WGT(0|1)``: whether the rules apply the sampling weights (``WGT(1)``:
-    weight mode ``expand``)."""
+    """tau-ARGUS ``WGT(0|1)``: whether the sampling weights are applied. ``WGT(1)``: the
+    rules use weight mode ``expand``; ``WGT(0)`` sets no weight mode, the same as no
+    ``WGT`` at all. In a tau-ARGUS batch file (:mod:`tablesafe.io.arb`) the weight
+    variable of the metadata is used only with ``WGT(1)``, as in tau-ARGUS: with
+    ``WGT(0)`` the cell values and the rules leave the weights out."""
 
     kind = "wgt"  # type: ignore[assignment]
     tauargus_name = "WGT"
