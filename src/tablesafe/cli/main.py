@@ -1,4 +1,4 @@
-"""The ``tablesafe`` command line (contract in DESIGN.md "Command line").
+"""The ``tablesafe`` command line (documented in the README, "Protect the example from the command line").
 
 Commands: ``protect``, ``audit``, ``rules``, ``inspect``, ``run`` (job file), ``arb``
 (tau-ARGUS batch file), ``version``. Every failure prints one paragraph on stderr (no
