@@ -222,12 +222,20 @@ class Pattern:
         stats: figures about the run (seconds, iterations, gap, ...).
         certificates: optional frame with columns ``target``, ``direction``, ``cell``,
             ``value`` (see the audit) proving each sensitive cell's protection.
+        proof: how the pattern was shown safe while it was made: ``"audit"`` (the
+            independent LP audit passed; see ``audit``), ``"certificates"`` (every
+            sensitive cell's certificates were checked) or ``""`` (not yet).
+        audit: the :class:`~tablesafe.audit.AuditResult` the pattern passed when
+            ``proof == "audit"`` (its ``stats["insider"]`` says whether single
+            respondents were checked too), so that the pipeline does not audit it again.
     """
 
     withheld: np.ndarray
     method: str = ""
     stats: dict = field(default_factory=dict)
     certificates: pd.DataFrame | None = None
+    proof: str = ""
+    audit: Any = None
 
     def secondary(self, problem: Problem) -> np.ndarray:
         """Mask of withheld cells that are not sensitive (the complements)."""

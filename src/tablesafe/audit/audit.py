@@ -61,6 +61,7 @@ def audit(
     verdict = verdicts(problem, res.lower, res.upper, rel_tol=rel_tol)
     stats = dict(res.stats)
     stats["exact_intervals"] = exact_intervals
+    stats["insider"] = insider
     stats["seconds_criterion1"] = time.perf_counter() - t0
     result = AuditResult(problem=problem, withheld=mask, lower=res.lower, upper=res.upper,
                          verdict=verdict, stats=stats)

@@ -18,6 +18,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from tablesafe.audit.result import AuditResult
 from tablesafe.errors import AuditFailure
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import DOWN, UP, Bounds
@@ -35,6 +36,11 @@ _DIRECTIONS = {"upper": (UP,), "lower": (DOWN,), "exact": (UP, DOWN), "sliding":
 
 def audit_failures(problem: Problem, withheld: np.ndarray, bounds: Bounds) -> list[Key]:
     """The failing attacks the audit finds on ``withheld``, as (target, direction, insider)."""
+    return _failures(problem, withheld, bounds)[0]
+
+
+def _failures(problem: Problem, withheld: np.ndarray, bounds: Bounds) -> tuple[list[Key], AuditResult]:
+    """:func:`audit_failures` and the audit they come from."""
     from tablesafe.audit import audit
 
     res = audit(problem, withheld, insider=bool(bounds.singleton.any()))
@@ -56,7 +62,7 @@ def audit_failures(problem: Problem, withheld: np.ndarray, bounds: Bounds) -> li
                 continue
             for d in _DIRECTIONS.get(v, (UP, DOWN)):
                 keys.add((k, d, s))
-    return sorted(keys)
+    return sorted(keys), res
 
 
 def audit_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *,
@@ -67,16 +73,23 @@ def audit_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *,
     model). Each round: the audit's failing attacks, an attacker LP for each (with its
     dual), the cheapest complements that satisfy their capacity inequalities.
     """
+    w, rounds, _ = audit_repair_proved(problem, bounds, withheld, max_rounds=max_rounds, log=log)
+    return w, rounds
+
+
+def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, *,
+                        max_rounds: int = 50, log=None) -> tuple[np.ndarray, int, AuditResult]:
+    """:func:`audit_repair`, also returning the audit the pattern passed (its proof)."""
     w = withheld.copy() | problem.sensitive
     cand = candidates(problem, bounds)
     say = log or (lambda *_: None)
     for rounds in range(max_rounds + 1):
         t0 = time.monotonic()
-        keys = audit_failures(problem, w, bounds)
+        keys, result = _failures(problem, w, bounds)
         say(f"audit repair round {rounds + 1}: the audit names {len(keys)} failing attack(s) "
             f"({time.monotonic() - t0:.0f} s)")
         if not keys:
-            return w, rounds
+            return w, rounds, result
         # withholding more cells only widens the attacker's intervals, so the attacks the
         # audit named are repaired on their own (attacker LP, complements, again) and the
         # next audit only confirms

@@ -168,8 +168,9 @@ def suppress(
                                               seed=seed, log=log)
         guided = _audit_guided(method, problem, capacity, singleton)
         atts: dict = {}  # Key -> Attack, as repair returns
+        passed = None  # the audit the pattern passed
         if guided:
-            withheld = _audit_guided_repair(problem, bounds, withheld | sens, stats, log)
+            withheld, passed = _audit_guided_repair(problem, bounds, withheld | sens, stats, log)
         elif method == "fast" or problem.n > _lp_repair_max(method, problem):
             withheld, fast_certs, stats = _by_certificates(
                 problem, method, None if method == "fast" else withheld, stats,
@@ -210,9 +211,9 @@ def suppress(
             if time.monotonic() > cdl:
                 stats["cleanup_truncated"] = True
             stats["cleanup_removed"] = removed
-        if audit and not proven:
-            _final_audit(problem, withheld)
-        stats["audit"] = "certificates" if proven else ("lp" if audit else "none")
+        if audit and not proven and passed is None:
+            passed = _final_audit(problem, withheld)
+        stats["audit"] = "certificates" if proven else ("lp" if passed is not None else "none")
     stats["seconds"] = time.monotonic() - t0
     stats["time_limit"] = float(time_limit)
     if chosen_reason:
@@ -230,7 +231,10 @@ def suppress(
         certs = fast_certs
     else:
         certs = certificates_frame(problem, bounds, atts)
-    return Pattern(withheld, method=method, stats=stats, certificates=certs)
+    proof = "certificates" if proven else ("audit" if passed is not None else "")
+    # an audit of the problem with other right-hand sides cannot stand for the pipeline's
+    reusable = passed if passed is not None and _with_true_offsets(problem) is problem else None
+    return Pattern(withheld, method=method, stats=stats, certificates=certs, proof=proof, audit=reusable)
 
 
 AUDIT_GUIDED_MAX_CELLS = 60_000
@@ -253,21 +257,23 @@ def _audit_guided(method: str, problem: Problem, capacity: bool, singleton: bool
             and _lp_repair_max(method, problem) < problem.n <= AUDIT_GUIDED_MAX_CELLS)
 
 
-def _audit_guided_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, stats: dict, log) -> np.ndarray:
+def _audit_guided_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, stats: dict, log):
     """The audit names the failing attacks, only those get attacker LPs; see
-    :mod:`tablesafe.suppress.audit_repair`."""
-    from tablesafe.suppress.audit_repair import audit_repair
+    :mod:`tablesafe.suppress.audit_repair`. Returns the pattern and the audit it passed
+    (on the problem as given, so that it can stand as the final audit)."""
+    from tablesafe.suppress.audit_repair import audit_repair_proved
 
     if log:
         log("repairing: the audit names the cells still under-protected")
     t0 = time.monotonic()
-    out, rounds = audit_repair(_with_true_offsets(problem), bounds, withheld, log=log)
+    truth = _with_true_offsets(problem)
+    out, rounds, passed = audit_repair_proved(truth, bounds, withheld, log=log)
     stats["repair"] = "audit-guided"
     stats["repair_rounds"] = rounds
     stats["repair_added"] = int((out & ~withheld).sum())
     stats["repair_added_value"] = float(np.abs(problem.value[out & ~withheld]).sum())
     stats["repair_seconds"] = time.monotonic() - t0
-    return out
+    return out, passed
 
 
 def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, stats: dict, *,
@@ -302,7 +308,7 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
     return np.asarray(pat.withheld, dtype=bool), pat.certificates, stats
 
 
-def _final_audit(problem: Problem, withheld: np.ndarray) -> None:
+def _final_audit(problem: Problem, withheld: np.ndarray):
     """The independent audit (:func:`tablesafe.audit.audit`, criterion 1, the attacker's
     own a priori bounds, no capacity) must pass; otherwise nothing is returned.
 
@@ -319,6 +325,7 @@ def _final_audit(problem: Problem, withheld: np.ndarray) -> None:
             f"the final audit found {len(bad)} under-protected sensitive cell(s) ({names}); "
             "the pattern is not published"
         )
+    return result
 
 
 def _proven_by_certificates(problem: Problem, withheld: np.ndarray, certs, stats: dict, singleton: bool):
