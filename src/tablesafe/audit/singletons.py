@@ -45,9 +45,11 @@ LOCAL_HOPS = 5
 """Relation hops around a target that make its neighbourhood (a three-way table's
 smallest cycle, a cube of eight cells, spans three)."""
 POOL_MAX_ENTRIES = 50_000_000
-"""Most numbers the stored tables of one block may occupy (400 MB)."""
+"""Most deviations the stored tables of one block may hold (about 600 MB)."""
 LOCAL_CAP = 2000
 """Most cells of a neighbourhood: a hop that would pass it is not taken."""
+POOL_ROWS = 32
+"""Most stored tables tried per target and direction before the LPs decide."""
 BATCH_MIN = 4
 """Fewest open targets of one insider and direction for which batch LPs are tried."""
 BATCH_ROUNDS = 3
@@ -90,17 +92,24 @@ class _BlockCheck:
         self.counts = counts
         self.truth = b.truth
         self.tol = 1e-9 * (1.0 + np.abs(self.truth))
+        self._own: dict[tuple[int, int], int] = {}   # (local target, direction) -> its stored row
         self.pool = self._pool()
         self.csc = sp.csc_matrix(b.matrix)
         self.csr = sp.csr_matrix(b.matrix)
         self._local: tuple[int, np.ndarray, object] | None = None
         self._cost_key: tuple[int, int] | None = None
 
-    def _pool(self) -> np.ndarray:
-        """The base audit's stored tables of this block (distinct, dense, truth first)."""
+    def _pool(self) -> tuple[sp.csr_matrix, sp.csc_matrix]:
+        """The base audit's stored tables of this block, as deviations from the true
+        table: one sparse row each (distinct), the true table (no deviation) first.
+
+        A stored table moves few cells, so the rows stay sparse however large the block;
+        a dense pool of a 20,000-cell block took longer to search than the LPs it saved.
+        """
         b = self.b
-        rows = [self.truth]
+        starts, index, dev = [0], [], []
         seen: set[tuple[bytes, bytes]] = set()
+        nnz = 0
         for k in b.cols.tolist():
             for d in (1, -1):
                 pt = self.base.points.get((k, d))
@@ -110,12 +119,20 @@ class _BlockCheck:
                 if key in seen:
                     continue
                 seen.add(key)
-                x = self.truth.copy()
-                x[np.searchsorted(b.cols, pt[0])] = pt[1]
-                rows.append(x)
-            if len(rows) * b.cols.size >= POOL_MAX_ENTRIES:
+                self._own[(int(np.searchsorted(b.cols, k)), d)] = len(starts)
+                loc = np.searchsorted(b.cols, pt[0])
+                index.append(loc)
+                dev.append(np.asarray(pt[1], dtype=float) - self.truth[loc])
+                nnz += loc.size
+                starts.append(nnz)
+            if nnz >= POOL_MAX_ENTRIES:
                 break                   # enough to shortcut; the LPs decide the rest
-        return np.array(rows)
+        n = b.cols.size
+        rows = sp.csr_matrix((np.concatenate([np.zeros(0)] + dev),
+                              np.concatenate([np.zeros(0, dtype=np.int64)] + index),
+                              np.array([0] + starts)), shape=(len(starts), n))
+        rows.sum_duplicates()
+        return rows, rows.tocsc()
 
     # --- main loop ----------------------------------------------------------------
 
@@ -199,18 +216,43 @@ class _BlockCheck:
             b.set_bounds(fixed, b.lower[fixed], b.upper[fixed])
 
     def _open_after_pool(self, k: int, d: int, need: float, att: np.ndarray) -> np.ndarray:
-        """Attackers not answered by (convex combinations of) stored tables."""
-        pool = self.pool
-        reach = d * pool[:, k] >= d * need
+        """Attackers not answered by (convex combinations of) stored tables.
+
+        Stored tables that reach the goal answer insider ``s`` when one of them has
+        ``x_s`` at or below its true value and one at or above it (within ``tol``); a
+        table that leaves ``s`` alone does both.
+        """
+        rows, cols = self.pool
         self.counts["insider_pairs"] = self.counts.get("insider_pairs", 0) + att.size
-        if not reach.any():
+        at_k = np.zeros(rows.shape[0])
+        lo, hi = cols.indptr[k], cols.indptr[k + 1]
+        at_k[cols.indices[lo:hi]] = cols.data[lo:hi]
+        reach = np.flatnonzero(d * (self.truth[k] + at_k) >= d * need)
+        if reach.size == 0:
             return att
-        sub = pool[reach][:, att]
-        v = self.truth[att]
+        own = self._own.get((k, d))
+        if own is not None and own in set(reach.tolist()):
+            reach = np.concatenate([[own], reach[reach != own]])
+        # an insider needs a reaching table at or below its value and one at or above;
+        # the target's own optimum first, then other reaching tables, up to POOL_ROWS
+        open_lo = np.ones(att.size, dtype=bool)
+        open_hi = np.ones(att.size, dtype=bool)
         tol = self.tol[att]
-        ok = (sub.min(axis=0) <= v + tol) & (sub.max(axis=0) >= v - tol)
-        self.counts["insider_pool"] = self.counts.get("insider_pool", 0) + int(ok.sum())
-        return att[~ok]
+        for r in reach[:POOL_ROWS].tolist():
+            lo, hi = rows.indptr[r], rows.indptr[r + 1]
+            idx = rows.indices[lo:hi]
+            dev = np.zeros(att.size)
+            if idx.size:
+                pos = np.minimum(np.searchsorted(idx, att), idx.size - 1)
+                hit = idx[pos] == att
+                dev[hit] = rows.data[lo:hi][pos[hit]]
+            open_lo &= dev > tol
+            open_hi &= dev < -tol
+            if not (open_lo | open_hi).any():
+                break
+        open_ = open_lo | open_hi
+        self.counts["insider_pool"] = self.counts.get("insider_pool", 0) + int((~open_).sum())
+        return att[open_]
 
     def _peel(self, test, group: np.ndarray) -> np.ndarray:
         """Suspects of ``group``: fix all and test; when the goal is missed, the fixed
