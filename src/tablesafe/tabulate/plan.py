@@ -179,7 +179,7 @@ class Plan:
 
 def prepare(
     data: Any,
-    dims: Sequence[DimSpec | str],
+    dims: Any,
     response: str,
     *,
     tables: Sequence[Sequence[str]] | None = None,
