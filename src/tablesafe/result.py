@@ -199,7 +199,7 @@ class ProtectResult:
         Every file is first written under a temporary name beside its target; only when
         all are complete are they renamed into place. On any error no target is touched.
         """
-        from tablesafe.io.publication import staged_files, write_frame_to
+        from tablesafe.io.publication import staged_files, write_frame_to, write_publication_to
 
         if certificates is not None and self.certificates is None:
             raise InputError(
@@ -211,7 +211,7 @@ class ProtectResult:
                    "apriori": apriori}
         with staged_files(targets) as tmp:
             if "out" in tmp:
-                write_frame_to(self.publication, tmp["out"], out, sheet="publication")
+                write_publication_to(self.publication, self.response, tmp["out"], out)
             if "cells" in tmp:
                 write_frame_to(self.cells, tmp["cells"], cells, sheet="cells")
             if "certificates" in tmp:

@@ -264,3 +264,23 @@ def test_dominance_rule_on_tabular_input_needs_top_contributions(benchmarks_dir,
     res2 = tablesafe.protect(frame, dims=["region", "hovedint"], response="ant", rules=["p(15)"],
                              tabular=True, frequency="ant", top=["top1"], method="none")
     assert (res2.cells["status"] == "U").sum() > 0
+
+
+def test_published_numbers_follow_one_format(tmp_path):
+    """Issue 13, item 7: a publication with whole and fractional values wrote whole ones as
+    ``4373664.0`` next to ``3712781.99`` and empty cells as ``0.0`` where the help says 0.
+    Whole numbers are written without a decimal point, others in their shortest form, in
+    the plain file and with a marker; Parquet keeps numbers."""
+    import tablesafe
+
+    df = pd.DataFrame({"a": ["x", "y", "x", "x"], "b": ["u", "v", "v", "v"], "v": [1.5, 2.0, 3.0, 4.0]})
+    r = tablesafe.protect(df, dims=["a", "b"], response="v", rules="freq(1)", method="none")
+    r.write(out=tmp_path / "pub.csv")
+    lines = (tmp_path / "pub.csv").read_text().splitlines()
+    assert "x,u,1.5" in lines and "x,v,7" in lines and "y,u,0" in lines and "Total,Total,10.5" in lines
+    assert not [ln for ln in lines if ln.endswith(".0")]
+    marked = dataclasses.replace(r, marker="x", empty_marker=None)
+    assert set(marked.publication["v"]) >= {"1.5", "7", "0"}
+    r.write(out=tmp_path / "pub.parquet")
+    back = pd.read_parquet(tmp_path / "pub.parquet")
+    assert back["v"].dtype.kind == "f" or str(back["v"].dtype) == "Float64"

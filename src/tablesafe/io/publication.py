@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -74,13 +75,30 @@ def publication_frame(
     if marker is None and empty_marker is None:
         frame[response] = col
         return frame
-    text = pd.Series(col).astype("string")
+    text = number_text(col)
     if marker is not None:
         text[withheld] = marker
     if empty_marker is not None:
         text[empty & ~withheld] = empty_marker
     frame[response] = text
     return frame
+
+
+def number_text(values: Any) -> pd.Series:
+    """Published numbers as text, by one rule for every cell: whole numbers without a
+    decimal point (``4373664``, ``0``), other numbers in the shortest form that reads back
+    as the same number (``245655.8``, ``3712781.99``); missing values stay missing."""
+    col = pd.array(values, dtype="Float64")
+    missing = np.asarray(col.isna(), dtype=bool)
+    data = col.to_numpy(dtype=float, na_value=0.0)
+    texts = []
+    for v, gone in zip(data, missing, strict=True):
+        if gone:
+            texts.append(None)
+            continue
+        t = repr(float(v) + 0.0)  # + 0.0: no "-0"
+        texts.append(t[:-2] if t.endswith(".0") else t)
+    return pd.Series(texts, dtype="string")
 
 
 def stable_values(value: np.ndarray, digits: int = 12) -> np.ndarray:
@@ -298,6 +316,15 @@ def write_frame(frame: pd.DataFrame, path: str | Path, *, sheet: str = "table") 
 def write_frame_to(frame: pd.DataFrame, tmp: Path, final: str | Path, *, sheet: str = "table") -> None:
     """Write a frame to a staged temporary path in the format the final name implies."""
     _write_any(frame, tmp, table_format(final), sheet)
+
+
+def write_publication_to(frame: pd.DataFrame, response: str, tmp: Path, final: str | Path) -> None:
+    """Write a publication to a staged temporary path; in a CSV file its numbers follow
+    :func:`number_text` (Parquet and Excel keep them as numbers)."""
+    fmt = table_format(final)
+    if fmt == "csv" and response in frame.columns and pd.api.types.is_float_dtype(frame[response].dtype):
+        frame = frame.assign(**{response: number_text(frame[response]).to_numpy()})
+    _write_any(frame, tmp, fmt, "publication")
 
 
 def write_text_to(text: str | bytes, tmp: Path) -> None:
