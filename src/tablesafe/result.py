@@ -74,11 +74,13 @@ class ProtectResult:
 
     @cached_property
     def publication(self) -> pd.DataFrame:
-        """The publication table: codes then the response column, withheld cells empty."""
+        """The publication table: codes then the response column, withheld cells empty.
+        A declared missing code that no record carries is no category of the published
+        table: its rows are left out (the analyst table keeps them)."""
         from tablesafe.io.analyst import codes_of
-        from tablesafe.io.publication import publication_frame
+        from tablesafe.io.publication import publication_frame, unlisted_cells
 
-        return publication_frame(
+        frame = publication_frame(
             codes_of(self.problem),
             self.problem.value,
             self.withheld,
@@ -87,6 +89,8 @@ class ProtectResult:
             marker=self.marker,
             empty_marker=self.empty_marker,
         )
+        unlisted = unlisted_cells(self.problem)
+        return frame[~unlisted].reset_index(drop=True) if unlisted.any() else frame
 
     @property
     def certificates(self) -> pd.DataFrame | None:

@@ -284,3 +284,40 @@ def test_published_numbers_follow_one_format(tmp_path):
     r.write(out=tmp_path / "pub.parquet")
     back = pd.read_parquet(tmp_path / "pub.parquet")
     assert back["v"].dtype.kind == "f" or str(back["v"].dtype) == "Float64"
+
+
+def test_declared_missing_code_without_records_is_not_published(tmp_path):
+    """Issue 13, item 7: the missing code 99 of tau-ARGUS metadata became a published row
+    ``Total,99,0`` although no record carries it. A declared missing code (metadata or
+    missing_code=) is published only when records carry it; the analyst table keeps all
+    cells, and the audit command accepts the publication without those rows."""
+    from typer.testing import CliRunner
+
+    import tablesafe
+    from tablesafe.cli.main import app
+
+    rda = tmp_path / "m.rda"
+    rda.write_text("reg 1 2 99\n  <RECODEABLE>\nsize 4 1 9\n  <RECODEABLE>\nval 6 4\n  <NUMERIC>\n")
+    asc = tmp_path / "m.asc"
+    asc.write_text(" 1 1  10\n 2 1   5\n 1 9   4\n 2 2   7\n 1 2   3\n")
+    args = ["protect", str(asc), "--metadata", str(rda), "--dim", "reg", "--dim", "size", "--response", "val",
+            "--rule", "freq(1)", "--method", "none", "--quiet"]
+    res = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "pub.csv"), "--cells", str(tmp_path / "cells.csv")])
+    assert res.exit_code == 0, res.output
+    pub = pd.read_csv(tmp_path / "pub.csv", dtype=str)
+    cells = pd.read_csv(tmp_path / "cells.csv", dtype=str)
+    assert "99" in set(cells["reg"].str.strip())  # the analyst table lists every cell
+    assert "99" not in set(pub["reg"].str.strip())  # reg 99: no record, not published
+    assert "9" in set(pub["size"].str.strip())  # size 9: declared missing, carried by a record
+    assert len(cells) - len(pub) == (cells["reg"].str.strip() == "99").sum()
+    res = CliRunner().invoke(app, ["audit", str(asc), "--metadata", str(rda), "--dim", "reg", "--dim", "size",
+                                   "--response", "val", "--rule", "freq(1)", "--pattern", str(tmp_path / "pub.csv"),
+                                   "--quiet"])
+    assert res.exit_code == 0, res.output
+
+    df = pd.DataFrame({"a": ["x", "y", "x"], "b": ["u", "u", "v"], "v": [1.0, 2.0, 3.0]})
+    r = tablesafe.protect(df, dims=["a", "b"], response="v", rules="freq(1)", method="none", missing_code="99")
+    assert "99" not in set(r.publication["a"]) and "99" in set(r.cells["a"])
+    r = tablesafe.protect(df.assign(a=["x", "y", "z"]), dims=[("a", tablesafe.Hierarchy.flat(["x", "y"])), "b"],
+                          response="v", rules="freq(1)", method="none", missing_code="99")
+    assert "99" in set(r.publication["a"])  # the unknown code z is mapped to 99: published

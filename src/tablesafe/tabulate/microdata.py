@@ -296,6 +296,7 @@ def _compute(plan: Plan, k: int, weight: str | None, response: str, bar: Any) ->
         extra={name: out_sums[f"e{i}"] for i, name in enumerate(plan.extra)},
         holding=plan.holding,
         weight=weight,
+        declared_missing=plan.declared_missing,
     )
 
 
