@@ -352,7 +352,7 @@ def protect(
         encoding: text encoding of a CSV data file (default ``utf-8``; e.g. ``latin-1``).
         jj_offsets: for a ``.jj`` file whose rounded values do not add up exactly: take
             each relation's offset as its right-hand side (``--jj-offsets``).
-        time_limit: seconds for the suppression method (positive; None for no limit).
+        time_limit: seconds for the suppression method (positive; None: a limit set from the table size).
         certificates: ask the method for protection certificates (checked here).
         singleton, capacity: protect against the single respondent of a withheld cell
             (on by default) and let cells move down only by their protection capacity
