@@ -31,3 +31,45 @@ def test_assess_is_the_rules_stage_function():
 
 def test_dead_helpers_are_gone():
     assert not hasattr(dims, "dimension") and not hasattr(frames, "_as_text")
+
+
+def test_stage_functions_show_their_own_signature_and_description():
+    """Issue 13, item 5: ``inspect.signature`` and ``help()`` of the callable stage
+    subpackages give the main function's arguments and docstring, not ``(*args, **kwargs)``."""
+    import pydoc
+
+    for name in ("tabulate", "suppress", "audit"):
+        stage = getattr(tablesafe, name)
+        main = getattr(stage, name)
+        assert inspect.signature(stage) == inspect.signature(main), name
+        text = pydoc.render_doc(stage, renderer=pydoc.plaintext)
+        head = text[: text.index("PACKAGE CONTENTS")]
+        first_argument = next(iter(inspect.signature(main).parameters))
+        assert f"tablesafe.{name}({first_argument}" in head, name
+        assert inspect.getdoc(main).splitlines()[0] in head, name
+
+
+def test_tabulate_takes_the_dimension_forms_protect_takes():
+    """Issue 13, item 5: ``tabulate(df, {"industry": "industry.csv", ...}, ...)`` used the
+    dict's keys as plain dimensions and dropped the hierarchies; it takes every form
+    ``protect`` takes and gives the same table for each."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    ex = Path(__file__).resolve().parents[1] / "examples"
+    df = pd.read_csv(ex / "enterprises.csv")
+    hier = {"industry": str(ex / "industry.csv"), "region": str(ex / "region.hrc")}
+    forms = [
+        hier,
+        [f"{k}={v}" for k, v in hier.items()],
+        list(hier.items()),
+        [dims.DimSpec(k, v) for k, v in hier.items()],
+    ]
+    tables = [tablesafe.tabulate(df, form, "turnover") for form in forms]
+    assert {"A", "C", "North"} <= set(tables[0].model.codes["industry"]) | set(tables[0].model.codes["region"])
+    for t in tables[1:]:
+        assert t.model.codes.equals(tables[0].model.codes)
+        assert (t.value == tables[0].value).all()
+    result = tablesafe.protect(df, dims=hier, response="turnover", rules="p(15)", method="none")
+    assert len(result.cells) == tables[0].n

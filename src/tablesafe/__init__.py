@@ -19,6 +19,7 @@ attributes (``tablesafe.tabulate.DimSpec``).
 """
 
 import importlib as _importlib
+import inspect as _inspect
 import types as _types
 
 from tablesafe.celltable import CellTable
@@ -49,6 +50,15 @@ class _StageModule(_types.ModuleType):
 for _name in ("tabulate", "suppress", "audit"):
     _stage = _importlib.import_module(f"tablesafe.{_name}")
     _stage.__class__ = _StageModule
+    # inspect.signature and help() show the main function's arguments and description,
+    # not the (*args, **kwargs) of __call__
+    _main = getattr(_stage, _name)
+    _sig = _inspect.signature(_main)
+    setattr(_stage, "__signature__", _sig)  # noqa: B010 (a module has no such attribute to assign)
+    _plain = _sig.replace(parameters=[p.replace(annotation=p.empty) for p in _sig.parameters.values()],
+                          return_annotation=_sig.empty)
+    _stage.__doc__ = (f"{(_stage.__doc__ or '').rstrip()}\n\nCalling ``tablesafe.{_name}{_plain}`` calls "
+                      f":func:`tablesafe.{_name}.{_name}`:\n\n{_inspect.getdoc(_main) or ''}\n")
     globals()[_name] = _stage
 
 from tablesafe.api import (

@@ -36,15 +36,15 @@ from tablesafe.errors import AuditFailure, InputError, RuleError, TablesafeError
 from tablesafe.io.analyst import codes_of
 from tablesafe.io.hst import read_hst
 from tablesafe.io.inputs import read_inputs
+from tablesafe.io.publication import withheld_in
 from tablesafe.io.tauargus import read_tab
 from tablesafe.options import check_run_options, missing_codes_map, recorded
-from tablesafe.problem import EMPTY, Pattern, Problem
+from tablesafe.problem import Pattern, Problem
 from tablesafe.result import ProtectResult, information_loss
 from tablesafe.rules import assess
 from tablesafe.rules.apriori import apply_requests, given_statuses
 from tablesafe.rules.assess import COST_KINDS
 from tablesafe.rules.ruleset import RuleSet
-from tablesafe.structure.cellkeys import cell_keys, key_text
 from tablesafe.suppress.methods import DEFAULT_METHOD, NONE
 from tablesafe.tabulate import dim_specs, from_tabular, tabulate
 
@@ -352,7 +352,7 @@ def protect(
         encoding: text encoding of a CSV data file (default ``utf-8``; e.g. ``latin-1``).
         jj_offsets: for a ``.jj`` file whose rounded values do not add up exactly: take
             each relation's offset as its right-hand side (``--jj-offsets``).
-        time_limit: seconds for the suppression method (positive; None for no limit).
+        time_limit: seconds for the suppression method (positive; None: a limit set from the table size).
         certificates: ask the method for protection certificates (checked here).
         singleton, capacity: protect against the single respondent of a withheld cell
             (on by default) and let cells move down only by their protection capacity
@@ -430,39 +430,7 @@ def audit_publication(
             does not have, or publishes a value that differs from the data.
     """
     timings = {} if timings is None else timings
-    source = publication.attrs.get("file")  # set by read_publication
-    codes = codes_of(problem)  # a single "cell" column for problems without codes (JJ)
-    dims = list(codes.columns)
-    key_t = cell_keys(codes, dims)
-    key_p = cell_keys(publication, dims)
-    pos = {k: i for i, k in enumerate(key_t)}
-    withheld = np.zeros(problem.n, dtype=bool)
-    seen = np.zeros(problem.n, dtype=bool)
-    pv = publication["value"].to_numpy(dtype=float)
-    pw = publication["withheld"].to_numpy(dtype=bool)
-    for r, k in enumerate(key_p):
-        i = pos.get(k)
-        if i is None:
-            raise InputError("the publication has a cell the table does not have", file=source, line=r + 2,
-                             code=key_text(k))
-        seen[i] = True
-        withheld[i] = pw[r]
-        if not pw[r] and problem.status[i] != EMPTY:
-            tol = 1e-6 * max(1.0, abs(problem.value[i]))
-            if abs(pv[r] - problem.value[i]) > max(tol, 0.5 if float(pv[r]).is_integer() else tol):
-                raise InputError(
-                    f"the publication shows {pv[r]:g} for a cell whose value in the data is "
-                    f"{problem.value[i]:g}; it was made from other data or other options",
-                    file=source,
-                    line=r + 2,
-                    code=key_text(k),
-                )
-    if not seen.all():
-        i = int(np.flatnonzero(~seen)[0])
-        raise InputError(
-            f"the publication lacks {int((~seen).sum())} cell(s) of the table, e.g. {problem.names[i]}",
-            file=source,
-        )
+    withheld = withheld_in(publication, problem, codes_of(problem))
     pattern = Pattern(withheld=withheld, method="given", certificates=certificates)
     with _timed(timings, "audit"):
         result = audit(problem, pattern)

@@ -8,6 +8,7 @@ than ``K`` units; ``top_n`` says how many entries are real.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,6 +53,9 @@ class CellTable:
         top_given: False when the top contributions are not known (tabular input without
             top-contribution columns): rules that need them (p%, (p,q), (n,k), linear,
             request) then refuse to run instead of treating every cell as safe.
+        declared_missing: per dimension, the missing codes added below its total because
+            they were declared (tau-ARGUS metadata, ``missing_code=``) rather than found in
+            the data; a publication leaves out such a code when no record carries it.
     """
 
     model: CompiledModel
@@ -74,6 +78,7 @@ class CellTable:
     holding: str | None = None
     weight: str | None = None
     top_given: bool = True
+    declared_missing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         n = self.model.size

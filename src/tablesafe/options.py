@@ -40,7 +40,7 @@ def check_run_options(method: str, time_limit: float | None, insider: str = "war
         if not seconds > 0:
             raise InputError(
                 f"the time limit must be a positive number of seconds, got {time_limit!r} "
-                "(--time-limit, Python: time_limit=...); leave it out for no limit"
+                "(--time-limit, Python: time_limit=...); leave it out for a limit set from the table size"
             )
 
 

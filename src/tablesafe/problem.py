@@ -91,6 +91,9 @@ class Problem:
         source: the file the problem was read from (JJ input), if any.
         assessment: how the rules judged the cells (None when not assessed here).
         notes: free-form further information (e.g. a JJ file's relation lines).
+        declared_missing: per dimension, missing codes declared for the input rather
+            than found in it (:attr:`CellTable.declared_missing`); the publication leaves
+            out a code whose cells are all empty.
     """
 
     names: np.ndarray
@@ -113,6 +116,7 @@ class Problem:
     source: str | None = None
     assessment: Assessment | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+    declared_missing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         n = len(self.value)

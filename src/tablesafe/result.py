@@ -74,11 +74,13 @@ class ProtectResult:
 
     @cached_property
     def publication(self) -> pd.DataFrame:
-        """The publication table: codes then the response column, withheld cells empty."""
+        """The publication table: codes then the response column, withheld cells empty.
+        A declared missing code that no record carries is no category of the published
+        table: its rows are left out (the analyst table keeps them)."""
         from tablesafe.io.analyst import codes_of
-        from tablesafe.io.publication import publication_frame
+        from tablesafe.io.publication import publication_frame, unlisted_cells
 
-        return publication_frame(
+        frame = publication_frame(
             codes_of(self.problem),
             self.problem.value,
             self.withheld,
@@ -87,6 +89,8 @@ class ProtectResult:
             marker=self.marker,
             empty_marker=self.empty_marker,
         )
+        unlisted = unlisted_cells(self.problem)
+        return frame[~unlisted].reset_index(drop=True) if unlisted.any() else frame
 
     @property
     def certificates(self) -> pd.DataFrame | None:
@@ -199,7 +203,7 @@ class ProtectResult:
         Every file is first written under a temporary name beside its target; only when
         all are complete are they renamed into place. On any error no target is touched.
         """
-        from tablesafe.io.publication import staged_files, write_frame_to
+        from tablesafe.io.publication import staged_files, write_frame_to, write_publication_to
 
         if certificates is not None and self.certificates is None:
             raise InputError(
@@ -211,7 +215,7 @@ class ProtectResult:
                    "apriori": apriori}
         with staged_files(targets) as tmp:
             if "out" in tmp:
-                write_frame_to(self.publication, tmp["out"], out, sheet="publication")
+                write_publication_to(self.publication, self.response, tmp["out"], out)
             if "cells" in tmp:
                 write_frame_to(self.cells, tmp["cells"], cells, sheet="cells")
             if "certificates" in tmp:

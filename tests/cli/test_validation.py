@@ -288,3 +288,11 @@ def test_method_none_quiet_warning_stands_on_its_own(tmp_path):
     assert text.startswith("warning: ") and len(text.splitlines()) == 1
     assert "above" not in text
     assert "NOT protected" in text and str(out / "pub.csv") in text and "--method" in text
+
+
+def test_time_limit_error_says_what_leaving_it_out_does(tmp_path):
+    """Without a time limit one is set from the table size; the error must not promise
+    'no limit' (README: time limits)."""
+    res, out = protect_csv(tmp_path, EX / "enterprises.csv", "--time-limit", "-5")
+    line = refused(res, out, "time limit", "set from the table size")
+    assert "no limit" not in line

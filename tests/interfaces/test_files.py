@@ -264,3 +264,60 @@ def test_dominance_rule_on_tabular_input_needs_top_contributions(benchmarks_dir,
     res2 = tablesafe.protect(frame, dims=["region", "hovedint"], response="ant", rules=["p(15)"],
                              tabular=True, frequency="ant", top=["top1"], method="none")
     assert (res2.cells["status"] == "U").sum() > 0
+
+
+def test_published_numbers_follow_one_format(tmp_path):
+    """Issue 13, item 7: a publication with whole and fractional values wrote whole ones as
+    ``4373664.0`` next to ``3712781.99`` and empty cells as ``0.0`` where the help says 0.
+    Whole numbers are written without a decimal point, others in their shortest form, in
+    the plain file and with a marker; Parquet keeps numbers."""
+    import tablesafe
+
+    df = pd.DataFrame({"a": ["x", "y", "x", "x"], "b": ["u", "v", "v", "v"], "v": [1.5, 2.0, 3.0, 4.0]})
+    r = tablesafe.protect(df, dims=["a", "b"], response="v", rules="freq(1)", method="none")
+    r.write(out=tmp_path / "pub.csv")
+    lines = (tmp_path / "pub.csv").read_text().splitlines()
+    assert "x,u,1.5" in lines and "x,v,7" in lines and "y,u,0" in lines and "Total,Total,10.5" in lines
+    assert not [ln for ln in lines if ln.endswith(".0")]
+    marked = dataclasses.replace(r, marker="x", empty_marker=None)
+    assert set(marked.publication["v"]) >= {"1.5", "7", "0"}
+    r.write(out=tmp_path / "pub.parquet")
+    back = pd.read_parquet(tmp_path / "pub.parquet")
+    assert back["v"].dtype.kind == "f" or str(back["v"].dtype) == "Float64"
+
+
+def test_declared_missing_code_without_records_is_not_published(tmp_path):
+    """Issue 13, item 7: the missing code 99 of tau-ARGUS metadata became a published row
+    ``Total,99,0`` although no record carries it. A declared missing code (metadata or
+    missing_code=) is published only when records carry it; the analyst table keeps all
+    cells, and the audit command accepts the publication without those rows."""
+    from typer.testing import CliRunner
+
+    import tablesafe
+    from tablesafe.cli.main import app
+
+    rda = tmp_path / "m.rda"
+    rda.write_text("reg 1 2 99\n  <RECODEABLE>\nsize 4 1 9\n  <RECODEABLE>\nval 6 4\n  <NUMERIC>\n")
+    asc = tmp_path / "m.asc"
+    asc.write_text(" 1 1  10\n 2 1   5\n 1 9   4\n 2 2   7\n 1 2   3\n")
+    args = ["protect", str(asc), "--metadata", str(rda), "--dim", "reg", "--dim", "size", "--response", "val",
+            "--rule", "freq(1)", "--method", "none", "--quiet"]
+    res = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "pub.csv"), "--cells", str(tmp_path / "cells.csv")])
+    assert res.exit_code == 0, res.output
+    pub = pd.read_csv(tmp_path / "pub.csv", dtype=str)
+    cells = pd.read_csv(tmp_path / "cells.csv", dtype=str)
+    assert "99" in set(cells["reg"].str.strip())  # the analyst table lists every cell
+    assert "99" not in set(pub["reg"].str.strip())  # reg 99: no record, not published
+    assert "9" in set(pub["size"].str.strip())  # size 9: declared missing, carried by a record
+    assert len(cells) - len(pub) == (cells["reg"].str.strip() == "99").sum()
+    res = CliRunner().invoke(app, ["audit", str(asc), "--metadata", str(rda), "--dim", "reg", "--dim", "size",
+                                   "--response", "val", "--rule", "freq(1)", "--pattern", str(tmp_path / "pub.csv"),
+                                   "--quiet"])
+    assert res.exit_code == 0, res.output
+
+    df = pd.DataFrame({"a": ["x", "y", "x"], "b": ["u", "u", "v"], "v": [1.0, 2.0, 3.0]})
+    r = tablesafe.protect(df, dims=["a", "b"], response="v", rules="freq(1)", method="none", missing_code="99")
+    assert "99" not in set(r.publication["a"]) and "99" in set(r.cells["a"])
+    r = tablesafe.protect(df.assign(a=["x", "y", "z"]), dims=[("a", tablesafe.Hierarchy.flat(["x", "y"])), "b"],
+                          response="v", rules="freq(1)", method="none", missing_code="99")
+    assert "99" in set(r.publication["a"])  # the unknown code z is mapped to 99: published

@@ -16,11 +16,14 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from tablesafe.errors import InputError, TablesafeError
+from tablesafe.problem import EMPTY, Problem
+from tablesafe.structure.cellkeys import cell_keys, key_text
 
 #: File suffixes the frame writers understand.
 TABLE_FORMATS = {".csv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "excel"}
@@ -74,13 +77,93 @@ def publication_frame(
     if marker is None and empty_marker is None:
         frame[response] = col
         return frame
-    text = pd.Series(col).astype("string")
+    text = number_text(col)
     if marker is not None:
         text[withheld] = marker
     if empty_marker is not None:
         text[empty & ~withheld] = empty_marker
     frame[response] = text
     return frame
+
+
+def number_text(values: Any) -> pd.Series:
+    """Published numbers as text, by one rule for every cell: whole numbers without a
+    decimal point (``4373664``, ``0``), other numbers in the shortest form that reads back
+    as the same number (``245655.8``, ``3712781.99``); missing values stay missing."""
+    col = pd.array(values, dtype="Float64")
+    missing = np.asarray(col.isna(), dtype=bool)
+    data = col.to_numpy(dtype=float, na_value=0.0)
+    texts = []
+    for v, gone in zip(data, missing, strict=True):
+        if gone:
+            texts.append(None)
+            continue
+        t = repr(float(v) + 0.0)  # + 0.0: no "-0"
+        texts.append(t[:-2] if t.endswith(".0") else t)
+    return pd.Series(texts, dtype="string")
+
+
+def unlisted_cells(problem: Problem) -> np.ndarray:
+    """Cells a publication leaves out: those of a declared missing code
+    (:attr:`Problem.declared_missing`, e.g. the missing codes of tau-ARGUS metadata) whose
+    cells are all empty, because no record carries the code."""
+    out = np.zeros(problem.n, dtype=bool)
+    if not problem.declared_missing or problem.codes is None:
+        return out
+    empty = problem.status == EMPTY
+    for dim, codes in problem.declared_missing.items():
+        if dim not in problem.codes.columns:
+            continue
+        column = problem.codes[dim].astype(str).str.strip().to_numpy()
+        for code in codes:
+            cells = column == code
+            if cells.any() and empty[cells].all():
+                out |= cells
+    return out
+
+
+def withheld_in(publication: pd.DataFrame, problem: Problem, codes: pd.DataFrame) -> np.ndarray:
+    """The withheld cells of a publication read back (:func:`read_publication`), checked
+    against the table: every published row a cell of it (``codes``, one row per cell) with
+    the value of the data, and every cell listed (:func:`unlisted_cells` aside).
+
+    Raises:
+        InputError: naming the file, line and cell at fault.
+    """
+    source = publication.attrs.get("file")  # set by read_publication
+    dims = list(codes.columns)
+    key_t = cell_keys(codes, dims)
+    key_p = cell_keys(publication, dims)
+    pos = {k: i for i, k in enumerate(key_t)}
+    withheld = np.zeros(problem.n, dtype=bool)
+    seen = np.zeros(problem.n, dtype=bool)
+    pv = publication["value"].to_numpy(dtype=float)
+    pw = publication["withheld"].to_numpy(dtype=bool)
+    for r, k in enumerate(key_p):
+        i = pos.get(k)
+        if i is None:
+            raise InputError("the publication has a cell the table does not have", file=source, line=r + 2,
+                             code=key_text(k))
+        seen[i] = True
+        withheld[i] = pw[r]
+        if not pw[r] and problem.status[i] != EMPTY:
+            tol = 1e-6 * max(1.0, abs(problem.value[i]))
+            if abs(pv[r] - problem.value[i]) > max(tol, 0.5 if float(pv[r]).is_integer() else tol):
+                raise InputError(
+                    f"the publication shows {pv[r]:g} for a cell whose value in the data is "
+                    f"{problem.value[i]:g}; it was made from other data or other options",
+                    file=source,
+                    line=r + 2,
+                    code=key_text(k),
+                )
+    seen |= unlisted_cells(problem)  # empty cells of a missing code no record carries
+    if not seen.all():
+        i = int(np.flatnonzero(~seen)[0])
+        raise InputError(
+            f"the publication lacks {int((~seen).sum())} cell(s) of the table, e.g. {problem.names[i]}",
+            file=source,
+        )
+    return withheld
 
 
 def stable_values(value: np.ndarray, digits: int = 12) -> np.ndarray:
@@ -298,6 +381,15 @@ def write_frame(frame: pd.DataFrame, path: str | Path, *, sheet: str = "table") 
 def write_frame_to(frame: pd.DataFrame, tmp: Path, final: str | Path, *, sheet: str = "table") -> None:
     """Write a frame to a staged temporary path in the format the final name implies."""
     _write_any(frame, tmp, table_format(final), sheet)
+
+
+def write_publication_to(frame: pd.DataFrame, response: str, tmp: Path, final: str | Path) -> None:
+    """Write a publication to a staged temporary path; in a CSV file its numbers follow
+    :func:`number_text` (Parquet and Excel keep them as numbers)."""
+    fmt = table_format(final)
+    if fmt == "csv" and response in frame.columns and pd.api.types.is_float_dtype(frame[response].dtype):
+        frame = frame.assign(**{response: number_text(frame[response]).to_numpy()})
+    _write_any(frame, tmp, fmt, "publication")
 
 
 def write_text_to(text: str | bytes, tmp: Path) -> None:

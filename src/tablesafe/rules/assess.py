@@ -373,6 +373,7 @@ def assess(
         capacity=cap,
         response=cells.response,
         assessment=assessment,
+        declared_missing=dict(cells.declared_missing),
     )
 
 

@@ -84,11 +84,11 @@ class DimSpec:
         return built.with_codes(extra_top)
 
 
-def as_dimspecs(dims: Sequence[DimSpec | str]) -> list[DimSpec]:
-    """Normalise a list of names or :class:`DimSpec` and check it (1 to 6, distinct)."""
-    if isinstance(dims, (str, DimSpec)):
-        dims = [dims]
-    out = [d if isinstance(d, DimSpec) else DimSpec(str(d)) for d in dims]
+def as_dimspecs(dims: Any) -> list[DimSpec]:
+    """Normalise dimension arguments in any form :func:`dim_specs` accepts (names,
+    ``"name=hierarchy"`` strings, pairs, :class:`DimSpec`, a mapping ``{name: hierarchy}``)
+    and check them (1 to 6, distinct)."""
+    out = dim_specs(dims)
     if not 1 <= len(out) <= MAX_DIMS:
         raise InputError(f"a table needs between 1 and {MAX_DIMS} dimensions, got {len(out)}")
     names = [d.name for d in out]

@@ -16,7 +16,7 @@ flags, so equal inputs always give equal outputs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -62,7 +62,7 @@ def _steps(progress: bool, total: int) -> Iterator[Any]:
 
 def tabulate(
     data: Any,
-    dims: Sequence[DimSpec | str],
+    dims: Sequence[DimSpec | str | tuple[str, Any]] | Mapping[str, Any],
     response: str,
     *,
     tables: Sequence[Sequence[str]] | None = None,
@@ -83,7 +83,9 @@ def tabulate(
             never loaded whole); or tau-ARGUS microdata from
             :func:`tablesafe.io.tauargus.read_asc` (declared missing codes and hierarchies
             of the ``.rda`` are then used).
-        dims: dimension names or :class:`DimSpec` (1 to 6).
+        dims: the dimensions (1 to 6) in the forms :func:`tablesafe.protect` takes: names,
+            ``"name=hierarchy"`` strings, ``(name, hierarchy)`` pairs, :class:`DimSpec`,
+            or a mapping ``{name: hierarchy}`` (hierarchy as in :class:`DimSpec`).
         response: numeric column to sum.
         tables: linked tables as lists of dimension names (default: one table of all
             dims); cells shared by tables appear once.
@@ -294,6 +296,7 @@ def _compute(plan: Plan, k: int, weight: str | None, response: str, bar: Any) ->
         extra={name: out_sums[f"e{i}"] for i, name in enumerate(plan.extra)},
         holding=plan.holding,
         weight=weight,
+        declared_missing=plan.declared_missing,
     )
 
 

@@ -132,6 +132,7 @@ class Plan:
     extra: list[str]
     n_records: int
     keep: list[Any] = field(default_factory=list)
+    declared_missing: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def all_level_cols(self) -> list[str]:
@@ -179,7 +180,7 @@ class Plan:
 
 def prepare(
     data: Any,
-    dims: Sequence[DimSpec | str],
+    dims: Any,
     response: str,
     *,
     tables: Sequence[Sequence[str]] | None = None,
@@ -223,7 +224,9 @@ def prepare(
     base_sql = _base_sql(src, specs, level_cols, response, weight=weight, request=request, waiver=waiver,
                          holding=holding, extra=extra)
     return Plan(con, src, specs, hierarchies, model, base_sql, level_cols, _grouping_sets(table_dims, level_cols),
-                table_dims, holding, extra, n_records, keep=list(maps.values()))
+                table_dims, holding, extra, n_records, keep=list(maps.values()),
+                declared_missing={d: tuple(dict.fromkeys(c for c in codes if c)) for d, codes in extra_top.items()
+                                  if any(codes)})
 
 
 def _table_dims(names: list[str], tables: Sequence[Sequence[str]] | None) -> list[list[str]]:
