@@ -94,6 +94,7 @@ class _BlockCheck:
         self.tol = 1e-9 * (1.0 + np.abs(self.truth))
         self._own: dict[tuple[int, int], int] = {}   # (local target, direction) -> its stored row
         self.pool = self._pool()
+        self._scratch = np.zeros(b.cols.size)   # one stored table's deviations, by block cell
         self.csc = sp.csc_matrix(b.matrix)
         self.csr = sp.csr_matrix(b.matrix)
         self._local: tuple[int, np.ndarray, object] | None = None
@@ -168,11 +169,17 @@ class _BlockCheck:
         """The insiders of ``group`` that joint tests against (``k``, ``d``) leave open:
         with the neighbourhood LP when it reaches the goal at all, else with the block
         LP; each test that misses names the cells to set aside (:meth:`_peel`)."""
-        if self.b.cols.size > LOCAL_CAP and self._local_reaches(k, d, need, group[:0])[0]:
-            cands = self._peel(lambda f: self._local_reaches(k, d, need, f), group)
-            return np.array([s for s in cands.tolist()
-                             if not self._local_reaches(k, d, need, np.array([s]))[0]],
-                            dtype=np.int64)
+        if self.b.cols.size > LOCAL_CAP:
+            # all open insiders held at once first: when that reaches the goal, one LP
+            # answers them all; otherwise the neighbourhood must reach it at all
+            first = self._local_reaches(k, d, need, group)
+            if first[0]:
+                return group[:0]
+            if self._local_reaches(k, d, need, group[:0])[0]:
+                cands = self._peel(lambda f: self._local_reaches(k, d, need, f), group, first)
+                return np.array([s for s in cands.tolist()
+                                 if not self._local_reaches(k, d, need, np.array([s]))[0]],
+                                dtype=np.int64)
         if group.size > 1:
             return self._peel(lambda f: self._block_reaches(k, d, need, f), group)
         return group
@@ -231,38 +238,47 @@ class _BlockCheck:
         if reach.size == 0:
             return att
         own = self._own.get((k, d))
-        if own is not None and own in set(reach.tolist()):
+        if own is not None and bool(np.any(reach == own)):
             reach = np.concatenate([[own], reach[reach != own]])
         # an insider needs a reaching table at or below its value and one at or above;
         # the target's own optimum first, then other reaching tables, up to POOL_ROWS
+        cand = att
         open_lo = np.ones(att.size, dtype=bool)
         open_hi = np.ones(att.size, dtype=bool)
-        tol = self.tol[att]
+        scratch = self._scratch
         for r in reach[:POOL_ROWS].tolist():
             lo, hi = rows.indptr[r], rows.indptr[r + 1]
             idx = rows.indices[lo:hi]
-            dev = np.zeros(att.size)
-            if idx.size:
-                pos = np.minimum(np.searchsorted(idx, att), idx.size - 1)
-                hit = idx[pos] == att
-                dev[hit] = rows.data[lo:hi][pos[hit]]
+            if 16 * cand.size < idx.size:
+                # few candidates left: look them up in the row (sorted indices)
+                pos = np.minimum(np.searchsorted(idx, cand), max(idx.size - 1, 0))
+                hit = idx[pos] == cand
+                dev = np.where(hit, rows.data[lo:hi][pos], 0.0)
+            else:
+                scratch[idx] = rows.data[lo:hi]
+                dev = scratch[cand]
+                scratch[idx] = 0.0
+            tol = self.tol[cand]
             open_lo &= dev > tol
             open_hi &= dev < -tol
-            if not (open_lo | open_hi).any():
+            keep = open_lo | open_hi
+            cand, open_lo, open_hi = cand[keep], open_lo[keep], open_hi[keep]
+            if cand.size == 0:
                 break
-        open_ = open_lo | open_hi
-        self.counts["insider_pool"] = self.counts.get("insider_pool", 0) + int((~open_).sum())
-        return att[open_]
+        self.counts["insider_pool"] = self.counts.get("insider_pool", 0) + att.size - cand.size
+        return cand
 
-    def _peel(self, test, group: np.ndarray) -> np.ndarray:
+    def _peel(self, test, group: np.ndarray, first: tuple[bool, np.ndarray] | None = None) -> np.ndarray:
         """Suspects of ``group``: fix all and test; when the goal is missed, the fixed
         cells with a non-zero reduced cost are set aside (fixing only them misses it
         just the same, by LP duality) and the rest is tested again. Returns the cells
-        set aside (all of the rest when a failed test names none)."""
+        set aside (all of the rest when a failed test names none). ``first``: the
+        outcome of the test of the whole ``group`` when the caller already made it."""
         rest = group
         aside: list[np.ndarray] = []
         while rest.size:
-            ok, binding = test(rest)
+            # ``first``: the test of the whole group, already made by the caller
+            ok, binding = first if first is not None and rest is group else test(rest)
             if ok:
                 break
             binding = np.intersect1d(binding, rest)
