@@ -237,13 +237,15 @@ def suppress(
     return Pattern(withheld, method=method, stats=stats, certificates=certs, proof=proof, audit=reusable)
 
 
-AUDIT_GUIDED_MAX_CELLS = 60_000
+AUDIT_GUIDED_MAX_CELLS = 100_000
 """``modular``'s patterns too large for the attacker-LP repair (three-way tables above
 ``LP_REPAIR_MAX_CELLS``, others above ``MODULAR_LP_REPAIR_MAX_CELLS``) are repaired by
 :func:`tablesafe.suppress.audit_repair.audit_repair` up to this size, not by local
 certificates: the certificates' boxes miss proofs running through several subtables and
 withheld 254 M on a generated 13,851-cell three-way table whose modular pattern cost
-45 M."""
+45 M. On the generated 61,215-cell two-way table (``60k2d``, singleton protection) the
+modular pattern (22.0 M) repaired this way withheld 23.8 M, against 247 M for ``fast``;
+its three audits took about 270 s each."""
 
 
 def _audit_guided(method: str, problem: Problem, capacity: bool, singleton: bool) -> bool:
