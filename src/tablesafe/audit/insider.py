@@ -189,32 +189,28 @@ class _BlockView:
         self._points: dict[tuple[int, int], np.ndarray | None] = {}
         self.targets = b.cols[eligible[b.cols]]
         self.tloc = np.searchsorted(b.cols, self.targets)
-        self.mats: list[np.ndarray] = []
-        self.has: list[np.ndarray] = []
-        for d in (1, -1):
-            mat = np.repeat(b.truth[:, None], len(self.targets), axis=1)
-            has = np.ones(len(self.targets), dtype=bool)
-            for j, t in enumerate(self.targets):
-                pt = base.points.get((int(t), d))
-                if pt is None:
-                    has[j] = False
-                    continue
-                mat[np.searchsorted(b.cols, pt[0]), j] = pt[1]
-            self.mats.append(mat)
-            self.has.append(has)
+        self.mats, self.has = self._tables(base.points)
         # closest certificates (few cells moved): valid under most insider knowledge
-        self.cmats: list[np.ndarray] = []
-        self.chas: list[np.ndarray] = []
+        self.cmats, self.chas = self._tables(base.moves)
+
+    def _tables(self, stored: dict) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Per direction (up, down): every target's stored table from ``stored`` as a
+        column of a block matrix (the true values where none is stored), and which
+        targets have one."""
+        b = self.block
+        mats: list[np.ndarray] = []
+        has: list[np.ndarray] = []
         for d in (1, -1):
             mat = np.repeat(b.truth[:, None], len(self.targets), axis=1)
-            has = np.zeros(len(self.targets), dtype=bool)
+            found = np.zeros(len(self.targets), dtype=bool)
             for j, t in enumerate(self.targets):
-                pt = base.moves.get((int(t), d))
+                pt = stored.get((int(t), d))
                 if pt is not None:
-                    has[j] = True
+                    found[j] = True
                     mat[np.searchsorted(b.cols, pt[0]), j] = pt[1]
-            self.cmats.append(mat)
-            self.chas.append(has)
+            mats.append(mat)
+            has.append(found)
+        return mats, has
 
     def _point(self, cell: int, d: int) -> np.ndarray | None:
         """The stored optimal table of ``cell`` in direction ``d`` as a dense block vector."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -86,6 +87,22 @@ def _table_options(**kw) -> dict:
     return {k: v for k, v in kw.items() if v is not None}
 
 
+_DATA_OPTIONS = ("metadata", "holding", "weight", "weight_mode", "waiver", "request", "cost", "total",
+                 "apriori", "manual", "manual_range", "encoding")
+"""The options of reading, tabulating and assessing that ``protect`` and ``audit`` share
+(with ``--table``)."""
+
+
+def _data_options(given: dict[str, Any]) -> dict:
+    """The shared options of a command's arguments (``locals()``), as
+    :func:`tablesafe.api.prepare_problem` takes them: paths as strings, choices by value,
+    ``--table`` as lists of names; those not given are left out."""
+    kw = {k: given[k] for k in _DATA_OPTIONS}
+    kw.update({k: str(v) for k, v in kw.items() if isinstance(v, Path)})
+    kw.update({k: v.value for k, v in kw.items() if isinstance(v, Enum)})
+    return _table_options(tables=_tables(given["table"]), **kw)
+
+
 # ------------------------------------------------------------------------- protect
 @app.command()
 def protect(
@@ -143,6 +160,7 @@ def protect(
     quiet: bool = QuietOpt,
 ) -> None:
     """Protect a table: tabulate, find sensitive cells, suppress, audit, write files."""
+    data_options = _data_options(locals())
 
     def body() -> None:
         from tablesafe.api import protect as run
@@ -187,18 +205,6 @@ def protect(
                 zero_unsafe=zero_unsafe,
                 manual_margin=manual_margin,
                 missing_codes=missing_codes or None,
-                metadata=str(metadata) if metadata else None,
-                holding=holding,
-                weight=weight,
-                weight_mode=weight_mode.value if weight_mode else None,
-                waiver=waiver,
-                request=request,
-                cost=cost,
-                total=total,
-                tables=_tables(table),
-                apriori=str(apriori) if apriori else None,
-                manual=str(manual) if manual else None,
-                manual_range=manual_range,
                 tabular=tabular or None,
                 frequency=frequency,
                 top=top or None,
@@ -206,9 +212,9 @@ def protect(
                 recompute_totals=recompute_totals or None,
                 missing_code=missing_code,
                 negative=negative,
-                encoding=encoding,
                 jj_offsets=jj_offsets or None,
             ),
+            **data_options,
         )
         result.write(out=out_file, cells=cells, report=report, certificates=certificates, jj=write_jj,
                      apriori=write_apriori)
@@ -286,6 +292,7 @@ def audit(
 
     Exits with status 1 when any sensitive cell is not protected.
     """
+    data_options = _data_options(locals())
 
     def body() -> int:
         import pandas as pd
@@ -306,21 +313,7 @@ def audit(
             rule,
             progress=not quiet,
             timings=timings,
-            **_table_options(
-                metadata=str(metadata) if metadata else None,
-                holding=holding,
-                weight=weight,
-                weight_mode=weight_mode.value if weight_mode else None,
-                waiver=waiver,
-                request=request,
-                cost=cost,
-                total=total,
-                tables=_tables(table),
-                apriori=str(apriori) if apriori else None,
-                manual=str(manual) if manual else None,
-                manual_range=manual_range,
-                encoding=encoding,
-            ),
+            **data_options,
         )
         dims = list(codes_of(problem).columns)
         pub = read_publication(pattern, dims, resp, marker=marker)

@@ -31,14 +31,12 @@ class Rule(Spelled):
     assumes_nonnegative: ClassVar[bool] = False
     """True for measures that assume non-negative contributions (p%, (n,k), linear)."""
 
+    magnitude: ClassVar[bool] = False
+    """True for concentration rules on the size of contributions."""
+
     def to_linear(self) -> LinearRule | None:
         """The rule as a linear sensitivity measure (seed 003 B.1), if it is one."""
         return None
-
-    @property
-    def magnitude(self) -> bool:
-        """True for concentration rules on the size of contributions."""
-        return False
 
     @property
     def needs_top(self) -> int:
@@ -70,11 +68,8 @@ class PRule(Rule):
             raise RuleError(f"p% rule: the number of intruders n must be a whole number >= 1, got {self.n}")
 
     kind = "p"  # type: ignore[assignment]
+    magnitude: ClassVar[bool] = True
     tauargus_name = "P"
-
-    @property
-    def magnitude(self) -> bool:
-        return True
 
     @property
     def needs_top(self) -> int:
@@ -139,6 +134,7 @@ class PQRule(Rule):
     prior: str = "strong"
 
     kind = "pq"  # type: ignore[assignment]
+    magnitude: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         for name in ("p_lower", "q_lower", "p_upper", "q_upper"):
@@ -176,10 +172,6 @@ class PQRule(Rule):
     @property
     def q(self) -> float:
         return self.q_lower
-
-    @property
-    def magnitude(self) -> bool:
-        return True
 
     @property
     def needs_top(self) -> int:
@@ -252,6 +244,7 @@ class NKRule(Rule):
     assumes_nonnegative: ClassVar[bool] = True
 
     kind = "nk"  # type: ignore[assignment]
+    magnitude: ClassVar[bool] = True
     tauargus_name = "NK"
 
     def __post_init__(self) -> None:
@@ -259,10 +252,6 @@ class NKRule(Rule):
             raise RuleError(f"(n,k) rule: n must be a whole number >= 1, got {self.n}")
         if not (0 < self.k <= 100):
             raise RuleError(f"(n,k) rule: k must lie between 0 and 100 (0 < k <= 100), got {self.k}")
-
-    @property
-    def magnitude(self) -> bool:
-        return True
 
     @property
     def needs_top(self) -> int:
@@ -399,6 +388,7 @@ class RequestRule(Rule):
     margin: float | None = None
 
     kind = "request"  # type: ignore[assignment]
+    magnitude: ClassVar[bool] = True
     tauargus_name = "REQ"
 
     def __post_init__(self) -> None:
@@ -412,10 +402,6 @@ class RequestRule(Rule):
     @property
     def second(self) -> float:
         return self.p1 if self.p2 is None else self.p2
-
-    @property
-    def magnitude(self) -> bool:
-        return True
 
     @property
     def needs_top(self) -> int:
@@ -468,6 +454,7 @@ class LinearRule(Rule):
     assumes_nonnegative: ClassVar[bool] = True
 
     kind = "linear"  # type: ignore[assignment]
+    magnitude: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         w = tuple(float(x) for x in self.weights)
@@ -486,10 +473,6 @@ class LinearRule(Rule):
                 f"linear rule: the last weight (applied to all smaller contributions) must be negative, "
                 f"got {num(w[-1])}; otherwise no cell could be safe"
             )
-
-    @property
-    def magnitude(self) -> bool:
-        return True
 
     @property
     def needs_top(self) -> int:

@@ -20,6 +20,18 @@ def _pct(k: float, name: str = "k") -> None:
         raise RuleError(f"{name} must lie strictly between 0 and 100, got {k}")
 
 
+def _k_for_p(p: float, a: int, b: int) -> float:
+    """The dominance parameter ``k = 100 a/(p/100 + b)`` of seed 003's relations between
+    p% and (n,k) rules (``a``, ``b``: 1, 1 for (1,k) covering; 2, 2 for (2,k) covering;
+    1, 2 for (1,k) within)."""
+    return 100.0 * a / (p / 100.0 + b)
+
+
+def _p_for_k(k: float, a: int, b: int) -> float:
+    """The inverse of :func:`_k_for_p`: ``p/100 = 100 a/k - b``."""
+    return 100.0 * (100.0 * a / k - b)
+
+
 def k2_from_p_seed002(p: float) -> float:
     """(2,k) rule corresponding to a p% rule, ``k = 100 * 100/(100 + p)`` (seed 002).
 
@@ -41,13 +53,13 @@ def k1_covering_p(p: float) -> float:
     ``k1 = 100/(p/100 + 1)`` (seed 003 Technical Notes; Table 1 column x1/T).
     """
     _pos(p, "p")
-    return 100.0 / (p / 100.0 + 1.0)
+    return _k_for_p(p, 1, 1)
 
 
 def p_covering_k1(k1: float) -> float:
     """Most lenient p% rule that still flags every (1,k1)-sensitive cell: ``p/100 = 100/k1 - 1``."""
     _pct(k1, "k1")
-    return 100.0 * (100.0 / k1 - 1.0)
+    return _p_for_k(k1, 1, 1)
 
 
 def k2_covering_p(p: float) -> float:
@@ -56,13 +68,13 @@ def k2_covering_p(p: float) -> float:
     ``k2 = 200/(p/100 + 2)`` (seed 003 Technical Notes; Table 1 column (x1+x2)/T).
     """
     _pos(p, "p")
-    return 200.0 / (p / 100.0 + 2.0)
+    return _k_for_p(p, 2, 2)
 
 
 def p_covering_k2(k2: float) -> float:
     """Most lenient p% rule flagging every (2,k2)-sensitive cell: ``p/100 = 200/k2 - 2`` ((2,85) -> 35.29)."""
     _pct(k2, "k2")
-    return 100.0 * (200.0 / k2 - 2.0)
+    return _p_for_k(k2, 2, 2)
 
 
 def p_within_k2(k2: float) -> float:
@@ -81,12 +93,12 @@ def p_within_k1(k1: float) -> float:
     Negative for k1 > 50 (then no p% rule fits inside the (1,k1) region).
     """
     _pct(k1, "k1")
-    return 100.0 * (100.0 / k1 - 2.0)
+    return _p_for_k(k1, 1, 2)
 
 
 def k1_within_p(p: float) -> float:
     """(1,k1) rule whose sensitive region contains that of the p% rule on z1 = z2: ``k1 = 100/(p/100 + 2)`` (seed 003)."""
-    return 100.0 / (p / 100.0 + 2.0)
+    return _k_for_p(p, 1, 2)
 
 
 def p_star(p: float, q: float) -> float:
