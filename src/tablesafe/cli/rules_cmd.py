@@ -4,7 +4,7 @@ Rule strings follow DESIGN.md ("Rule strings"): ``p(15)``, ``p(15, n=2)``, ``pq(
 ``nk(2, 80)``, ``freq(3)``, ``freq(3, range=10)``, ``zero(10)``, ``request(...)``, and
 tau-ARGUS strings such as ``P(15,1)|FREQ(3,10)|NK(2,80)``. Each is read by the rules
 stage (``tablesafe.rules.parse_rules``), which also gives its one-sentence description;
-the formulas of the detail lines are written here.
+the formulas of the detail lines of the magnitude rules are written here.
 
 Conversions use ``tablesafe.rules.params`` (seed 002_b3e6e013b0cc448d.txt "Relation between (2,k) and p%" and seed
 003_fc219f942290b0f8.txt Table 1 and technical notes):
@@ -19,38 +19,21 @@ Conversions use ``tablesafe.rules.params`` (seed 002_b3e6e013b0cc448d.txt "Relat
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from tablesafe.errors import RuleError
+from tablesafe.rules import parse_rules
+from tablesafe.rules.model import NKRule, PQRule, PRule, Rule
 
 
-@dataclass
+@dataclass(frozen=True)
 class RuleWords:
-    """One rule string with its parsed kind, parameters and meaning in words."""
+    """One parsed rule with its kind, parameters and meaning in words."""
 
     text: str
     kind: str
     args: dict[str, float]
     words: str
-
-
-_CALL = re.compile(r"^\s*([A-Za-z]+)\s*(?:\((.*)\))?\s*$")
-
-
-def _split_args(body: str) -> tuple[list[float], dict[str, float]]:
-    pos: list[float] = []
-    kw: dict[str, float] = {}
-    for part in [p.strip() for p in body.split(",") if p.strip()]:
-        name, eq, val = part.partition("=")
-        try:
-            if eq:
-                kw[name.strip().lower()] = float(val)
-            else:
-                pos.append(float(part))
-        except ValueError:
-            raise RuleError(f"rule argument {part!r} is not a number") from None
-    return pos, kw
 
 
 def _num(x: float) -> str:
@@ -62,115 +45,59 @@ def _rest(c: int) -> str:
     return "X - x1 - x2" if c <= 1 else f"X - x1 - ... - x{c + 1}"
 
 
-def explain_one(text: str, *, tau_position: int | None = None) -> RuleWords:
-    """Explain one rule (``p(15)``, ``NK(2,80)``, ...). Raises RuleError on bad syntax."""
-    m = _CALL.match(text)
-    if not m:
-        raise RuleError(f"cannot read the rule {text!r}; write e.g. p(15), nk(2, 80) or freq(3)")
-    name, body = m.group(1).lower(), m.group(2) or ""
-    pos, kw = _split_args(body)
-    tau = text.strip()[:1].isupper() and name in ("p", "nk", "freq", "zero", "man", "req", "wgt", "mis")
-
-    def need(k: int) -> None:
-        if len(pos) < k:
-            raise RuleError(f"the rule {text!r} needs {k} number(s) in parentheses")
-
-    if name == "p":
-        need(1)
-        p = pos[0]
-        n = kw.get("n", pos[1] if tau and len(pos) > 1 else (pos[1] if len(pos) > 1 else 1))
-        coalition = int(n)
-        who = (
-            "the second-largest contributor"
-            if coalition <= 1
-            else f"a coalition of the {coalition} contributors after the largest"
-        )
-        words = (
-            f"p% rule: a cell is sensitive when {who} could estimate the largest contribution to "
-            f"within {_num(p)}% of its value by subtracting what they know from the cell total, i.e. "
-            f"when {_rest(coalition)} < {_num(p)}/100 · x1. Its upper protection level is "
-            f"{_num(p)}/100 · x1 - ({_rest(coalition)})."
-        )
-        return RuleWords(text, "p", {"p": p, "n": coalition}, words)
-    if name == "pq":
-        need(2)
-        p, q = pos[0], pos[1]
-        n = int(kw.get("n", pos[2] if len(pos) > 2 else 1))
-        words = (
-            f"(p,q) prior-posterior rule: everyone can estimate any contribution to within {_num(q)}% "
-            f"beforehand; a cell is sensitive when publishing it lets "
-            f"{'the second-largest contributor' if n <= 1 else f'a coalition of {n} contributors'} "
-            f"estimate the largest contribution to within {_num(p)}%, i.e. when "
-            f"{_num(q)}/100 · ({_rest(n)}) < {_num(p)}/100 · x1. "
-            f"It flags the same cells as a p% rule with p* = 100·p/q = {_num(100 * p / q)}."
-        )
-        return RuleWords(text, "pq", {"p": p, "q": q, "n": n}, words)
-    if name == "nk":
-        need(2)
-        n, k = int(pos[0]), pos[1]
-        words = (
-            f"({n},{_num(k)}) dominance rule: a cell is sensitive when its {n} largest contributor(s) "
-            f"together make up more than {_num(k)}% of the cell value (x1{' + ... + x' + str(n) if n > 1 else ''} > "
-            f"{_num(k)}/100 · X). Its upper protection level is 100/{_num(k)} · (x1 + ... + x{n}) - X."
-        )
-        return RuleWords(text, "nk", {"n": n, "k": k}, words)
-    if name == "freq":
-        need(1)
-        n = int(pos[0])
-        rng = kw.get("range", pos[1] if len(pos) > 1 else 0.0)
-        prot = (
-            f"it must then be protected by {_num(rng)}% of its value in both directions"
-            if rng > 0
-            else "it must then merely not be exactly recalculable"
-        )
-        words = (
-            f"minimum frequency rule: a cell with fewer than {n} contributors (holdings when a holding "
-            f"variable is given) is sensitive; {prot}."
-        )
-        return RuleWords(text, "freq", {"n": n, "range": rng}, words)
-    if name == "zero":
-        rng = pos[0] if pos else kw.get("range", 0.0)
-        words = (
-            "zero rule: a cell whose contributions are all zero (but which has contributors) is "
-            f"sensitive, with a protection range of {_num(rng)} (absolute, since the value is 0)."
-        )
-        return RuleWords(text, "zero", {"range": rng}, words)
-    if name == "man":
-        rng = pos[0] if pos else 0.0
-        words = (
-            f"manual safety range: cells marked unsafe by hand (status in the input or an a priori "
-            f"file) get protection levels of {_num(rng)}% of their value."
-        )
-        return RuleWords(text, "man", {"range": rng}, words)
-    if name in ("request", "req"):
-        words = (
-            "request rule (foreign trade): a cell is sensitive only when a contributor that asked "
-            "for protection dominates it by the given parameters"
-            + (f" ({', '.join(_num(x) for x in pos)})" if pos else "")
-            + "."
-        )
-        return RuleWords(text, "request", {f"a{i}": v for i, v in enumerate(pos)}, words)
-    if name in ("wgt", "mis"):
-        what = "apply sampling weights" if name == "wgt" else "cells with missing codes are safe"
-        return RuleWords(text, name, {"on": pos[0] if pos else 1}, f"tau-ARGUS switch: {what} ({_num(pos[0]) if pos else '1'}).")
-    raise RuleError(
-        f"unknown rule {m.group(1)!r} in {text!r}; known: p, pq, nk, freq, zero, request "
-        "(tau-ARGUS: P, NK, FREQ, ZERO, MAN, REQ)"
+def _p_words(p: float, n: int) -> str:
+    who = "the second-largest contributor" if n <= 1 else f"a coalition of the {n} contributors after the largest"
+    return (
+        f"p% rule: a cell is sensitive when {who} could estimate the largest contribution to "
+        f"within {_num(p)}% of its value by subtracting what they know from the cell total, i.e. "
+        f"when {_rest(n)} < {_num(p)}/100 · x1. Its upper protection level is "
+        f"{_num(p)}/100 · x1 - ({_rest(n)})."
     )
 
 
+def _pq_words(p: float, q: float, n: int) -> str:
+    return (
+        f"(p,q) prior-posterior rule: everyone can estimate any contribution to within {_num(q)}% "
+        f"beforehand; a cell is sensitive when publishing it lets "
+        f"{'the second-largest contributor' if n <= 1 else f'a coalition of {n} contributors'} "
+        f"estimate the largest contribution to within {_num(p)}%, i.e. when "
+        f"{_num(q)}/100 · ({_rest(n)}) < {_num(p)}/100 · x1. "
+        f"It flags the same cells as a p% rule with p* = 100·p/q = {_num(100 * p / q)}."
+    )
+
+
+def _nk_words(n: int, k: float) -> str:
+    return (
+        f"({n},{_num(k)}) dominance rule: a cell is sensitive when its {n} largest contributor(s) "
+        f"together make up more than {_num(k)}% of the cell value (x1{' + ... + x' + str(n) if n > 1 else ''} > "
+        f"{_num(k)}/100 · X). Its upper protection level is 100/{_num(k)} · (x1 + ... + x{n}) - X."
+    )
+
+
+def words_of(rule: Rule) -> RuleWords:
+    """A parsed rule (:func:`tablesafe.rules.parse_rules`) with its formula in words for the
+    magnitude rules p%, (p,q) and (n,k), and its one-sentence description otherwise."""
+    text = rule.to_string()
+    if isinstance(rule, PRule):
+        return RuleWords(text, "p", {"p": rule.p, "n": rule.n}, _p_words(rule.p, rule.n))
+    if isinstance(rule, PQRule):
+        p, q = rule.p_upper, rule.q_upper
+        return RuleWords(text, "pq", {"p": p, "q": q, "n": rule.n}, _pq_words(p, q, rule.n))
+    if isinstance(rule, NKRule):
+        return RuleWords(text, "nk", {"n": rule.n, "k": rule.k}, _nk_words(rule.n, rule.k))
+    return RuleWords(text, text.split("(")[0].lower(), {}, rule.describe())
+
+
 def explain(text: str) -> list[RuleWords]:
-    """Explain a rule string, which may hold several tau-ARGUS rules joined by ``|``."""
-    parts = [t for t in (s.strip() for s in text.split("|")) if t]
-    if not parts:
+    """Explain a rule string, which may hold several tau-ARGUS rules joined by ``|``;
+    raises :class:`~tablesafe.errors.RuleError` on a string the rules stage cannot read."""
+    if not text.strip():
         raise RuleError("empty rule string")
-    return [explain_one(t) for t in parts]
+    return [words_of(r) for r in parse_rules(text)]
 
 
 def parsed(text: str) -> list:
     """The rules stage's reading of a rule string (``tablesafe.rules.parse_rules``)."""
-    from tablesafe.rules import parse_rules
-
     return parse_rules(text)
 
 
@@ -184,7 +111,7 @@ def convert(rule: RuleWords, to: str) -> list[str]:
 
     to = to.lower().replace("(", "").replace(")", "").replace(",", "")
     out: list[str] = []
-    if rule.kind in ("freq", "zero", "man", "request", "wgt", "mis") or (rule.kind == "p" and to == "p"):
+    if rule.kind not in ("p", "pq", "nk") or (rule.kind == "p" and to == "p"):
         return out  # nothing to convert
     if rule.kind == "nk" and to in ("nk2", "nk1", "nk") and f"nk{rule.args['n']}" in (to, "nk"):
         return out
