@@ -13,17 +13,9 @@ import math
 import re
 from collections.abc import Iterable
 
+import tablesafe.rules.model as model
 from tablesafe.errors import RuleError
-from tablesafe.rules.model import (
-    FreqRule,
-    LinearRule,
-    NKRule,
-    PQRule,
-    PRule,
-    RequestRule,
-    Rule,
-    ZeroRule,
-)
+from tablesafe.rules.model import Rule
 from tablesafe.rules.tauoptions import ManualRule, MissingOption, RuleOption, WeightOption
 
 Token = Rule | RuleOption
@@ -98,7 +90,7 @@ def _parse_one(token: str) -> Token:
         weights = [_number(x, token) for x in body.split(",")]
         if any(isinstance(w, str) for w in weights):
             raise RuleError(f"rule {token!r}: linear weights must be numbers")
-        return LinearRule(tuple(float(w) for w in weights))  # type: ignore[arg-type]
+        return model.LinearRule(tuple(float(w) for w in weights))  # type: ignore[arg-type]
     if name not in _SIGNATURES:
         known = ", ".join(sorted(set(_SIGNATURES) | {"linear"}))
         raise RuleError(f"unknown rule {m.group(1)!r} in {token!r}; known rules: {known}")
@@ -156,7 +148,7 @@ def _build(name: str, kw: dict, token: str) -> Token:
         _check_keys(kw, ("p", "n"), token)
         if "p" not in kw:
             raise RuleError(f"rule {token!r}: the p% rule needs p, e.g. p(15)")
-        return PRule(_float(kw["p"], "p", token), _int(kw.get("n", 1), "n", token))  # type: ignore[arg-type]
+        return model.PRule(_float(kw["p"], "p", token), _int(kw.get("n", 1), "n", token))  # type: ignore[arg-type]
     if name == "pq":
         _check_keys(kw, ("p", "q", "n", "p_lower", "p_upper", "q_lower", "q_upper", "prior"), token)
         p = _float(kw.get("p"), "p", token)
@@ -170,27 +162,27 @@ def _build(name: str, kw: dict, token: str) -> Token:
         prior = kw.get("prior", "strong")
         if not isinstance(prior, str):
             raise RuleError(f"rule {token!r}: prior must be strong or weak")
-        return PQRule(pl, ql, pu, qu, _int(kw.get("n", 1), "n", token), prior.lower())  # type: ignore[arg-type]
+        return model.PQRule(pl, ql, pu, qu, _int(kw.get("n", 1), "n", token), prior.lower())  # type: ignore[arg-type]
     if name == "nk":
         _check_keys(kw, ("n", "k"), token)
         if "n" not in kw or "k" not in kw:
             raise RuleError(f"rule {token!r}: the dominance rule needs n and k, e.g. nk(2, 80)")
-        return NKRule(_int(kw["n"], "n", token), _float(kw["k"], "k", token))  # type: ignore[arg-type]
+        return model.NKRule(_int(kw["n"], "n", token), _float(kw["k"], "k", token))  # type: ignore[arg-type]
     if name == "freq":
         _check_keys(kw, ("n", "range"), token)
         if "n" not in kw:
             raise RuleError(f"rule {token!r}: the frequency rule needs the minimum frequency, e.g. freq(3)")
         rng = _float(kw.get("range"), "range", token)
-        return FreqRule(_int(kw["n"], "n", token), 10.0 if rng is None else rng)
+        return model.FreqRule(_int(kw["n"], "n", token), 10.0 if rng is None else rng)
     if name == "zero":
         _check_keys(kw, ("range",), token)
         rng = _float(kw.get("range"), "range", token)
-        return ZeroRule(0.0 if rng is None else rng)
+        return model.ZeroRule(0.0 if rng is None else rng)
     if name == "request":
         _check_keys(kw, ("p1", "p2", "margin"), token)
         if "p1" not in kw:
             raise RuleError(f"rule {token!r}: the request rule needs a percentage, e.g. request(70)")
-        return RequestRule(
+        return model.RequestRule(
             _float(kw["p1"], "p1", token),  # type: ignore[arg-type]
             _float(kw.get("p2"), "p2", token),
             _float(kw.get("margin"), "margin", token),
