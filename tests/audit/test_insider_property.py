@@ -6,7 +6,7 @@ reference solves, with scipy's ``linprog`` (a fresh model each time), the attack
 bounds of every protected sensitive cell with one insider's cell fixed, for every
 insider whose cell does not overlap the target (decided here from the codes). The
 shortcuts are forced on small tables: neighbourhoods of a few cells (``LOCAL_CAP``), no
-stored tables (``POOL_MAX_ENTRIES``) and batch LPs for a single open target (``BATCH_MIN``).
+stored tables (``POOL_MAX_ENTRIES``), one stored table per target (``POOL_ROWS``) and batch LPs for a single open target (``BATCH_MIN``).
 """
 
 from __future__ import annotations
@@ -91,12 +91,13 @@ def _nested_below(c: str, parent: str) -> bool:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cases(), st.sampled_from([(4, 0, 1), (600, 50_000_000, 4), (4, 50_000_000, 1)]))
+@given(cases(), st.sampled_from([(4, 0, 1, 32), (600, 50_000_000, 4, 32), (4, 50_000_000, 1, 1)]))
 def test_insider_findings_equal_fresh_lps(case, knobs):
     p, withheld, codes = case
-    cap, pool, batch = knobs
+    cap, pool, batch, rows = knobs
     with mock.patch.object(singletons, "LOCAL_CAP", cap), \
             mock.patch.object(singletons, "POOL_MAX_ENTRIES", pool), \
+            mock.patch.object(singletons, "POOL_ROWS", rows), \
             mock.patch.object(singletons, "BATCH_MIN", batch):
         got = insider_findings(p, withheld)
     got_set = set(zip(got["target"], got["attacker"], got["verdict"]))
