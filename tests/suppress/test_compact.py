@@ -158,3 +158,22 @@ def test_row_cuts_keep_the_optimum(seed, shape, units):
     assert with_cuts.optimal and without.optimal
     assert with_cuts.cost == pytest.approx(without.cost, rel=1e-9)
     assert not independent_audit(p, with_cuts.withheld, singleton=False)
+
+
+def test_auto_keeps_modular_longer_on_two_way_tables(monkeypatch):
+    """Two-way tables get ``modular`` up to ``MODULAR_MAX_CELLS_TWO_WAY`` cells, other
+    tables up to ``MODULAR_MAX_CELLS``; above, ``fast``; the reason names the limit."""
+    from _suppress_gen import table_problem
+
+    import tablesafe.suppress.dispatch as dispatch
+
+    two = table_problem(22, [[3], [2, 2]], units=80)
+    three = table_problem(21, [[2, 2], [3], [2]], units=90)
+    assert len(two.model.dims) == 2 and len(three.model.dims) == 3
+    monkeypatch.setattr(dispatch, "MODULAR_MAX_CELLS", min(two.n, three.n) - 1)
+    monkeypatch.setattr(dispatch, "MODULAR_MAX_CELLS_TWO_WAY", two.n)
+    method, why = choose_method(two)
+    assert method == "modular" and "two-way" in why
+    assert choose_method(three)[0] == "fast"
+    monkeypatch.setattr(dispatch, "MODULAR_MAX_CELLS_TWO_WAY", two.n - 1)
+    assert choose_method(two)[0] == "fast"
