@@ -48,7 +48,7 @@ def choose_method(problem: Problem) -> tuple[str, str]:
         if problem.n <= LP_REPAIR_MAX_CELLS:
             return "optimal", "no table structure (relations only): cut generation on the whole table"
         return "fast", "no table structure and more than 5,000 cells: local certificates"
-    two_way = len(problem.model.dims) <= 2
+    two_way = problem.model is not None and len(problem.model.dims) <= 2
     most = MODULAR_MAX_CELLS_TWO_WAY if two_way else MODULAR_MAX_CELLS
     if problem.n <= most:
         return "modular", (f"table structure with {problem.n:,} cells (up to {most:,}"
