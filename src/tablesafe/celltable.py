@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from tablesafe.errors import InputError
+from tablesafe.percell import PerCell
 from tablesafe.structure import CompiledModel
 
 _PER_CELL = ("value", "records", "contributors", "top", "top_n", "neg_count", "neg_sum", "weight_sum",
@@ -25,7 +26,7 @@ _TOP_COLUMNS = ("top_weight", "top_request", "top_waived", "nonwaived_top", "abs
 
 
 @dataclass
-class CellTable:
+class CellTable(PerCell):
     """Tabulated cells with everything the sensitivity rules need.
 
     Attributes:
@@ -94,11 +95,6 @@ class CellTable:
         for name, arr in self.extra.items():
             if len(arr) != n:
                 raise InputError(f"CellTable.extra[{name!r}] has {len(arr)} entries for {n} cells")
-
-    @property
-    def n(self) -> int:
-        """Number of cells."""
-        return len(self.value)
 
     @property
     def k(self) -> int:

@@ -17,6 +17,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from tablesafe.errors import InputError
+from tablesafe.percell import PerCell
 from tablesafe.structure import CompiledModel
 
 # Statuses of the analyst file (see docs/architecture.md).
@@ -57,7 +58,7 @@ class Assessment:
 
 
 @dataclass(frozen=True)
-class Problem:
+class Problem(PerCell):
     """Cells, relations, bounds and protection levels of a table to protect.
 
     A problem is a value: its attributes cannot be reassigned, and every stage that
@@ -148,11 +149,6 @@ class Problem:
                 out[name] = getattr(self, name)
         out.update(self.notes)
         return out
-
-    @property
-    def n(self) -> int:
-        """Number of cells."""
-        return len(self.value)
 
     @property
     def m(self) -> int:
