@@ -34,11 +34,12 @@ from tablesafe.suppress.protection import cleanup, repair
 MODULAR_MAX_CELLS = 60_000
 """``auto`` picks ``modular`` on hierarchical tables up to this size, ``fast`` above it
 (two-way tables: up to ``MODULAR_MAX_CELLS_TWO_WAY``)."""
-MODULAR_MAX_CELLS_TWO_WAY = 100_000
+MODULAR_MAX_CELLS_TWO_WAY = 70_000
 """Two-way tables get ``modular`` up to this size. Measured on the generated 61,215-cell
 two-way table with holdings (``60k2d``): ``modular`` with the audit-guided repair ran
 774 s (automatic limit 900 s) and withheld 24.9 M, ``fast`` 15 s and 247.4 M
-(tau-ARGUS MOD 11.9 M, OPT 15.2 M)."""
+(tau-ARGUS MOD 11.9 M, OPT 15.2 M). Not higher until larger tables are measured: the
+automatic limit stops growing at 900 s, and ``modular``'s time grows with the table."""
 
 
 def choose_method(problem: Problem) -> tuple[str, str]:

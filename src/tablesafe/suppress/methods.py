@@ -32,7 +32,7 @@ NONE = "none"
 """Primary suppression only: the sensitive cells are withheld, nothing else."""
 
 REGISTRY: tuple[MethodInfo, ...] = (
-    MethodInfo("auto", "modular on hierarchical tables up to 60,000 cells (two-way: 100,000), "
+    MethodInfo("auto", "modular on hierarchical tables up to 60,000 cells (two-way: 70,000), "
                        "fast above, optimal without table structure"),
     MethodInfo("optimal", "Fischetti-Salazar cut generation (small and medium tables)"),
     MethodInfo("modular", "HiTaS: subtables top-down, each solved as one compact MIP"),
