@@ -111,7 +111,7 @@ class _BlockCheck:
         starts, index, dev = [0], [], []
         seen: set[tuple[bytes, bytes]] = set()
         nnz = 0
-        for k in b.cols.tolist():
+        for j, k in enumerate(b.cols.tolist()):
             for d in (1, -1):
                 pt = self.base.points.get((k, d))
                 if pt is None:
@@ -120,7 +120,7 @@ class _BlockCheck:
                 if key in seen:
                     continue
                 seen.add(key)
-                self._own[(int(np.searchsorted(b.cols, k)), d)] = len(starts)
+                self._own[(j, d)] = len(starts)
                 loc = np.searchsorted(b.cols, pt[0])
                 index.append(loc)
                 dev.append(np.asarray(pt[1], dtype=float) - self.truth[loc])
@@ -251,7 +251,7 @@ class _BlockCheck:
             idx = rows.indices[lo:hi]
             if 16 * cand.size < idx.size:
                 # few candidates left: look them up in the row (sorted indices)
-                pos = np.minimum(np.searchsorted(idx, cand), max(idx.size - 1, 0))
+                pos = np.minimum(np.searchsorted(idx, cand), idx.size - 1)
                 hit = idx[pos] == cand
                 dev = np.where(hit, rows.data[lo:hi][pos], 0.0)
             else:
@@ -277,7 +277,6 @@ class _BlockCheck:
         rest = group
         aside: list[np.ndarray] = []
         while rest.size:
-            # ``first``: the test of the whole group, already made by the caller
             ok, binding = first if first is not None and rest is group else test(rest)
             if ok:
                 break

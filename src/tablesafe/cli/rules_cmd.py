@@ -85,7 +85,7 @@ def words_of(rule: Rule) -> RuleWords:
         return RuleWords(text, "pq", {"p": p, "q": q, "n": rule.n}, _pq_words(p, q, rule.n))
     if isinstance(rule, NKRule):
         return RuleWords(text, "nk", {"n": rule.n, "k": rule.k}, _nk_words(rule.n, rule.k))
-    return RuleWords(text, text.split("(")[0].lower(), {}, rule.describe())
+    return RuleWords(text, rule.kind, {}, rule.describe())
 
 
 def explain(text: str) -> list[RuleWords]:

@@ -222,7 +222,8 @@ def suppress(
             stats["cleanup_removed"] = removed
         if audit and not proven and passed is None:
             passed = _final_audit(problem, withheld)
-        stats["audit"] = "certificates" if proven else ("lp" if passed is not None else "none")
+        proof = "certificates" if proven else ("audit" if passed is not None else "")
+        stats["audit"] = {"certificates": "certificates", "audit": "lp", "": "none"}[proof]
     stats["seconds"] = time.monotonic() - t0
     stats["time_limit"] = float(time_limit)
     if chosen_reason:
@@ -240,10 +241,9 @@ def suppress(
         certs = fast_certs
     else:
         certs = certificates_frame(problem, bounds, atts)
-    proof = "certificates" if proven else ("audit" if passed is not None else "")
-    # an audit of the problem with other right-hand sides cannot stand for the pipeline's
-    reusable = passed if passed is not None and _with_true_offsets(problem) is problem else None
-    return Pattern(withheld, method=method, stats=stats, certificates=certs, proof=proof, audit=reusable)
+    # the pipeline uses ``passed`` as its own audit only when it audited this very problem
+    # (not a copy with the relations' true offsets)
+    return Pattern(withheld, method=method, stats=stats, certificates=certs, proof=proof, audit=passed)
 
 
 AUDIT_GUIDED_MAX_CELLS = 100_000
