@@ -9,10 +9,7 @@ from typer.testing import CliRunner
 
 from tablesafe.cli.main import app
 from tablesafe.cli.rules_cmd import explain
-from tablesafe.rules.params import k1_covering_p as k1_from_p
-from tablesafe.rules.params import k2_covering_p as k2_from_p
-from tablesafe.rules.params import p_covering_k1 as p_from_k1
-from tablesafe.rules.params import p_covering_k2 as p_from_k2_covering
+from tablesafe.rules.params import k_covering_p, p_covering_k
 from tablesafe.rules.params import p_within_k2 as p_from_k2_natural
 
 runner = CliRunner()
@@ -51,14 +48,13 @@ def test_rule_conversions_match_seed_003_table_1():
     give (1,k) thresholds 66.7, 75.0, 85.7, 90.0 % and (2,k) thresholds 80.0, 85.7, 92.3, 94.7 %."""
     table = [(50.0, 66.7, 80.0), (100 / 3, 75.0, 85.7), (100 / 6, 85.7, 92.3), (100 / 9, 90.0, 94.7)]
     for p, k1, k2 in table:
-        assert k1_from_p(p) == pytest.approx(k1, abs=0.05)
-        assert k2_from_p(p) == pytest.approx(k2, abs=0.05)
-        assert p_from_k1(k1_from_p(p)) == pytest.approx(p)
-        assert p_from_k2_covering(k2_from_p(p)) == pytest.approx(p)
+        for n, k in ((1, k1), (2, k2)):
+            assert k_covering_p(p, n) == pytest.approx(k, abs=0.05)
+            assert p_covering_k(k_covering_p(p, n), n) == pytest.approx(p)
     # technical notes: (2,85) -> p = 35.29; (1,75) -> p = 33.33; p = 35.29 -> (1, 73.91)
-    assert p_from_k2_covering(85) == pytest.approx(35.29, abs=0.005)
-    assert p_from_k1(75) == pytest.approx(33.33, abs=0.005)
-    assert k1_from_p(p_from_k2_covering(85)) == pytest.approx(73.91, abs=0.005)
+    assert p_covering_k(85, 2) == pytest.approx(35.29, abs=0.005)
+    assert p_covering_k(75, 1) == pytest.approx(33.33, abs=0.005)
+    assert k_covering_p(p_covering_k(85, 2), 1) == pytest.approx(73.91, abs=0.005)
     # seed 002_b3e6e013b0cc448d.txt: k = 100*100/(100+p)
     assert p_from_k2_natural(100 * 100 / 115) == pytest.approx(15)
     res = invoke("rules", "nk(2,85)", "--to", "p")

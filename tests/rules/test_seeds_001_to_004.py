@@ -234,20 +234,20 @@ TABLE1 = [  # p, q/p, x1/T exceeds, (x1+x2)/T exceeds
 @pytest.mark.parametrize("p,gain,k1,k2", TABLE1)
 def test_seed003_table1(p, gain, k1, k2):
     """Seed 003 Table 1 and Technical Notes: k1 = 100/(p/100 + 1), k2 = 200/(p/100 + 2)."""
-    assert params.k1_covering_p(p) == pytest.approx(k1, abs=0.05)
-    assert params.k2_covering_p(p) == pytest.approx(k2, abs=0.05)
+    assert params.k_covering_p(p, 1) == pytest.approx(k1, abs=0.05)
+    assert params.k_covering_p(p, 2) == pytest.approx(k2, abs=0.05)
     assert params.information_gain(p) == pytest.approx(gain, abs=0.02)  # p is rounded in the table
-    assert params.p_covering_k1(params.k1_covering_p(p)) == pytest.approx(p)
-    assert params.p_covering_k2(params.k2_covering_p(p)) == pytest.approx(p)
+    assert params.p_covering_k(params.k_covering_p(p, 1), 1) == pytest.approx(p)
+    assert params.p_covering_k(params.k_covering_p(p, 2), 2) == pytest.approx(p)
 
 
 def test_seed003_technical_notes_parameters():
     """Seed 003 Technical Notes: (2,85) -> p = 17.65 (inside) and 35.29 (covering);
     p = 35.29 -> k1 = 73.91; (1,75) -> p = 33.3 covering and -66.7 inside."""
     assert params.p_within_k2(85) == pytest.approx(17.65, abs=0.005)
-    assert params.p_covering_k2(85) == pytest.approx(35.29, abs=0.005)
-    assert params.k1_covering_p(params.p_covering_k2(85)) == pytest.approx(73.91, abs=0.005)
-    assert params.p_covering_k1(75) == pytest.approx(33.33, abs=0.005)
+    assert params.p_covering_k(85, 2) == pytest.approx(35.29, abs=0.005)
+    assert params.k_covering_p(params.p_covering_k(85, 2), 1) == pytest.approx(73.91, abs=0.005)
+    assert params.p_covering_k(75, 1) == pytest.approx(33.33, abs=0.005)
     assert params.p_within_k1(75) == pytest.approx(-66.7, abs=0.05)
     assert params.k1_within_p(17.65) == pytest.approx(45.94, abs=0.01)
     # seed 002: p* = 100 p/q and k*

@@ -119,7 +119,7 @@ def convert(rule: RuleWords, to: str) -> list[str]:
         n, k = rule.args["n"], rule.args["k"]
         if n == 2:
             out.append(
-                f"p({rp.p_covering_k2(k):.2f}) flags every cell ({n},{_num(k)}) flags, and a few more "
+                f"p({rp.p_covering_k(k, 2):.2f}) flags every cell ({n},{_num(k)}) flags, and a few more "
                 f"(Statistical Policy Working Paper 22: p/100 = 200/k - 2)"
             )
             out.append(
@@ -127,16 +127,16 @@ def convert(rule: RuleWords, to: str) -> list[str]:
                 f"({n},{_num(k)})-safe cell is safe under it (Handbook on Statistical Disclosure Control; Working Paper 22: p = 100(100-k)/k)"
             )
         elif n == 1:
-            out.append(f"p({rp.p_covering_k1(k):.2f}) flags every cell (1,{_num(k)}) flags (Statistical Policy Working Paper 22: p/100 = 100/k - 1)")
+            out.append(f"p({rp.p_covering_k(k, 1):.2f}) flags every cell (1,{_num(k)}) flags (Statistical Policy Working Paper 22: p/100 = 100/k - 1)")
         else:
             raise RuleError(f"no conversion from a ({n},k) dominance rule to p% is defined (only n = 1 or 2)")
     elif rule.kind in ("p", "pq") and to in ("nk2", "nk", "2k", "nk1", "1k"):
         p = rule.args["p"] if rule.kind == "p" else rp.p_star(rule.args["p"], rule.args["q"])
         if to in ("nk2", "nk", "2k"):
-            out.append(f"nk(2, {rp.k2_covering_p(p):.2f}) meets p({_num(p)}) where x1 = x2; every cell it flags, "
+            out.append(f"nk(2, {rp.k_covering_p(p, 2):.2f}) meets p({_num(p)}) where x1 = x2; every cell it flags, "
                        f"p({_num(p)}) flags too (Statistical Policy Working Paper 22: k = 200/(p/100 + 2))")
         else:
-            out.append(f"nk(1, {rp.k1_covering_p(p):.2f}) meets p({_num(p)}) where x2 = 0; every cell it flags, "
+            out.append(f"nk(1, {rp.k_covering_p(p, 1):.2f}) meets p({_num(p)}) where x2 = 0; every cell it flags, "
                        f"p({_num(p)}) flags too (Statistical Policy Working Paper 22: k = 100/(p/100 + 1))")
     elif rule.kind == "pq" and to == "p":
         p, q = rule.args["p"], rule.args["q"]

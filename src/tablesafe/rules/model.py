@@ -104,9 +104,9 @@ class PRule(Rule):
         from tablesafe.rules import params
 
         if n == 1:
-            return NKRule(1, params.k1_covering_p(self.p))
+            return NKRule(1, params.k_covering_p(self.p, 1))
         if n == 2:
-            return NKRule(2, params.k2_covering_p(self.p))
+            return NKRule(2, params.k_covering_p(self.p, 2))
         raise RuleError("p% rules are related to (1,k) and (2,k) dominance rules only (Statistical Policy Working Paper 22)")
 
 
@@ -298,9 +298,9 @@ class NKRule(Rule):
         from tablesafe.rules import params
 
         if self.n == 1:
-            return PRule(params.p_covering_k1(self.k))
+            return PRule(params.p_covering_k(self.k, 1))
         if self.n == 2:
-            return PRule(params.p_covering_k2(self.k))
+            return PRule(params.p_covering_k(self.k, 2))
         raise RuleError("p% rules are related to (1,k) and (2,k) dominance rules only (Statistical Policy Working Paper 22)")
 
     def replacing_p(self) -> PRule:

@@ -20,6 +20,11 @@ def _pct(k: float, name: str = "k") -> None:
         raise RuleError(f"{name} must lie strictly between 0 and 100, got {k}")
 
 
+def _n_of(n: int) -> None:
+    if n not in (1, 2):
+        raise RuleError(f"n must be 1 or 2 (the (1,k) or (2,k) rule), got {n}")
+
+
 def _k_for_p(p: float, a: int, b: int) -> float:
     """The dominance parameter ``k = 100 a/(p/100 + b)`` of seed 003's relations between
     p% and (n,k) rules (``a``, ``b``: 1, 1 for (1,k) covering; 2, 2 for (2,k) covering;
@@ -47,34 +52,25 @@ def p_from_k2_seed002(k: float) -> float:
     return 100.0 * (100.0 - k) / k
 
 
-def k1_covering_p(p: float) -> float:
-    """(1,k1) rule whose sensitive cells are all sensitive under the p% rule.
+def k_covering_p(p: float, n: int) -> float:
+    """(n,k) rule (``n`` = 1 or 2) whose sensitive cells are all sensitive under the p% rule.
 
-    ``k1 = 100/(p/100 + 1)`` (seed 003 Technical Notes; Table 1 column x1/T).
+    ``k1 = 100/(p/100 + 1)`` and ``k2 = 200/(p/100 + 2)`` (seed 003 Technical Notes;
+    Table 1 columns x1/T and (x1+x2)/T).
     """
     _pos(p, "p")
-    return _k_for_p(p, 1, 1)
+    _n_of(n)
+    return _k_for_p(p, n, n)
 
 
-def p_covering_k1(k1: float) -> float:
-    """Most lenient p% rule that still flags every (1,k1)-sensitive cell: ``p/100 = 100/k1 - 1``."""
-    _pct(k1, "k1")
-    return _p_for_k(k1, 1, 1)
+def p_covering_k(k: float, n: int) -> float:
+    """Most lenient p% rule that still flags every (n,k)-sensitive cell (``n`` = 1 or 2).
 
-
-def k2_covering_p(p: float) -> float:
-    """(2,k2) rule whose sensitive cells are all sensitive under the p% rule.
-
-    ``k2 = 200/(p/100 + 2)`` (seed 003 Technical Notes; Table 1 column (x1+x2)/T).
+    ``p/100 = 100/k1 - 1`` and ``p/100 = 200/k2 - 2`` ((2,85) -> 35.29).
     """
-    _pos(p, "p")
-    return _k_for_p(p, 2, 2)
-
-
-def p_covering_k2(k2: float) -> float:
-    """Most lenient p% rule flagging every (2,k2)-sensitive cell: ``p/100 = 200/k2 - 2`` ((2,85) -> 35.29)."""
-    _pct(k2, "k2")
-    return _p_for_k(k2, 2, 2)
+    _pct(k, f"k{n}")
+    _n_of(n)
+    return _p_for_k(k, n, n)
 
 
 def p_within_k2(k2: float) -> float:

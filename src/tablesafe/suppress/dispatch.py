@@ -28,7 +28,7 @@ from tablesafe.errors import AuditFailure, InputError, TablesafeError
 from tablesafe.problem import Pattern, Problem
 from tablesafe.suppress.attack_certificates import certificates_frame
 from tablesafe.suppress.attacker import Bounds
-from tablesafe.suppress.methods import METHODS
+from tablesafe.suppress.methods import DEFAULT_METHOD, METHODS
 from tablesafe.suppress.protection import cleanup, repair
 
 MODULAR_MAX_CELLS = 60_000
@@ -104,7 +104,7 @@ def _logger(progress: bool, method: str):
 
 def suppress(
     problem: Problem,
-    method: str = "optimal",
+    method: str = DEFAULT_METHOD,
     *,
     time_limit: float | None = None,
     certificates: bool = False,
