@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pandas as pd
 
 from tablesafe.audit.intervals import as_mask, solve_intervals
@@ -22,6 +23,7 @@ def audit(
     rel_tol: float = REL_TOL,
     progress: bool = False,
     exact_intervals: bool = False,
+    recheck: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> AuditResult:
     """Audit a suppression pattern: the attacker's feasibility interval of every withheld
     sensitive cell (Statistical Policy Working Paper 22, chapter IV; Daalmans and de Waal;
@@ -46,6 +48,12 @@ def audit(
             lpl``; :func:`verdict_goals`): ``lower``/``upper`` of a protected direction
             is then a value an attacker cannot exclude (the interval reaches at least
             that far), and exact wherever the verdict fails. Verdicts are the same.
+        recheck: ``(targets, cells)``, two boolean masks over the cells: check only the
+            single respondents' attacks on a target of ``targets`` or by the respondent
+            of a cell of ``cells``. For a pattern that grew from one whose audit passed
+            every other pair: withholding more cells only widens what an attacker
+            cannot exclude, so those pairs still pass (the criterion-1 verdicts are
+            always computed afresh). Default: every pair.
 
     Returns:
         :class:`AuditResult`. Sensitive cells that are published count as ``exact``.
@@ -70,7 +78,9 @@ def audit(
     if insider:
         t1 = time.perf_counter()
         result.insider_findings = insider_findings(
-            problem, mask, contributions=contributions, base=res, rel_tol=rel_tol, stats=stats)
+            problem, mask, contributions=contributions, base=res, rel_tol=rel_tol, stats=stats,
+            recheck=recheck)
+        stats["insider_recheck"] = recheck is not None
         stats["seconds_insider"] = time.perf_counter() - t1
     if rule is not None and contributions is not None:
         result.union_findings = sensitive_unions(problem, mask, contributions, rule=rule)

@@ -82,7 +82,8 @@ def _scenarios(problem: Problem, mask: np.ndarray, base: IntervalResult,
 
 def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame | None = None,
                      base: IntervalResult | None = None, rel_tol: float = REL_TOL,
-                     stats: dict | None = None) -> pd.DataFrame:
+                     stats: dict | None = None,
+                     recheck: tuple[np.ndarray, np.ndarray] | None = None) -> pd.DataFrame:
     """Sensitive cells that an insider bounds too closely, and by whom.
 
     Args:
@@ -95,6 +96,9 @@ def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame 
         stats: optional dict that receives the counts ``insider_lp_solves`` (block LPs),
             ``insider_pairs``, ``insider_pool``, ``insider_local_lps``, ``insider_lp_joint``
             and ``insider_lp_batch`` (see :mod:`tablesafe.audit.singletons`).
+        recheck: ``(targets, cells)``: only the single respondents' attacks on a target
+            of ``targets`` or by the respondent of a cell of ``cells`` (see
+            :func:`tablesafe.audit.audit`); units of ``contributions`` are all checked.
 
     Singletons: see :mod:`tablesafe.audit.singletons`. A unit's scenario needs no LP
     for a target when a stored optimal table or the closest certificate of the base
@@ -116,7 +120,7 @@ def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame 
     up_need, dn_need = _needs(problem, rel_tol)
     counts: dict = {"insider_lp_solves": 0}
     records = singleton_findings(problem, mask, base, sens & (base_verdict == "protected"),
-                                 up_need, dn_need, rel_tol, counts)
+                                 up_need, dn_need, rel_tol, counts, recheck=recheck)
     cache: dict[int, _BlockView] = {}
     lp_count = 0
     for label, kind, cells, lo, hi, own in _scenarios(problem, mask, base, contributions):

@@ -57,9 +57,12 @@ BATCH_ROUNDS = 3
 
 def singleton_findings(problem: Problem, mask: np.ndarray, base: IntervalResult,
                        eligible: np.ndarray, up_need: np.ndarray, dn_need: np.ndarray,
-                       rel_tol: float, counts: dict) -> list[dict]:
+                       rel_tol: float, counts: dict,
+                       recheck: tuple[np.ndarray, np.ndarray] | None = None) -> list[dict]:
     """Findings (records for :func:`tablesafe.audit.insider.insider_findings`) of the
-    single respondents of withheld cells against the ``eligible`` targets."""
+    single respondents of withheld cells against the ``eligible`` targets (with
+    ``recheck = (targets, cells)``: only pairs whose target is in ``targets`` or whose
+    respondent's cell is in ``cells``)."""
     model = InsiderModel.of(problem)
     free = mask & ~base.exact & (base.block >= 0) & model.single
     records: list[dict] = []
@@ -70,8 +73,16 @@ def singleton_findings(problem: Problem, mask: np.ndarray, base: IntervalResult,
         targets = np.flatnonzero(eligible[b.cols])
         if targets.size == 0:
             continue
-        _BlockCheck(problem, b, base, np.flatnonzero(free[b.cols]), model,
-                    up_need, dn_need, rel_tol, counts).run(targets, records)
+        single = np.flatnonzero(free[b.cols])
+        if recheck is not None:
+            # a target outside ``recheck[0]`` only meets the respondents of ``recheck[1]``
+            some = recheck[0][b.cols[targets]]
+            if not recheck[1][b.cols[single]].any():
+                targets = targets[some]
+            if targets.size == 0:
+                continue
+        _BlockCheck(problem, b, base, single, model,
+                    up_need, dn_need, rel_tol, counts, recheck).run(targets, records)
     return records
 
 
@@ -80,8 +91,10 @@ class _BlockCheck:
 
     def __init__(self, problem: Problem, b: Block, base: IntervalResult, single: np.ndarray,
                  model: InsiderModel, up_need: np.ndarray, dn_need: np.ndarray,
-                 rel_tol: float, counts: dict) -> None:
+                 rel_tol: float, counts: dict,
+                 recheck: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.p = problem
+        self.recheck = recheck
         self.b = b
         self.base = base
         self.single = single
@@ -145,6 +158,8 @@ class _BlockCheck:
         for k in targets.tolist():
             t = int(b.cols[k])
             att = self.single[np.isin(cells, self.model.attackers(t, cells))]
+            if self.recheck is not None and not self.recheck[0][t]:
+                att = att[self.recheck[1][b.cols[att]]]
             if att.size == 0:
                 continue
             needs = {1: self.up_need[k], -1: self.dn_need[k]}

@@ -161,17 +161,25 @@ class BlockLP:
         self.cells = cells
         self.rows = rows
         self.pos = {int(c): j for j, c in enumerate(cells)}
-        self.arows = problem.relations[rows]  # rows x all cells
+        self._arows: sp.csr_matrix | None = None  # rows x all cells, built when a dual is asked for
         nc = len(cells)
-        # the block's columns by index arithmetic (scipy's fancy column indexing costs
-        # more than the LP on small neighbourhoods)
+        # the block's columns by index arithmetic on the CSR arrays (scipy's fancy indexing
+        # costs more than the LP on small neighbourhoods)
+        rel = problem.relations
+        starts = rel.indptr[rows]
+        lengths = rel.indptr[rows + 1] - starts
+        offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+        nz = offsets + np.arange(int(lengths.sum()))
         local = np.full(problem.n, -1, dtype=np.int64)
         local[cells] = np.arange(nc)
-        ar = self.arows
-        col = local[ar.indices]
+        col = local[rel.indices[nz]]
         keep = col >= 0
-        row_of = np.repeat(np.arange(len(rows)), np.diff(ar.indptr))
-        sub = sp.csc_matrix((ar.data[keep], (row_of[keep], col[keep])), shape=(len(rows), nc))
+        row_of = np.repeat(np.arange(len(rows)), lengths)[keep]
+        col = col[keep]
+        val = rel.data[nz][keep].astype(float)
+        order = np.lexsort((row_of, col))
+        row_of, col, val = row_of[order], col[order], val[order]
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(col, minlength=nc))])
         xs = x[cells]
         self.nc = nc
         # a published cell (x = 0) cannot move, whatever its bounds (inf * 0 is 0 here)
@@ -194,13 +202,19 @@ class BlockLP:
         lp.col_upper_ = np.where(np.isfinite(hi), hi, _HINF)
         lp.row_lower_ = np.zeros(len(rows))
         lp.row_upper_ = np.zeros(len(rows))
-        both = sp.hstack([sub, -sub]).tocsc()
         lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = both.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = both.indices.astype(np.int32)
-        lp.a_matrix_.value_ = both.data.astype(float)
+        lp.a_matrix_.start_ = np.concatenate([ptr, ptr[1:] + ptr[-1]]).astype(np.int32)
+        lp.a_matrix_.index_ = np.concatenate([row_of, row_of]).astype(np.int32)
+        lp.a_matrix_.value_ = np.concatenate([val, -val])
         h.passModel(lp)
         self.h = h
+
+    @property
+    def arows(self) -> sp.csr_matrix:
+        """The block's relations over all cells of the table (for the duals)."""
+        if self._arows is None:
+            self._arows = self.problem.relations[self.rows]
+        return self._arows
 
     def _bound(self, col: int, lo: float, hi: float) -> None:
         self.h.changeColBounds(col, float(lo), float(hi) if np.isfinite(hi) else _HINF)

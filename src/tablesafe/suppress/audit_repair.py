@@ -39,11 +39,13 @@ def audit_failures(problem: Problem, withheld: np.ndarray, bounds: Bounds) -> li
     return _failures(problem, withheld, bounds)[0]
 
 
-def _failures(problem: Problem, withheld: np.ndarray, bounds: Bounds) -> tuple[list[Key], AuditResult]:
-    """:func:`audit_failures` and the audit they come from."""
+def _failures(problem: Problem, withheld: np.ndarray, bounds: Bounds,
+              recheck: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[list[Key], AuditResult]:
+    """:func:`audit_failures` and the audit they come from (``recheck``: see
+    :func:`tablesafe.audit.audit`)."""
     from tablesafe.audit import audit
 
-    res = audit(problem, withheld, insider=bool(bounds.singleton.any()))
+    res = audit(problem, withheld, insider=bool(bounds.singleton.any()), recheck=recheck)
     keys: set[Key] = set()
     sens = problem.sensitive
     for k in np.flatnonzero(sens & (res.verdict != "protected")).tolist():
@@ -79,17 +81,27 @@ def audit_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *,
 
 def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, *,
                         max_rounds: int = 50, log=None) -> tuple[np.ndarray, int, AuditResult]:
-    """:func:`audit_repair`, also returning the audit the pattern passed (its proof)."""
+    """:func:`audit_repair`, also returning the audit the pattern passed (its proof).
+
+    The pattern only grows, and withholding more cells only widens every attacker's
+    interval, so after the first round the single respondents are checked again only
+    against the targets that failed and by the respondents of cells withheld since; the
+    criterion-1 verdicts of every sensitive cell are computed afresh in every round. The
+    audit returned says so (``stats["insider_recheck"]``, ``stats["audit_rounds"]``).
+    """
     w = withheld.copy() | problem.sensitive
     cand = candidates(problem, bounds)
     say = log or (lambda *_: None)
+    recheck = None
     for rounds in range(max_rounds + 1):
         t0 = time.monotonic()
-        keys, result = _failures(problem, w, bounds)
+        keys, result = _failures(problem, w, bounds, recheck)
         say(f"audit repair round {rounds + 1}: the audit names {len(keys)} failing attack(s) "
             f"({time.monotonic() - t0:.0f} s)")
         if not keys:
+            result.stats["audit_rounds"] = rounds + 1
             return w, rounds, result
+        before, keys_named = w.copy(), keys
         # withholding more cells only widens the attacker's intervals, so the attacks the
         # audit named are repaired on their own (attacker LP, complements, again) and the
         # next audit only confirms
@@ -106,6 +118,9 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
             keys = bad
         else:
             break
+        again = np.zeros(problem.n, dtype=bool)
+        again[[key[0] for key in keys_named]] = True
+        recheck = (again, w & ~before)
     raise AuditFailure(f"the repair guided by the audit did not converge in {max_rounds} rounds; "
                        "the pattern is not published")
 
