@@ -24,6 +24,7 @@ from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import DOWN, UP, Bounds
 from tablesafe.suppress.protection import (
     Key,
+    OutOfTime,
     add_complements,
     candidates,
     failing,
@@ -80,7 +81,8 @@ def audit_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *,
 
 
 def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, *,
-                        max_rounds: int = 50, log=None) -> tuple[np.ndarray, int, AuditResult]:
+                        max_rounds: int = 50, log=None, deadline: float = float("inf")
+                        ) -> tuple[np.ndarray, int, AuditResult]:
     """:func:`audit_repair`, also returning the audit the pattern passed (its proof).
 
     The pattern only grows, and withholding more cells only widens every attacker's
@@ -88,14 +90,22 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
     against the targets that failed and by the respondents of cells withheld since; the
     criterion-1 verdicts of every sensitive cell are computed afresh in every round. The
     audit returned says so (``stats["insider_recheck"]``, ``stats["audit_rounds"]``).
+
+    ``deadline`` (a ``time.monotonic()`` value): a round is not started when the previous
+    one, taken again, would end past it, nor a repair step past it; :class:`OutOfTime`
+    then carries the pattern as far as it got (not proved safe).
     """
     w = withheld.copy() | problem.sensitive
     cand = candidates(problem, bounds)
     say = log or (lambda *_: None)
     recheck = None
+    last = 0.0
     for rounds in range(max_rounds + 1):
         t0 = time.monotonic()
+        if t0 + last > deadline:
+            raise OutOfTime(w)
         keys, result = _failures(problem, w, bounds, recheck)
+        last = time.monotonic() - t0
         say(f"audit repair round {rounds + 1}: the audit names {len(keys)} failing attack(s) "
             f"({time.monotonic() - t0:.0f} s)")
         if not keys:
@@ -106,6 +116,8 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
         # audit named are repaired on their own (attacker LP, complements, again) and the
         # next audit only confirms
         for inner in range(max_rounds):
+            if time.monotonic() > deadline:
+                raise OutOfTime(w)
             atts = run_attacks(problem, bounds, w.astype(float), keys, split_insiders=False, sparse=False)
             bad = failing(bounds, atts)
             if not bad:

@@ -14,6 +14,13 @@ never returned:
   it only adds cells where that pattern falls short; the certificates are checked in one
   pass (:func:`tablesafe.audit.check_certificates`) and are the proof of safety;
   complements no certificate uses are dropped.
+- ``modular`` on tables too large for the attacker LPs (up to ``AUDIT_GUIDED_MAX_CELLS``):
+  the audit names the failing attacks and only those are repaired
+  (:mod:`tablesafe.suppress.audit_repair`); the audit that passes is the proof.
+
+Time limits: a repair still running at ``1 - FALLBACK_SHARE`` of the limit stops, and the
+certificates complete and prove the pattern as far as it got, so the run returns the best
+pattern it could prove instead of running on.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from tablesafe.problem import Pattern, Problem
 from tablesafe.suppress.attack_certificates import certificates_frame
 from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.methods import DEFAULT_METHOD, METHODS
-from tablesafe.suppress.protection import cleanup, repair
+from tablesafe.suppress.protection import OutOfTime, cleanup, repair
 
 MODULAR_MAX_CELLS = 60_000
 """``auto`` picks ``modular`` on hierarchical tables up to this size, ``fast`` above it
@@ -121,9 +128,11 @@ def suppress(
         method: ``auto`` (:func:`choose_method`), ``optimal`` (Fischetti-Salazar cut generation), ``modular`` (HiTaS:
             subtables top-down), ``fast`` (heuristic for very large tables) or ``none``
             (primaries only; no safety claim, no audit).
-        time_limit: seconds for the whole run: the method's search gets
-            ``SEARCH_SHARE`` of it, the optional cleanup at most ``CLEANUP_SHARE``; the
-            repair that makes the pattern safe and the final audit always run to the end.
+        time_limit: seconds for the whole run but the final audit: the method's search
+            gets ``SEARCH_SHARE`` of it, the optional cleanup at most ``CLEANUP_SHARE``;
+            a repair still running at ``1 - FALLBACK_SHARE`` of it stops, and local
+            certificates complete and prove the pattern as far as it got (their search
+            is the one step that is not stopped, since it is what proves the pattern).
             ``None``: :func:`auto_time_limit` of the table size.
         certificates: attach a certificate per sensitive cell and direction.
         singleton: protect against the single respondent of a withheld sensitive cell
@@ -164,6 +173,7 @@ def suppress(
     log, status = _logger(progress, method)
     stats: dict = {}
     fast_certs = None
+    withheld = sens.copy()
     with status:
         if method == "optimal":
             from tablesafe.suppress.optimal import optimal_pattern
@@ -175,51 +185,56 @@ def suppress(
 
             withheld, stats = modular_pattern(problem, bounds, time_limit=SEARCH_SHARE * time_limit,
                                               seed=seed, log=log)
-        guided = _audit_guided(method, problem, capacity, singleton)
+        found = withheld | sens  # the search's pattern, before any repair
+        route = ("guided" if _audit_guided(method, problem, capacity, singleton)
+                 else "certificates" if method == "fast" or problem.n > _lp_repair_max(method, problem)
+                 else "lp")
         atts: dict = {}  # Key -> Attack, as repair returns
         passed = None  # the audit the pattern passed
-        if guided:
-            withheld, passed = _audit_guided_repair(problem, bounds, withheld | sens, stats, log)
-        elif method == "fast" or problem.n > _lp_repair_max(method, problem):
-            withheld, fast_certs, stats = _by_certificates(
-                problem, method, None if method == "fast" else withheld, stats,
-                time_limit=left(), progress=progress, seed=seed, singleton=singleton, capacity=capacity)
-        withheld = withheld | sens
-        proven = False
-        gaps = np.zeros(0, dtype=np.int64)
-        if fast_certs is not None:
-            proven, withheld, gaps = _proven_by_certificates(problem, withheld, fast_certs, stats, singleton)
-        if proven:
-            # every sensitive cell has a checked certificate, and so has every single
-            # respondent next to it; a target whose insider certificates are missing gets
-            # the attacker LPs (tables small enough), or is flagged in the stats
-            if len(gaps) and problem.n <= LP_REPAIR_MAX_CELLS:
-                if log:
-                    log("repairing: attacks by single respondents next to a target")
-                before = int(withheld.sum())
-                withheld, atts, rounds = repair(problem, bounds, withheld, targets=gaps)
-                stats["repair_rounds"] = rounds
-                stats["repair_added"] = int(withheld.sum()) - before
-            elif len(gaps):
-                stats["singleton_attacks_checked"] = False
-                stats["insider_gaps"] = len(gaps)
-        elif not guided:
+        # the repair must leave time for the certificates, which prove any pattern
+        repair_deadline = t0 + (1.0 - FALLBACK_SHARE) * float(time_limit)
+        if route == "guided":
+            try:
+                withheld, passed = _audit_guided_repair(problem, bounds, found, stats, log, repair_deadline)
+            except OutOfTime as out:
+                route = _fall_back(stats, "audit-guided repair", out, found, log)
+                withheld = found if out.withheld is None else out.withheld
+        if route == "lp":
             if log:
                 log("repairing: checking every sensitive cell")
+            try:
+                withheld, atts, rounds = repair(problem, bounds, found, deadline=repair_deadline)
+                stats["repair_rounds"] = rounds
+                stats["repair_added"] = int((withheld & ~found).sum())
+                stats["repair_added_value"] = float(np.abs(problem.value[withheld & ~found]).sum())
+            except OutOfTime as out:
+                route = _fall_back(stats, "attacker-LP repair", out, found, log)
+                withheld = found if out.withheld is None else out.withheld
+        if route == "certificates":
+            initial = None if method == "fast" else withheld
+            withheld, fast_certs, stats = _by_certificates(
+                problem, method, initial, stats, time_limit=left(), progress=progress, seed=seed,
+                singleton=singleton, capacity=capacity)
+        withheld = withheld | sens
+        proven = False
+        if fast_certs is not None:
+            proven, withheld, gaps = _proven_by_certificates(problem, withheld, fast_certs, stats, singleton)
+            if proven and len(gaps):
+                withheld, atts = _insider_gaps(problem, bounds, withheld, gaps, stats, log, deadline)
+        if route == "certificates" and not proven:
+            # the heuristic gave up or a certificate failed its check: the attacker-LP
+            # repair protects every cell or proves which one cannot be protected (no
+            # deadline: nothing else proves the pattern)
             before = withheld.copy()
             withheld, atts, rounds = repair(problem, bounds, withheld)
             stats["repair_rounds"] = rounds
-            stats["repair_added"] = int(withheld.sum()) - int(before.sum())
-            stats["repair_added_value"] = float(np.abs(problem.value[withheld & ~before]).sum())
-            if log:
-                log("cleanup: dropping complements no longer needed")
+            stats["repair_added"] = int((withheld & ~before).sum())
+            route = "lp"
+        if route == "lp" and not proven:
             # cleanup is optional work: a fixed share of the limit, within what is left
-            cdl = time.monotonic() + min(CLEANUP_SHARE * float(time_limit), left())
-            stats["cost_before_cleanup"] = float(problem.cost[withheld & ~sens].sum())
-            withheld, atts, removed = cleanup(problem, bounds, withheld, atts, deadline=cdl)
-            if time.monotonic() > cdl:
-                stats["cleanup_truncated"] = True
-            stats["cleanup_removed"] = removed
+            withheld, atts = _cleanup(problem, bounds, withheld, atts, stats, log,
+                                      min(CLEANUP_SHARE * float(time_limit), left()))
+        stats["seconds_before_audit"] = time.monotonic() - t0
         if audit and not proven and passed is None:
             passed = _final_audit(problem, withheld)
         proof = "certificates" if proven else ("audit" if passed is not None else "")
@@ -230,11 +245,7 @@ def suppress(
         stats["method_chosen"] = method
         stats["method_reason"] = chosen_reason
     stats["time_limit_given"] = given_limit is not None
-    stats["withheld"] = int(withheld.sum())
-    stats["secondary"] = int((withheld & ~sens).sum())
-    stats["cost"] = float(problem.cost[withheld & ~sens].sum())
-    stats["withheld_value"] = float(np.abs(problem.value[withheld & ~sens]).sum())
-    stats["safe"] = True
+    _summary(stats, problem, withheld)
     if not certificates:
         certs = None
     elif fast_certs is not None and proven:
@@ -244,6 +255,68 @@ def suppress(
     # the pipeline uses ``passed`` as its own audit only when it audited this very problem
     # (not a copy with the relations' true offsets)
     return Pattern(withheld, method=method, stats=stats, certificates=certs, proof=proof, audit=passed)
+
+
+FALLBACK_SHARE = 0.25
+"""Share of the time limit kept for the certificates when a repair has not finished: a
+repair (attacker LPs or audit-guided) still running at ``1 - FALLBACK_SHARE`` of the limit
+stops, and the pattern as far as it got is completed and proved by local certificates
+(:func:`tablesafe.suppress.fast.fast_pattern` seeded with it)."""
+
+
+def _cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict, stats: dict, log,
+             budget: float) -> tuple[np.ndarray, dict]:
+    """Drop complements no longer needed (:func:`~tablesafe.suppress.protection.cleanup`)
+    for at most ``budget`` seconds."""
+    if log:
+        log("cleanup: dropping complements no longer needed")
+    cdl = time.monotonic() + budget
+    sec = withheld & ~problem.sensitive
+    stats["cost_before_cleanup"] = float(problem.cost[sec].sum())
+    withheld, atts, removed = cleanup(problem, bounds, withheld, atts, deadline=cdl)
+    if time.monotonic() > cdl:
+        stats["cleanup_truncated"] = True
+    stats["cleanup_removed"] = removed
+    return withheld, atts
+
+
+def _summary(stats: dict, problem: Problem, withheld: np.ndarray) -> None:
+    """The pattern's counts and costs, into ``stats``."""
+    sec = withheld & ~problem.sensitive
+    stats["withheld"] = int(withheld.sum())
+    stats["secondary"] = int(sec.sum())
+    stats["cost"] = float(problem.cost[sec].sum())
+    stats["withheld_value"] = float(np.abs(problem.value[sec]).sum())
+    stats["safe"] = True
+
+
+def _fall_back(stats: dict, what: str, out: OutOfTime, found: np.ndarray, log) -> str:
+    """Record that ``what`` ran out of time; the certificates take over."""
+    grown = found if out.withheld is None else out.withheld
+    stats["repair_timed_out"] = what
+    stats["repair_added_before_timeout"] = int((grown & ~found).sum())
+    if log:
+        log(f"{what} out of time: local certificates complete and prove the pattern")
+    return "certificates"
+
+
+def _insider_gaps(problem: Problem, bounds: Bounds, withheld: np.ndarray, gaps: np.ndarray, stats: dict,
+                  log, deadline: float) -> tuple[np.ndarray, dict]:
+    """Targets whose single respondents' certificates are missing: the attacker LPs on
+    tables small enough and while time is left, otherwise flagged in the stats."""
+    if problem.n <= LP_REPAIR_MAX_CELLS:
+        if log:
+            log("repairing: attacks by single respondents next to a target")
+        try:
+            out, atts, rounds = repair(problem, bounds, withheld, targets=gaps, deadline=deadline)
+            stats["repair_rounds"] = rounds
+            stats["repair_added"] = int((out & ~withheld).sum())
+            return out, atts
+        except OutOfTime:
+            stats["repair_timed_out"] = "single respondents' attacks"
+    stats["singleton_attacks_checked"] = False
+    stats["insider_gaps"] = len(gaps)
+    return withheld, {}
 
 
 AUDIT_GUIDED_MAX_CELLS = 100_000
@@ -268,7 +341,8 @@ def _audit_guided(method: str, problem: Problem, capacity: bool, singleton: bool
             and _lp_repair_max(method, problem) < problem.n <= AUDIT_GUIDED_MAX_CELLS)
 
 
-def _audit_guided_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, stats: dict, log):
+def _audit_guided_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, stats: dict, log,
+                         deadline: float = float("inf")):
     """The audit names the failing attacks, only those get attacker LPs; see
     :mod:`tablesafe.suppress.audit_repair`. Returns the pattern and the audit it passed
     (on the problem as given, so that it can stand as the final audit)."""
@@ -278,7 +352,7 @@ def _audit_guided_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray,
         log("repairing: the audit names the cells still under-protected")
     t0 = time.monotonic()
     truth = _with_true_offsets(problem)
-    out, rounds, passed = audit_repair_proved(truth, bounds, withheld, log=log)
+    out, rounds, passed = audit_repair_proved(truth, bounds, withheld, log=log, deadline=deadline)
     stats["repair"] = "audit-guided"
     stats["repair_rounds"] = rounds
     stats["repair_added"] = int((out & ~withheld).sum())

@@ -353,13 +353,20 @@ def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, t0: f
             say("time limit reached while checking the start pattern")
             return w, None
         if failing(bounds, atts):
-            w, atts, _ = repair(problem, bounds, w, deadline=deadline)
+            try:
+                w, atts, _ = repair(problem, bounds, w, deadline=deadline)
+            except OutOfTime as out:
+                say("time limit reached while repairing the start pattern")
+                return (w if out.withheld is None else out.withheld), None
         w, atts, _ = cleanup(problem, bounds, w, atts, deadline=time.monotonic() + 0.1 * (deadline - t0))
     else:
         w = start.copy() | sens
         atts = check(problem, bounds, w)
         if failing(bounds, atts):
-            w, atts, _ = repair(problem, bounds, w, deadline=deadline)
+            try:
+                w, atts, _ = repair(problem, bounds, w, deadline=deadline)
+            except OutOfTime as out:
+                return (w if out.withheld is None else out.withheld), None
     return w, atts
 
 

@@ -111,7 +111,14 @@ def keys_for(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets: np
 
 
 class OutOfTime(Exception):
-    """``run_attacks`` passed its deadline before every attack was solved."""
+    """A check or repair passed its deadline before it was done.
+
+    ``withheld``: the pattern as far as the repair got (not proved safe), when known.
+    """
+
+    def __init__(self, withheld: np.ndarray | None = None) -> None:
+        super().__init__("out of time")
+        self.withheld = withheld
 
 
 def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
@@ -212,7 +219,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         if sizes[b] > LOCAL_FIRST and local:
             # big block: try each target on its neighbourhood first (cells further away held
             # at their true values: a feasible point there is feasible for the block too)
-            bkeys = _local_first(problem, bounds, x, bkeys, out, want_dual, sparse, also_fixed)
+            bkeys = _local_first(problem, bounds, x, bkeys, out, want_dual, sparse, also_fixed, deadline)
             if not bkeys:
                 continue
         lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
@@ -270,8 +277,10 @@ def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: lis
 
 def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], out: dict[Key, Attack],
                  want_dual: bool, sparse: bool,
-                 also_fixed: dict[Key, tuple[int, ...]] | None = None) -> list[Key]:
-    """Attack targets within two relation hops; returns the keys still unresolved."""
+                 also_fixed: dict[Key, tuple[int, ...]] | None = None,
+                 deadline: float | None = None) -> list[Key]:
+    """Attack targets within two relation hops; returns the keys still unresolved
+    (:class:`OutOfTime` past ``deadline``)."""
     ac = _csc(problem)
     a = problem.relations
     active = x > 1e-9
@@ -280,6 +289,8 @@ def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
         by_target.setdefault(key[0], []).append(key)
     left: list[Key] = []
     for k, tkeys in by_target.items():
+        if deadline is not None and time.monotonic() > deadline:
+            raise OutOfTime
         cells = np.array([k])
         for _ in range(2):
             rows = neighbours(ac, cells)
@@ -373,11 +384,18 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     published cells could add; the cheapest cells per unit of protection are withheld
     until the inequality holds, then the failing cells are checked again. ``targets``
     limits the first check to some sensitive cells (default: all).
+
+    Past ``deadline`` (a ``time.monotonic()`` value) :class:`OutOfTime` is raised with
+    the pattern as far as it got.
     """
     w = withheld.copy() | problem.sensitive
     cand = candidates(problem, bounds)
     first = np.flatnonzero(problem.sensitive) if targets is None else np.asarray(targets, dtype=np.int64)
-    atts = _attack_all(problem, bounds, w, first)
+    limit = None if not np.isfinite(deadline) else deadline
+    try:
+        atts = _attack_all(problem, bounds, w, first, limit)
+    except OutOfTime:
+        raise OutOfTime(w) from None
     final = dict(atts)
     rounds = 0
     while True:
@@ -385,11 +403,14 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
         if not bad:
             break
         rounds += 1
-        if time.monotonic() > deadline and rounds > 1000:
-            raise _unprotectable(problem, bad[0], "repair did not converge")
+        if time.monotonic() > deadline:
+            raise OutOfTime(w)
         add_complements(problem, bounds, w, atts, bad, cand)
         again = np.unique([k[0] for k in bad])
-        atts = _attack_all(problem, bounds, w, again)
+        try:
+            atts = _attack_all(problem, bounds, w, again, limit)
+        except OutOfTime:
+            raise OutOfTime(w) from None
         # the new attacks on these targets replace the old ones (an insider attack that
         # failed before may now be answered by the outsider's table, with no key)
         redone = set(again.tolist())
@@ -453,11 +474,12 @@ def widen(problem: Problem, w: np.ndarray, cand: np.ndarray, targets: list[int])
     return added
 
 
-def _attack_all(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.ndarray) -> dict[Key, Attack]:
+def _attack_all(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.ndarray,
+                deadline: float | None = None) -> dict[Key, Attack]:
     """The outsider's attacks on ``targets`` and every insider attack they leave open."""
     ins = insiders_of(problem, bounds, w, targets)
     return run_attacks(problem, bounds, w.astype(float), outsider_keys(bounds, targets), sparse=True,
-                       insiders=ins)
+                       insiders=ins, deadline=deadline)
 
 
 def check(problem: Problem, bounds: Bounds, withheld: np.ndarray,

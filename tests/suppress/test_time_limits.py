@@ -1,0 +1,74 @@
+"""Time limits that hold (issue 12): a repair still running near the end of the limit
+stops, and local certificates complete and prove the pattern as far as it got."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from _suppress_gen import independent_audit, table_problem
+
+import tablesafe.suppress.dispatch as dispatch
+from tablesafe.suppress import suppress
+from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.audit_repair import audit_repair_proved
+from tablesafe.suppress.protection import OutOfTime, repair
+
+
+def test_repair_past_its_deadline_stops_with_the_pattern_so_far():
+    p = table_problem(21, [[3, 2], [4]], units=80)
+    b = Bounds.of(p)
+    with pytest.raises(OutOfTime) as out:
+        repair(p, b, p.sensitive.copy(), deadline=time.monotonic() - 1.0)
+    assert out.value.withheld is not None
+    assert (out.value.withheld >= p.sensitive).all()
+    # without a deadline the same repair ends (and protects every cell)
+    w, _, _ = repair(p, b, p.sensitive.copy())
+    assert independent_audit(p, w) == []
+
+
+def test_audit_guided_repair_does_not_start_a_round_past_its_deadline():
+    p = table_problem(22, [[2, 2], [2], [3]], units=120)
+    b = Bounds.of(p, singleton=False)
+    with pytest.raises(OutOfTime) as out:
+        audit_repair_proved(p, b, p.sensitive.copy(), deadline=time.monotonic() - 1.0)
+    assert out.value.withheld is not None
+
+
+@pytest.mark.parametrize("method", ["optimal", "modular"])
+def test_a_repair_out_of_time_falls_back_to_certificates(monkeypatch, method):
+    """The repair is made to run out of time at once: the certificates complete the
+    search's pattern, prove it, and the stats say what happened."""
+    p = table_problem(23, [[3, 2], [3]], units=90)
+
+    def out_of_time(problem, bounds, withheld, **kw):
+        if kw.get("deadline", float("inf")) == float("inf"):
+            return real(problem, bounds, withheld, **kw)
+        raise OutOfTime(withheld | problem.sensitive)
+
+    real = dispatch.repair
+    monkeypatch.setattr(dispatch, "repair", out_of_time)
+    pat = suppress(p, method, time_limit=60)
+    assert pat.stats["repair_timed_out"] == "attacker-LP repair"
+    assert pat.proof == "certificates" and pat.stats["audit"] == "certificates"
+    assert independent_audit(p, pat.withheld) == []
+
+
+def test_the_run_ends_within_its_limit(monkeypatch):
+    """A repair slowed down artificially: the run still ends within the limit plus 10 %
+    (the final audit aside), with a pattern proved by certificates."""
+    import tablesafe.suppress.protection as protection
+
+    p = table_problem(24, [[3, 3], [4]], units=150)
+    real = protection.run_attacks
+
+    def slow(*a, **kw):
+        time.sleep(0.6)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(protection, "run_attacks", slow)
+    limit = 4.0
+    pat = suppress(p, "optimal", time_limit=limit)
+    assert pat.stats["seconds_before_audit"] <= 1.1 * limit
+    assert pat.stats["repair_timed_out"] and pat.stats["audit"] == "certificates"
+    assert independent_audit(p, pat.withheld) == []
