@@ -176,6 +176,10 @@ def run_ours(problem: Problem, method: str, time_limit: float) -> dict:
         note += f"; {st['insider_certificate_gaps']} insider gaps"
     if st.get("gap") is not None:
         note += f"; MIP gap {st['gap']:.3f}"
+    if st.get("repair_timed_out"):
+        note += f"; {st['repair_timed_out']} out of time, certificates completed it"
+    if "seconds_before_audit" in st:
+        note += f"; {st['seconds_before_audit']:.0f} s of its {st['time_limit']:.0f} s limit before the final audit"
     return {"withheld": pat.withheld, "seconds": time.perf_counter() - t0, "cpu": cpu_seconds() - c0, "note": note,
             "proven": st.get("audit") == "certificates" and not st.get("insider_certificate_gaps")}
 
