@@ -25,6 +25,11 @@ def plain_lp_check(problem, withheld: np.ndarray, sample: int | None = None, see
     sens = sens[w[sens]]
     a = sp.csr_matrix(problem.relations)
     value = np.asarray(problem.value, dtype=float)
+    # values up to 1e11 (Castro's TOYSARAH) make HiGHS call a feasible LP infeasible:
+    # work in power-of-two units (exact rescaling) so that the largest value is about 1e5
+    big = float(np.abs(value).max()) if value.size else 0.0
+    unit = 2.0 ** np.floor(np.log2(big / 1e5)) if big > 2.0**30 else 1.0
+    value = value / unit
     rhs_all = a @ value
     cols = np.flatnonzero(w)
     aw = a[:, cols]
@@ -32,15 +37,15 @@ def plain_lp_check(problem, withheld: np.ndarray, sample: int | None = None, see
     rhs = rhs_all - ap @ value[~w]
     used = np.flatnonzero(np.diff(aw.tocsr().indptr) > 0)
     aw, rhs = aw[used], rhs[used]
-    lo = np.asarray(problem.lower, dtype=float)[cols]
-    hi = np.asarray(problem.upper, dtype=float)[cols]
+    lo = np.asarray(problem.lower, dtype=float)[cols] / unit
+    hi = np.asarray(problem.upper, dtype=float)[cols] / unit
     bounds = list(zip(np.where(np.isfinite(lo), lo, None), np.where(np.isfinite(hi), hi, None)))
     pos = {int(c): j for j, c in enumerate(cols)}
     scale = max(1.0, float(np.abs(value).max()))
     for k in sens:
         j = pos[int(k)]
         tol = 1e-6 * max(1.0, abs(value[k]))
-        for sign, level in ((1.0, problem.upl[k]), (-1.0, problem.lpl[k])):
+        for sign, level in ((1.0, problem.upl[k] / unit), (-1.0, problem.lpl[k] / unit)):
             if level <= 0:
                 continue
             c = np.zeros(len(cols))
