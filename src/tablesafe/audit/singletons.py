@@ -74,11 +74,10 @@ def singleton_findings(problem: Problem, mask: np.ndarray, base: IntervalResult,
         if targets.size == 0:
             continue
         single = np.flatnonzero(free[b.cols])
-        if recheck is not None:
-            # a target outside ``recheck[0]`` only meets the respondents of ``recheck[1]``
-            some = recheck[0][b.cols[targets]]
-            if not recheck[1][b.cols[single]].any():
-                targets = targets[some]
+        if recheck is not None and not recheck[1][b.cols[single]].any():
+            # a target outside ``recheck[0]`` only meets the respondents of ``recheck[1]``,
+            # and this block has none of them
+            targets = targets[recheck[0][b.cols[targets]]]
             if targets.size == 0:
                 continue
         _BlockCheck(problem, b, base, single, model,

@@ -34,6 +34,7 @@ from scipy.sparse.csgraph import connected_components
 from tablesafe.audit.lp import new_highs
 from tablesafe.problem import Problem
 from tablesafe.structure.insiders import single_respondents
+from tablesafe.structure.neighbours import gather
 
 INF = float("inf")
 UP, DOWN = 1, -1
@@ -166,15 +167,12 @@ class BlockLP:
         # the block's columns by index arithmetic on the CSR arrays (scipy's fancy indexing
         # costs more than the LP on small neighbourhoods)
         rel = problem.relations
-        starts = rel.indptr[rows]
-        lengths = rel.indptr[rows + 1] - starts
-        offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-        nz = offsets + np.arange(int(lengths.sum()))
+        nz = gather(rel.indptr, rows)
         local = np.full(problem.n, -1, dtype=np.int64)
         local[cells] = np.arange(nc)
         col = local[rel.indices[nz]]
         keep = col >= 0
-        row_of = np.repeat(np.arange(len(rows)), lengths)[keep]
+        row_of = np.repeat(np.arange(len(rows)), rel.indptr[rows + 1] - rel.indptr[rows])[keep]
         col = col[keep]
         val = rel.data[nz][keep].astype(float)
         order = np.lexsort((row_of, col))

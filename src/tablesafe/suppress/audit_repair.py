@@ -107,7 +107,7 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
         keys, result = _failures(problem, w, bounds, recheck)
         last = time.monotonic() - t0
         say(f"audit repair round {rounds + 1}: the audit names {len(keys)} failing attack(s) "
-            f"({time.monotonic() - t0:.0f} s)")
+            f"({last:.0f} s)")
         if not keys:
             result.stats["audit_rounds"] = rounds + 1
             return w, rounds, result

@@ -197,8 +197,7 @@ def suppress(
             try:
                 withheld, passed = _audit_guided_repair(problem, bounds, found, stats, log, repair_deadline)
             except OutOfTime as out:
-                route = _fall_back(stats, "audit-guided repair", out, found, log)
-                withheld = found if out.withheld is None else out.withheld
+                withheld, route = _fall_back(stats, "audit-guided repair", out, found, log), "certificates"
         if route == "lp":
             if log:
                 log("repairing: checking every sensitive cell")
@@ -208,8 +207,7 @@ def suppress(
                 stats["repair_added"] = int((withheld & ~found).sum())
                 stats["repair_added_value"] = float(np.abs(problem.value[withheld & ~found]).sum())
             except OutOfTime as out:
-                route = _fall_back(stats, "attacker-LP repair", out, found, log)
-                withheld = found if out.withheld is None else out.withheld
+                withheld, route = _fall_back(stats, "attacker-LP repair", out, found, log), "certificates"
         if route == "certificates":
             initial = None if method == "fast" else withheld
             withheld, fast_certs, stats = _by_certificates(
@@ -290,14 +288,15 @@ def _summary(stats: dict, problem: Problem, withheld: np.ndarray) -> None:
     stats["safe"] = True
 
 
-def _fall_back(stats: dict, what: str, out: OutOfTime, found: np.ndarray, log) -> str:
-    """Record that ``what`` ran out of time; the certificates take over."""
-    grown = found if out.withheld is None else out.withheld
+def _fall_back(stats: dict, what: str, out: OutOfTime, found: np.ndarray, log) -> np.ndarray:
+    """Record that ``what`` ran out of time; returns the pattern as far as it got, which
+    the certificates complete and prove."""
+    grown = out.pattern_or(found)
     stats["repair_timed_out"] = what
     stats["repair_added_before_timeout"] = int((grown & ~found).sum())
     if log:
         log(f"{what} out of time: local certificates complete and prove the pattern")
-    return "certificates"
+    return grown
 
 
 def _insider_gaps(problem: Problem, bounds: Bounds, withheld: np.ndarray, gaps: np.ndarray, stats: dict,

@@ -357,7 +357,7 @@ def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, t0: f
                 w, atts, _ = repair(problem, bounds, w, deadline=deadline)
             except OutOfTime as out:
                 say("time limit reached while repairing the start pattern")
-                return (w if out.withheld is None else out.withheld), None
+                return out.pattern_or(w), None
         w, atts, _ = cleanup(problem, bounds, w, atts, deadline=time.monotonic() + 0.1 * (deadline - t0))
     else:
         w = start.copy() | sens
@@ -366,7 +366,7 @@ def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, t0: f
             try:
                 w, atts, _ = repair(problem, bounds, w, deadline=deadline)
             except OutOfTime as out:
-                return (w if out.withheld is None else out.withheld), None
+                return out.pattern_or(w), None
     return w, atts
 
 

@@ -120,6 +120,10 @@ class OutOfTime(Exception):
         super().__init__("out of time")
         self.withheld = withheld
 
+    def pattern_or(self, start: np.ndarray) -> np.ndarray:
+        """The pattern as far as the repair got, or ``start`` when it is not known."""
+        return start if self.withheld is None else self.withheld
+
 
 def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
                 want_dual: bool = True, stop_on_fail: bool = False, sparse: bool = False,
@@ -391,31 +395,27 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     w = withheld.copy() | problem.sensitive
     cand = candidates(problem, bounds)
     first = np.flatnonzero(problem.sensitive) if targets is None else np.asarray(targets, dtype=np.int64)
-    limit = None if not np.isfinite(deadline) else deadline
+    rounds = 0
     try:
-        atts = _attack_all(problem, bounds, w, first, limit)
+        atts = _attack_all(problem, bounds, w, first, deadline)
+        final = dict(atts)
+        while True:
+            bad = failing(bounds, atts)
+            if not bad:
+                break
+            rounds += 1
+            if time.monotonic() > deadline:
+                raise OutOfTime
+            add_complements(problem, bounds, w, atts, bad, cand)
+            again = np.unique([k[0] for k in bad])
+            atts = _attack_all(problem, bounds, w, again, deadline)
+            # the new attacks on these targets replace the old ones (an insider attack that
+            # failed before may now be answered by the outsider's table, with no key)
+            redone = set(again.tolist())
+            final = {key: a for key, a in final.items() if key[0] not in redone}
+            final.update(atts)
     except OutOfTime:
         raise OutOfTime(w) from None
-    final = dict(atts)
-    rounds = 0
-    while True:
-        bad = failing(bounds, atts)
-        if not bad:
-            break
-        rounds += 1
-        if time.monotonic() > deadline:
-            raise OutOfTime(w)
-        add_complements(problem, bounds, w, atts, bad, cand)
-        again = np.unique([k[0] for k in bad])
-        try:
-            atts = _attack_all(problem, bounds, w, again, limit)
-        except OutOfTime:
-            raise OutOfTime(w) from None
-        # the new attacks on these targets replace the old ones (an insider attack that
-        # failed before may now be answered by the outsider's table, with no key)
-        redone = set(again.tolist())
-        final = {key: a for key, a in final.items() if key[0] not in redone}
-        final.update(atts)
     # attacks of insiders that appeared later are included because the insiders are recomputed
     return w, final, rounds
 

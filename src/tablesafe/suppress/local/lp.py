@@ -31,7 +31,6 @@ class LocalLP:
         presolve_from: number of cells above which presolve and the interior point
             solver are used.
         solves: LPs solved so far (the work measure of the second pass's budget).
-        ipm_solves: those of them that went on to the interior point method.
     """
 
     def __init__(self) -> None:
@@ -42,7 +41,6 @@ class LocalLP:
         self.presolve_from = 1_000
         self.h = h
         self.solves = 0
-        self.ipm_solves = 0
 
     def _use_ipm(self, on: bool) -> None:
         """Presolve and the interior point method (``on``), or the plain simplex method."""
@@ -97,7 +95,6 @@ class LocalLP:
             self._use_ipm(True)
             self.h.clearSolver()
             self.h.run()
-            self.ipm_solves += 1
         self.solves += 1
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
