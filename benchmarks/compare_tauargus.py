@@ -184,7 +184,26 @@ def run_ours(problem: Problem, method: str, time_limit: float) -> dict:
             "proven": st.get("audit") == "certificates" and not st.get("insider_certificate_gaps")}
 
 
-def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None) -> dict:
+def insider_audit(problem: Problem, withheld: np.ndarray, max_cells: int) -> str:
+    """Sensitive cells that a single respondent of a withheld cell, knowing its own cell,
+    bounds too closely although the outsider cannot (tablesafe's audit, every cell); "-"
+    where the table is too large for it (``max_cells``; three-way tables above 5,000
+    cells, whose insider audit takes minutes)."""
+    from tablesafe.audit import audit
+
+    dims = len(problem.model.dims) if problem.model is not None else 0
+    if problem.n > max_cells or (dims >= 3 and problem.n > 5_000):
+        return "-"
+    res = audit(_truth(problem), withheld)
+    found = res.insider_findings
+    if not len(found):
+        return "0"
+    failing = set(problem.names[res.failing].astype(str).tolist())
+    return str(len({str(t) for t in found["target"]} - failing))
+
+
+def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None,
+        insider_max_cells: int = 0) -> dict:
     out = {"table": table, "cells": problem.n, "sensitive": int(problem.sensitive.sum()), "tool": tool}
     if "error" in res:
         out.update(seconds=res["seconds"], withheld="-", withheld_value="-", secondary="-",
@@ -197,6 +216,9 @@ def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None) 
     else:
         bad, audited = lp_audit(problem, w, sample)
     audit_secs = time.perf_counter() - t0
+    t2 = time.perf_counter()
+    out["insider"] = insider_audit(problem, w, insider_max_cells) if insider_max_cells else "-"
+    insider_secs = time.perf_counter() - t2
     t1 = time.perf_counter()
     plain_sample = None if problem.n <= PLAIN_ALL_MAX else PLAIN_SAMPLE
     pbad, paudited = plain_lp_check(_truth(problem), w, plain_sample)
@@ -209,6 +231,7 @@ def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None) 
         under_protected=(f"{bad}" if audited == out["sensitive"] else f"{bad} of {audited} sampled")
         + (" (certificates)" if res.get("proven") else ""),
         note=(res.get("note", "") + ("" if res.get("proven") else f" (audit {audit_secs:.0f} s)")
+              + (f" (insider audit {insider_secs:.0f} s)" if out["insider"] != "-" else "")
               + f" (plain LP {plain_secs:.0f} s)").strip(),
     )
     return out
@@ -235,8 +258,9 @@ def write_results(rows: list[dict], command: str, notes: list[str], section: str
     lines = [section, "", f"Command: `{command}`", ""]
     lines += notes + [""]
     lines.append("| table | cells | sensitive | tool | seconds | CPU seconds | withheld | secondary | withheld value "
-                 "(secondaries) | under-protected (our audit) | under-protected (plain LP) | note |")
-    lines.append("|---|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|")
+                 "(secondaries) | under-protected (our audit) | under-protected (plain LP) | "
+                 "recalculable by a single respondent (our audit) | note |")
+    lines.append("|---|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|---|")
     for r in rows:
         wv = r["withheld_value"]
         wv = f"{wv:,.0f}" if isinstance(wv, float) else wv
@@ -244,7 +268,7 @@ def write_results(rows: list[dict], command: str, notes: list[str], section: str
         lines.append(
             f"| {r['table']} | {r['cells']:,} | {r['sensitive']:,} | {r['tool']} | {r['seconds']:.1f} | {cpu} | "
             f"{r['withheld']} | {r['secondary']} | {wv} | {r['under_protected']} | "
-            f"{r.get('plain_lp', '-')} | {r['note']} |"
+            f"{r.get('plain_lp', '-')} | {r.get('insider', '-')} | {r['note']} |"
         )
     block = "\n".join(lines) + "\n"
     if section in text:
@@ -288,6 +312,9 @@ def main() -> None:
     ap.add_argument("--no-tau", action="store_true",
                     help="run only our methods (tau-ARGUS rows can come from --rows-from)")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--insider-max-cells", type=int, default=70_000,
+                    help="tables up to this size also get the insider audit (0: none); three-way "
+                         "tables only up to 5,000 cells")
     ap.add_argument("--section", default=SECTION, help="RESULTS.md heading to write (replaced if present)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the generated tables")
     ap.add_argument("--holdings", action="store_true",
@@ -323,7 +350,8 @@ def main() -> None:
         sample = args.audit_sample if big else None
         print(f"== {label}: {problem.n} cells, {int(problem.sensitive.sum())} sensitive", flush=True)
         for m in these:
-            r = row(label, f"tablesafe {m}", problem, run_ours(problem, m, args.ours_seconds), sample)
+            r = row(label, f"tablesafe {m}", problem, run_ours(problem, m, args.ours_seconds), sample,
+                    args.insider_max_cells)
             print(r, flush=True)
             rows.append(r)
         one_by_one = " (tables one by one)" if syn.tables and len(syn.tables) > 1 else ""
@@ -340,7 +368,7 @@ def main() -> None:
                 res["note"] = (f"{prim}; {tau_prim} of our primaries withheld"
                                + (f"; {missing} cells unmatched" if missing else ""))
             tool += one_by_one
-            r = row(label, tool, problem, res, sample)
+            r = row(label, tool, problem, res, sample, args.insider_max_cells)
             print(r, flush=True)
             rows.append(r)
     if not args.no_castro:

@@ -257,7 +257,7 @@ def _subproblem(problem: Problem, withheld: np.ndarray, seen: np.ndarray, cells:
         rhs=np.zeros(len(rows)),
         contributors=contributors,
     )
-    return sub, carried
+    return sub, carried, boost
 
 
 def _overlap_insiders(geo, cells: np.ndarray, bounds: Bounds, carried: np.ndarray) -> dict[int, np.ndarray]:
@@ -277,7 +277,8 @@ def _overlap_insiders(geo, cells: np.ndarray, bounds: Bounds, carried: np.ndarra
 
 
 def _solve_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: dict[int, np.ndarray],
-                    seconds: float, mip_gap: float, seed: int, max_size: int, rounds: int = 4):
+                    seconds: float, mip_gap: float, seed: int, max_size: int, rounds: int = 4,
+                    reopens: np.ndarray | None = None):
     """The subtable's compact model against outsiders, then against the insider attacks
     the pattern fails (:func:`_failing_insiders`), for at most ``rounds`` more models.
 
@@ -297,6 +298,8 @@ def _solve_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: di
             break
         res = compact_pattern(sub, bounds, cand, atts, time_limit=left, mip_gap=mip_gap, seed=seed)
         if res.withheld is None:
+            break
+        if best is not None and reopens is not None and (res.withheld & reopens).sum() > (best.withheld & reopens).sum():
             break
         best = res
         if not insiders:
@@ -356,7 +359,7 @@ def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cel
           levels, use_capacity: bool, insiders: bool, geo, seconds: float, mip_gap: float, seed: int,
           compact_max: int) -> tuple:
     """Everything one subtable's solve needs (picklable: plain arrays and a Problem)."""
-    sub, carried = _subproblem(problem, w, seen, cells, levels)
+    sub, carried, reopens = _subproblem(problem, w, seen, cells, levels)
     sb = Bounds.of(sub, capacity=use_capacity, singleton=bool(bounds.singleton.any()))
     if use_capacity and problem.capacity is not None:
         sb.dn = np.minimum(sb.tdn, np.where(carried, sb.tdn, problem.capacity[cells]))
@@ -364,13 +367,13 @@ def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cel
     ins: dict = {}
     if insiders and sb.singleton.any():
         ins = _overlap_insiders(geo, cells, sb, carried)
-    return sub, sb, cand, ins, seconds, mip_gap, seed, compact_max
+    return sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens
 
 
 def _solve_task(task: tuple):
     """Solve one prepared subtable: (pattern, moves up, moves down, sensitive) or None."""
-    sub, sb, cand, ins, seconds, mip_gap, seed, compact_max = task
-    res = _solve_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, compact_max)
+    sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens = task
+    res = _solve_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens=reopens)
     if res is None:
         return None
     return res.withheld, res.need_up, res.need_down, sub.sensitive

@@ -30,8 +30,12 @@ from tablesafe.suppress.attacker import (
     cut_from,
     row_cuts,
 )
+from tablesafe.suppress.cover import Row, cover, deficits
 
 Key = tuple[int, int, int]  # target, direction, insider (-1: outsider)
+
+JOINT_SECONDS = 5.0
+"""Time for one round's joint choice of complements (:func:`cover`)."""
 
 
 def candidates(problem: Problem, bounds: Bounds) -> np.ndarray:
@@ -384,18 +388,24 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
            progress=None, targets: np.ndarray | None = None) -> tuple[np.ndarray, dict[Key, Attack], int]:
     """Withhold more cells until every sensitive cell passes; returns (mask, attacks, rounds).
 
-    For each failing attack, the capacity inequality of its dual says how much protection the
-    published cells could add; the cheapest cells per unit of protection are withheld
-    until the inequality holds, then the failing cells are checked again. ``targets``
-    limits the first check to some sensitive cells (default: all).
+    Each failing attack's dual gives a capacity inequality: how much protection the
+    published cells could add (Fischetti-Salazar). The inequalities of all rounds so far
+    are met together by the cheapest cells (:func:`cover`) on top of the pattern given, so
+    a later round can replace a complement an earlier one chose; the cells that ever
+    failed are checked again. ``targets`` limits the first check to some sensitive cells
+    (default: all). After :data:`JOINT_ROUNDS` rounds the pattern only grows.
 
     Past ``deadline`` (a ``time.monotonic()`` value) :class:`OutOfTime` is raised with
     the pattern as far as it got.
     """
-    w = withheld.copy() | problem.sensitive
+    base = withheld.copy() | problem.sensitive
+    w = base.copy()
     cand = candidates(problem, bounds)
     first = np.flatnonzero(problem.sensitive) if targets is None else np.asarray(targets, dtype=np.int64)
     rounds = 0
+    cuts: list[Row] = []
+    ever = np.zeros(problem.n, dtype=bool)
+    chosen = np.zeros(0, dtype=np.int64)
     try:
         atts = _attack_all(problem, bounds, w, first, deadline)
         final = dict(atts)
@@ -406,8 +416,26 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
             rounds += 1
             if time.monotonic() > deadline:
                 raise OutOfTime
-            add_complements(problem, bounds, w, atts, bad, cand)
-            again = np.unique([k[0] for k in bad])
+            new_cuts = _cut_rows(problem, bounds, w, atts, bad, cand)
+            if rounds > JOINT_ROUNDS or not new_cuts:
+                base = w.copy()  # from here on the pattern only grows
+                cuts, chosen = [], np.zeros(0, dtype=np.int64)
+            cuts += new_cuts
+            rows = deficits(cuts, base)
+            before = w.copy()
+            chosen = cover(problem.cost, rows, min(JOINT_SECONDS, max(deadline - time.monotonic(), 0.0)),
+                           start=chosen) if rows else np.zeros(0, dtype=np.int64)
+            w = base.copy()
+            w[chosen] = True
+            if np.array_equal(w, before) or not rows:
+                # the duals promised protection the LP does not give (numerical): widen
+                base = w.copy()
+                cuts, chosen = [], np.zeros(0, dtype=np.int64)
+                if widen(problem, w, cand, [key[0] for key in bad]) == 0:
+                    raise _unprotectable(problem, bad[0], "no admissible complement is left")
+                base = w.copy()
+            ever[[key[0] for key in bad]] = True
+            again = np.flatnonzero(ever)
             atts = _attack_all(problem, bounds, w, again, deadline)
             # the new attacks on these targets replace the old ones (an insider attack that
             # failed before may now be answered by the outsider's table, with no key)
@@ -420,39 +448,43 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     return w, final, rounds
 
 
-def add_complements(problem: Problem, bounds: Bounds, w: np.ndarray, atts: dict[Key, Attack],
-                    bad: list[Key], cand: np.ndarray) -> int:
-    """Withhold (in ``w``, in place) the cheapest cells per unit of protection until the
-    capacity inequality of every failed attack in ``bad`` holds; returns how many.
+JOINT_ROUNDS = 20
+"""Rounds of :func:`repair` that may revise the complements of earlier rounds."""
 
-    Raises :class:`~tablesafe.errors.AuditFailure` when a failed attack cannot be helped
-    by any admissible cell.
-    """
-    fixed_one = problem.sensitive
-    added = 0
+def _cut_rows(problem: Problem, bounds: Bounds, w: np.ndarray, atts: dict[Key, Attack], bad: list[Key],
+              cand: np.ndarray) -> list[Row]:
+    """The capacity inequalities of the failed attacks ``bad`` that ``w`` does not meet,
+    over the cells that may be withheld (withheld ones included); raises
+    :class:`~tablesafe.errors.AuditFailure` when no admissible cell can meet one."""
+    out = []
     for key in bad:
-        cs = cuts_for(problem, bounds, atts, [key], fixed_one)
+        cs = cuts_for(problem, bounds, atts, [key], problem.sensitive)
         if not cs:
             raise _unprotectable(problem, key, "the attacker's LP gave no usable dual")
         for cut in cs:
-            ok_idx = cand[cut.idx]
-            have = float(np.sum(cut.coef[w[cut.idx]]))
-            deficit = cut.rhs - have
-            if deficit <= 1e-9 * max(1.0, abs(cut.rhs)):
+            tol = 1e-9 * max(1.0, abs(cut.rhs))
+            if cut.rhs - float(np.sum(cut.coef[w[cut.idx]])) <= tol:
                 continue
-            free = ok_idx & ~w[cut.idx]
-            if float(np.sum(cut.coef[free])) < deficit - 1e-9 * max(1.0, abs(cut.rhs)):
+            ok = cand[cut.idx] | w[cut.idx]
+            if float(np.sum(cut.coef[ok])) < cut.rhs - tol:
                 raise _unprotectable(problem, key, "no admissible complement is left in its relations")
-            idx = cut.idx[free]
-            coef = cut.coef[free]
-            while deficit > 1e-9 * max(1.0, abs(cut.rhs)) and len(idx):
-                ratio = problem.cost[idx] / np.minimum(coef, deficit)
-                j = int(np.lexsort((idx, ratio))[0])
-                w[idx[j]] = True
-                deficit -= coef[j]
-                added += 1
-                idx = np.delete(idx, j)
-                coef = np.delete(coef, j)
+            out.append((cut.idx[ok], cut.coef[ok], float(cut.rhs)))
+    return out
+
+
+def add_complements(problem: Problem, bounds: Bounds, w: np.ndarray, atts: dict[Key, Attack],
+                    bad: list[Key], cand: np.ndarray, *, joint_seconds: float = JOINT_SECONDS) -> int:
+    """Withhold (in ``w``, in place) cells until the capacity inequality of every failed
+    attack in ``bad`` holds; returns how many.
+
+    The inequalities are met together by the cheapest cells (:func:`cover`, within
+    ``joint_seconds``). Raises :class:`~tablesafe.errors.AuditFailure` when a failed
+    attack cannot be helped by any admissible cell.
+    """
+    rows = deficits(_cut_rows(problem, bounds, w, atts, bad, cand), w)
+    chosen = cover(problem.cost, rows, joint_seconds) if rows else np.zeros(0, dtype=np.int64)
+    w[chosen] = True
+    added = len(chosen)
     if added == 0:
         # the duals promised protection the LP does not give (numerical): widen by neighbours
         added = widen(problem, w, cand, [key[0] for key in bad])
