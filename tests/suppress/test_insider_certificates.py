@@ -14,6 +14,7 @@ from tablesafe.structure import Dimension, Hierarchy, TableStructure, compile_ta
 from tablesafe.structure.overlap import CellOverlap, occupied_cells
 from tablesafe.suppress import suppress
 from tablesafe.suppress.fast import fast_pattern
+from tablesafe.suppress.fast_options import FastOptions
 from tablesafe.synthetic import problem_from_data, synthetic_data
 
 
@@ -177,11 +178,13 @@ def test_independent_lp_confirms_insider_certificates(leaning):
     assert checked >= 5
 
 
-def test_singletons_a_target_overlaps_may_move_in_its_first_certificate(table, pattern):
+def test_singletons_a_target_overlaps_may_move_in_its_first_certificate(table):
     """The respondent of a single-respondent cell that overlaps the target is one of the
     target's contributors (allowed for by the rule), so such cells are no reason for an
-    insider certificate: on this table every certificate is singleton-free in that sense
+    insider certificate: with the strict search that may add complements
+    (``strict_adds``) every certificate on this table is singleton-free in that sense
     and the insider check passes without any."""
+    pattern = fast_pattern(table, options=FastOptions(strict_adds=True))
     assert pattern.stats["certificates_with_singletons"] == 0
     assert (pattern.certificates["insider"] == "").all()
     assert check_certificates(table, pattern.withheld, pattern.certificates, insiders=True) == []
@@ -195,6 +198,19 @@ def test_singletons_a_target_overlaps_may_move_in_its_first_certificate(table, p
     assert moved_single.any()  # the case occurs on this table ...
     for t, s_cell in zip(t_idx[moved_single][:200], c_idx[moved_single][:200]):
         assert geo.overlaps(np.array([s_cell]), int(t), occ)[0]  # ... and only with overlap
+
+
+def test_certificates_may_move_singletons_when_insider_certificates_back_them(table, pattern):
+    """By default a target without a singleton-free certificate among the cells already
+    withheld gets one that may move single respondents' cells; each such cell that does
+    not overlap the target then has a certificate keeping it fixed, and the pattern
+    withholds less than the strict search's."""
+    strict = fast_pattern(table, options=FastOptions(strict_adds=True))
+    assert pattern.stats["certificates_with_singletons"] > 0
+    assert (pattern.certificates["insider"] != "").any()
+    assert check_certificates(table, pattern.withheld, pattern.certificates, insiders=True) == []
+    cost = float(table.cost[pattern.withheld & ~table.sensitive].sum())
+    assert cost <= float(table.cost[strict.withheld & ~table.sensitive].sum())
 
 
 def test_dispatcher_proves_insiders_by_certificates(table):

@@ -75,10 +75,12 @@ def _cheap_reject(problem: Problem, w: np.ndarray) -> bool:
 
 
 def assert_certificates(problem: Problem, pattern) -> None:
-    """Every certificate is a feasible table that moves its target by its level."""
+    """Every certificate (the outsider's and each insider's) is a feasible table that
+    moves its target by its level."""
     certs = pattern.certificates
     pos = {n: i for i, n in enumerate(problem.names)}
-    for (target, direction), grp in certs.groupby(["target", "direction"]):
+    keys = ["target", "direction"] + (["insider"] if "insider" in certs.columns else [])
+    for (target, direction, *_), grp in certs.groupby(keys):
         y = problem.value.copy()
         idx = np.array([pos[c] for c in grp["cell"]])
         assert pattern.withheld[idx].all()

@@ -32,9 +32,11 @@ target's whole block (:class:`tablesafe.suppress.local.LocalSearch`). Protected 
 empty cells never move. With ``singleton=True`` single-contributor cells (other than the
 target) are held fixed first, so that a certificate does not rely on a cell whose only
 contributor knows its value (seed 002, "singletons"; seed 000 section 7 suggests zero a
-priori intervals for such cells); they are admitted (with a large weight) only when no
-certificate exists without them, and ``stats["certificates_with_singletons"]`` counts
-those certificates. For each of them a further certificate keeps those singletons fixed
+priori intervals for such cells): among the cells already withheld. When that fails they
+are admitted (with a large weight) in the search that may add complements
+(``FastOptions.strict_adds``: before, the search kept them fixed there too, which
+withheld more), and ``stats["certificates_with_singletons"]`` counts those
+certificates. For each of them a further certificate keeps those singletons fixed
 (``insider`` column), unless the singleton's cell overlaps the target (its respondent is
 then one of the target's contributors, see :mod:`tablesafe.structure.overlap`).
 

@@ -57,6 +57,7 @@ class SearchOptions:
     inner: str
     strict_hops: int
     strict_whole_max: int
+    strict_adds: bool
     max_box: int
     max_wide_box: int
     box_levels: tuple[int, ...]
@@ -149,9 +150,11 @@ class LocalSearch:
         cells (``None``: every free cell).
 
         First (``strict``) without moving any single-respondent cell other than the
-        target (so that no singleton's insider can rule the certificate out), within
-        the first box (with a table structure) or a few hops; then, only if that fails,
-        with singletons allowed (penalised by their weight) up to the whole block. With
+        target (so that no singleton's insider can rule the certificate out): among the
+        cells already withheld, and with ``strict_adds`` also with new complements
+        within the first box (with a table structure) or a few hops; then, only if that
+        fails, with singletons allowed (penalised by their weight) up to the whole
+        block (their insiders then get certificates of their own). With
         ``local=True`` and a table structure only the boxes are searched, with an
         integer ``local`` that many relation hops (for optional attempts that have a
         fallback).
@@ -164,6 +167,12 @@ class LocalSearch:
             # singleton-free certificate it missed, at 4x the time; on the 1M table most
             # of the time went into strict searches that failed at every level); without
             # one it grows by relation hops
+            if not self.options.strict_adds:
+                found = self._among_withheld(query, strict_free, self.levels(query.target))
+                if found is not None:
+                    return found
+                d, cells, how = self._certify(query, free, *self._reach(local))
+                return d, cells, "with-singletons " + how
             boxes = self.geometry is not None
             d, cells, how = self._certify(
                 query, strict_free,
