@@ -7,7 +7,7 @@ of thousands of withheld cells those LPs alone run for many minutes. The audit
 LPs that push many targets to their goals at once, and insiders decided together. Here
 the audit names the failing (target, direction, insider) attacks, and only those get an
 attacker LP of their own, for the dual that says which cells to withhold
-(:func:`~tablesafe.suppress.protection.add_complements`). The loop ends when the audit
+(:func:`~tablesafe.suppress.protection.revise`). The loop ends when the audit
 passes, which is then also the pattern's proof.
 """
 
@@ -22,12 +22,13 @@ from tablesafe.audit.result import AuditResult
 from tablesafe.errors import AuditFailure
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import DOWN, UP, Bounds
+from tablesafe.suppress.cover import Revisable
 from tablesafe.suppress.protection import (
     Key,
     OutOfTime,
-    add_complements,
     candidates,
     failing,
+    revise,
     run_attacks,
     widen,
 )
@@ -115,6 +116,12 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
         # withholding more cells only widens the attacker's intervals, so the attacks the
         # audit named are repaired on their own (attacker LP, complements, again) and the
         # next audit only confirms
+        # the complements of this round are chosen together against every inequality
+        # its attacks gave so far (on top of the pattern the audit saw, so the pattern
+        # still only grows from round to round), and every attack that failed is
+        # attacked again
+        choice = Revisable(w, problem.cost)
+        ever: set[Key] = set()
         for inner in range(max_rounds):
             if time.monotonic() > deadline:
                 raise OutOfTime(w)
@@ -126,8 +133,9 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
                     # more complement next to each such target settles it
                     widen(problem, w, cand, sorted({key[0] for key in keys}))
                 break
-            add_complements(problem, bounds, w, atts, bad, cand)
-            keys = bad
+            w = revise(problem, bounds, choice, w, atts, bad, cand, deadline)
+            ever.update(bad)
+            keys = sorted(ever)
         else:
             break
         again = np.zeros(problem.n, dtype=bool)

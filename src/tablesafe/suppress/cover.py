@@ -99,3 +99,34 @@ def covers(cells: np.ndarray, rows: list[Row]) -> bool:
         if float(np.sum(coef[np.isin(idx, cells)])) < deficit - 1e-9 * max(1.0, abs(deficit)):
             return False
     return True
+
+
+class Revisable:
+    """Complements chosen on top of a fixed pattern against a growing set of capacity
+    inequalities: each :meth:`extend` meets all inequalities so far again (:func:`cover`),
+    so it may drop a complement an earlier choice needed only for lack of the later
+    inequalities. The pattern is always ``base`` plus the current choice, hence never
+    smaller than ``base``.
+    """
+
+    def __init__(self, base: np.ndarray, cost: np.ndarray) -> None:
+        self.base = base.copy()
+        self.cost = cost
+        self.cuts: list[Row] = []
+        self.chosen = np.zeros(0, dtype=np.int64)
+
+    def extend(self, cuts: list[Row], seconds: float) -> np.ndarray:
+        """The pattern meeting ``cuts`` and every earlier inequality."""
+        self.cuts += cuts
+        rows = deficits(self.cuts, self.base)
+        self.chosen = (cover(self.cost, rows, seconds, start=self.chosen) if rows
+                       else np.zeros(0, dtype=np.int64))
+        w = self.base.copy()
+        w[self.chosen] = True
+        return w
+
+    def freeze(self, pattern: np.ndarray) -> None:
+        """Keep ``pattern`` from now on (the inequalities so far are met by it)."""
+        self.base = pattern.copy()
+        self.cuts = []
+        self.chosen = np.zeros(0, dtype=np.int64)

@@ -30,7 +30,7 @@ from tablesafe.suppress.attacker import (
     cut_from,
     row_cuts,
 )
-from tablesafe.suppress.cover import Row, cover, deficits
+from tablesafe.suppress.cover import Revisable, Row
 
 Key = tuple[int, int, int]  # target, direction, insider (-1: outsider)
 
@@ -398,14 +398,12 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     Past ``deadline`` (a ``time.monotonic()`` value) :class:`OutOfTime` is raised with
     the pattern as far as it got.
     """
-    base = withheld.copy() | problem.sensitive
-    w = base.copy()
+    w = withheld.copy() | problem.sensitive
+    choice = Revisable(w, problem.cost)
     cand = candidates(problem, bounds)
     first = np.flatnonzero(problem.sensitive) if targets is None else np.asarray(targets, dtype=np.int64)
     rounds = 0
-    cuts: list[Row] = []
     ever = np.zeros(problem.n, dtype=bool)
-    chosen = np.zeros(0, dtype=np.int64)
     try:
         atts = _attack_all(problem, bounds, w, first, deadline)
         final = dict(atts)
@@ -416,24 +414,9 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
             rounds += 1
             if time.monotonic() > deadline:
                 raise OutOfTime
-            new_cuts = _cut_rows(problem, bounds, w, atts, bad, cand)
-            if rounds > JOINT_ROUNDS or not new_cuts:
-                base = w.copy()  # from here on the pattern only grows
-                cuts, chosen = [], np.zeros(0, dtype=np.int64)
-            cuts += new_cuts
-            rows = deficits(cuts, base)
-            before = w.copy()
-            chosen = cover(problem.cost, rows, min(JOINT_SECONDS, max(deadline - time.monotonic(), 0.0)),
-                           start=chosen) if rows else np.zeros(0, dtype=np.int64)
-            w = base.copy()
-            w[chosen] = True
-            if np.array_equal(w, before) or not rows:
-                # the duals promised protection the LP does not give (numerical): widen
-                base = w.copy()
-                cuts, chosen = [], np.zeros(0, dtype=np.int64)
-                if widen(problem, w, cand, [key[0] for key in bad]) == 0:
-                    raise _unprotectable(problem, bad[0], "no admissible complement is left")
-                base = w.copy()
+            if rounds > JOINT_ROUNDS:
+                choice.freeze(w)  # from here on the pattern only grows
+            w = revise(problem, bounds, choice, w, atts, bad, cand, deadline)
             ever[[key[0] for key in bad]] = True
             again = np.flatnonzero(ever)
             atts = _attack_all(problem, bounds, w, again, deadline)
@@ -450,6 +433,23 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
 
 JOINT_ROUNDS = 20
 """Rounds of :func:`repair` that may revise the complements of earlier rounds."""
+
+
+def revise(problem: Problem, bounds: Bounds, choice: Revisable, w: np.ndarray, atts: dict[Key, Attack],
+            bad: list[Key], cand: np.ndarray, deadline: float) -> np.ndarray:
+    """The pattern meeting the capacity inequalities of ``bad`` (failed on ``w``) and
+    every earlier one of ``choice``; when they give nothing new (the duals promised
+    protection the LP does not give: numerical), ``w`` widened by a neighbour of each
+    failed target, kept from then on."""
+    new_cuts = _cut_rows(problem, bounds, w, atts, bad, cand)
+    out = (choice.extend(new_cuts, min(JOINT_SECONDS, max(deadline - time.monotonic(), 0.0)))
+           if new_cuts else w)
+    if not new_cuts or np.array_equal(out, w):
+        out = w.copy()
+        if widen(problem, out, cand, [key[0] for key in bad]) == 0:
+            raise _unprotectable(problem, bad[0], "no admissible complement is left")
+        choice.freeze(out)
+    return out
 
 def _cut_rows(problem: Problem, bounds: Bounds, w: np.ndarray, atts: dict[Key, Attack], bad: list[Key],
               cand: np.ndarray) -> list[Row]:
@@ -470,27 +470,6 @@ def _cut_rows(problem: Problem, bounds: Bounds, w: np.ndarray, atts: dict[Key, A
                 raise _unprotectable(problem, key, "no admissible complement is left in its relations")
             out.append((cut.idx[ok], cut.coef[ok], float(cut.rhs)))
     return out
-
-
-def add_complements(problem: Problem, bounds: Bounds, w: np.ndarray, atts: dict[Key, Attack],
-                    bad: list[Key], cand: np.ndarray, *, joint_seconds: float = JOINT_SECONDS) -> int:
-    """Withhold (in ``w``, in place) cells until the capacity inequality of every failed
-    attack in ``bad`` holds; returns how many.
-
-    The inequalities are met together by the cheapest cells (:func:`cover`, within
-    ``joint_seconds``). Raises :class:`~tablesafe.errors.AuditFailure` when a failed
-    attack cannot be helped by any admissible cell.
-    """
-    rows = deficits(_cut_rows(problem, bounds, w, atts, bad, cand), w)
-    chosen = cover(problem.cost, rows, joint_seconds) if rows else np.zeros(0, dtype=np.int64)
-    w[chosen] = True
-    added = len(chosen)
-    if added == 0:
-        # the duals promised protection the LP does not give (numerical): widen by neighbours
-        added = widen(problem, w, cand, [key[0] for key in bad])
-        if added == 0:
-            raise _unprotectable(problem, bad[0], "no admissible complement is left")
-    return added
 
 
 def widen(problem: Problem, w: np.ndarray, cand: np.ndarray, targets: list[int]) -> int:
