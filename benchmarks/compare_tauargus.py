@@ -176,6 +176,9 @@ def run_ours(problem: Problem, method: str, time_limit: float) -> dict:
         note += f"; {st['insider_certificate_gaps']} insider gaps"
     if st.get("gap") is not None:
         note += f"; MIP gap {st['gap']:.3f}"
+    if st.get("lower_bound"):
+        # valid for every pattern safe against the same attackers (cut generation's bound)
+        note += f"; lower bound {st['lower_bound']:,.0f}"
     if st.get("repair_timed_out"):
         note += f"; {st['repair_timed_out']} out of time, certificates completed it"
     if "seconds_before_audit" in st:
