@@ -252,3 +252,15 @@ def test_lp_methods_attack_with_every_non_overlapping_single_respondent():
     insiders = {s for _, _, s in keys if s >= 0}
     assert at(2, 2) in insiders  # neither in its row nor in its column
     assert at(1, 0) not in insiders  # the row total contains the target: overlap
+
+
+def test_a_search_past_half_its_time_limit_hurries(table, pattern):
+    """Past ``HURRY_SHARE`` of its time limit the search may add complements while it
+    keeps singletons fixed (the quicker search): with a limit already spent it is the
+    ``strict_adds`` search from the first target, and still proved."""
+    strict = fast_pattern(table, options=FastOptions(strict_adds=True))
+    hurried = fast_pattern(table, time_limit=1e-9)
+    assert hurried.stats["hurried_after_targets"] == 0
+    assert np.array_equal(hurried.withheld, strict.withheld)
+    assert check_certificates(table, hurried.withheld, hurried.certificates, insiders=True) == []
+    assert pattern.stats["hurried_after_targets"] is None

@@ -93,9 +93,10 @@ def fast_pattern(
 
     Args:
         problem: the cells, relations, bounds and protection levels.
-        time_limit: soft limit in seconds: every sensitive cell is always protected; past
-            the limit the run only stops spending time on optional work (there is none yet
-            besides progress reporting), and ``stats["time_limit_hit"]`` says so.
+        time_limit: soft limit in seconds: every sensitive cell is always protected.
+            After ``HURRY_SHARE`` of it the search hurries (``stats["hurried_after_targets"]``
+            says after how many targets; the pattern then depends on the machine's speed);
+            past the limit ``stats["time_limit_hit"]`` says so.
         progress: report progress (a live line on a terminal, plain lines in a log).
         progress_label: what the progress report calls this run.
         seed: accepted for interface compatibility; the method is deterministic (ties
@@ -157,7 +158,8 @@ def fast_pattern(
         options=opts.search_options(),
     )
     job = FirstPassJob(space=space, ranges=ranges, withheld=withheld, names=problem.names, options=opts,
-                       insiders=insiders, n_targets=len(targets), start=t0, give_up_after=give_up_after)
+                       insiders=insiders, n_targets=len(targets), start=t0, give_up_after=give_up_after,
+                       hurry_after=None if time_limit is None else HURRY_SHARE * time_limit)
     search = LocalSearch(space)
     if workers is None:
         workers = opts.default_workers(len(targets))
@@ -200,6 +202,14 @@ def fast_pattern(
     return Pattern(withheld=withheld, method="fast", stats=stats, certificates=frame)
 
 
+HURRY_SHARE = 0.5
+"""Share of ``fast_pattern``'s time limit after which the search that keeps single
+respondents' cells fixed may add complements again (``FastOptions.strict_adds``): the
+quicker search of before, which withholds more. Measured on the 13,851-cell three-way
+table with holdings: completing `modular`'s pattern took 163 s in the default search
+(+22 M) against 35 s in the quicker one (+47 M)."""
+
+
 def _second_pass_stats(res: CleanupResult) -> dict[str, object]:
     """The second pass's part of the stats."""
     return {"released": res.released, "swapped": res.swapped, "tried": res.tried,
@@ -228,4 +238,5 @@ def _stats(
         "withheld": int(withheld.sum()),
         "secondary": int((withheld & ~problem.sensitive).sum()),
         "time_limit_hit": bool(time_limit is not None and secs > time_limit),
+        "hurried_after_targets": first.hurried,
     }

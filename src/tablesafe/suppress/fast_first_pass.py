@@ -57,6 +57,9 @@ class FirstPassJob:
         n_targets: targets of the whole run (for the log line).
         start: ``time.perf_counter()`` at the start of the run.
         give_up_after: seconds after ``start`` at which to raise :class:`SolverTimeLimit`.
+        hurry_after: seconds after ``start`` from which the search that keeps single
+            respondents' cells fixed may add complements (``FastOptions.strict_adds``:
+            quicker, withholds more), so that a time limit holds.
     """
 
     space: SearchSpace
@@ -68,6 +71,7 @@ class FirstPassJob:
     n_targets: int
     start: float
     give_up_after: float | None
+    hurry_after: float | None = None
 
 
 @dataclass
@@ -87,6 +91,7 @@ class FirstPassResult:
         unprotectable: targets without any certificate.
         insider_open: (target, single respondent) pairs without an insider certificate.
         lp_solves: local LPs solved.
+        hurried: targets searched before the search hurried (``None``: it did not).
     """
 
     withheld: np.ndarray
@@ -101,6 +106,7 @@ class FirstPassResult:
     unprotectable: list[int]
     insider_open: list[tuple[int, int]]
     lp_solves: int
+    hurried: int | None = None
 
 
 def run_group(job: FirstPassJob, group: np.ndarray) -> FirstPassResult:
@@ -134,6 +140,7 @@ class FirstPass:
         self.insider_pairs = 0
         self.unprotectable: list[int] = []
         self.insider_open: list[tuple[int, int]] = []
+        self.hurried_at: int | None = None
 
     def run(self, group: np.ndarray) -> None:
         """Protect the targets of ``group`` in order.
@@ -151,6 +158,10 @@ class FirstPass:
                     f"fast: {self.searched} of {len(group)} sensitive cells had certificates after "
                     f"{job.give_up_after:.0f} s; giving up as asked"
                 )
+            if (job.hurry_after is not None and not self.search.hurry
+                    and time.perf_counter() - job.start > job.hurry_after):
+                self.search.hurry = True
+                self.hurried_at = self.searched
             self.open[t] = False
             found, direction = self.protect(t)
             if not found:
@@ -182,7 +193,7 @@ class FirstPass:
             found_by=dict(self.found_by), searched=self.searched, shared=self.shared,
             singleton_used=self.singleton_used, insider_pairs=self.insider_pairs,
             unprotectable=self.unprotectable, insider_open=self.insider_open,
-            lp_solves=self.search.lp_solves,
+            lp_solves=self.search.lp_solves, hurried=self.hurried_at,
         )
 
     def protect(

@@ -85,4 +85,6 @@ def merge_results(parts: list[FirstPassResult]) -> FirstPassResult:
         unprotectable=[t for q in parts for t in q.unprotectable],
         insider_open=[pair for q in parts for pair in q.insider_open],
         lp_solves=sum(q.lp_solves for q in parts),
+        hurried=None if all(q.hurried is None for q in parts) else sum(
+            q.searched if q.hurried is None else q.hurried for q in parts),
     )

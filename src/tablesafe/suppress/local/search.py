@@ -136,6 +136,7 @@ class LocalSearch:
         self._strict_free = space.free & ~space.single
         self._any_single = bool(space.single.any())
         self._boxes: dict[tuple[int, int], np.ndarray] = {}
+        self.hurry = False  # from now on as with ``strict_adds`` (quicker)
 
     @property
     def lp_solves(self) -> int:
@@ -167,7 +168,7 @@ class LocalSearch:
             # singleton-free certificate it missed, at 4x the time; on the 1M table most
             # of the time went into strict searches that failed at every level); without
             # one it grows by relation hops
-            if not self.options.strict_adds:
+            if not (self.options.strict_adds or self.hurry):
                 found = self._among_withheld(query, strict_free, self.levels(query.target))
                 if found is not None:
                     return found
