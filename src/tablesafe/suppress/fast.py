@@ -33,10 +33,10 @@ empty cells never move. With ``singleton=True`` single-contributor cells (other 
 target) are held fixed first, so that a certificate does not rely on a cell whose only
 contributor knows its value (seed 002, "singletons"; seed 000 section 7 suggests zero a
 priori intervals for such cells): among the cells already withheld. When that fails they
-are admitted (with a large weight) in the search that may add complements
-(``FastOptions.strict_adds``: before, the search kept them fixed there too, which
-withheld more), and ``stats["certificates_with_singletons"]`` counts those
-certificates. For each of them a further certificate keeps those singletons fixed
+are admitted (with a large weight) in the search that may add complements (on tables
+up to 100,000 cells; above, and with ``FastOptions.strict_adds``, the search that keeps
+them fixed first adds complements too: quicker, but it withholds more), and
+``stats["certificates_with_singletons"]`` counts those certificates. For each of them a further certificate keeps those singletons fixed
 (``insider`` column), unless the singleton's cell overlaps the target (its respondent is
 then one of the target's contributors, see :mod:`tablesafe.structure.overlap`).
 

@@ -85,6 +85,9 @@ class FastOptions:
             protection): the 13,851-cell three-way table 89.0 M -> 69.4 M withheld
             (21 -> 64 s), the 13,167-cell two-way table 10.9 M -> 7.4 M (14 -> 18 s);
             completing `modular`'s three-way pattern added 22 M instead of 47 M.
+            Default: off up to ``wide_table`` cells, on above (on the 1,036,350-cell
+            table, off, the first pass had not finished after 15 minutes, against
+            7.6 minutes on).
         insider_hops: reach (relation hops, never the whole block) of the search for a
             certificate that keeps one single respondent's cell fixed; pairs it cannot
             cover are reported in ``stats["insider_unprotected"]``.
@@ -102,7 +105,7 @@ class FastOptions:
     inner: str = "box"
     strict_hops: int = 4
     strict_whole_max: int = 20_000
-    strict_adds: bool = False
+    strict_adds: bool | None = None
     log_every: int = 0
     max_box: int | None = None
     max_wide_box: int = 40_000
@@ -119,7 +122,7 @@ class FastOptions:
 
     def for_table(self, cells: int) -> FastOptions:
         """These options with the size-dependent defaults (``box_levels``, ``max_box``,
-        ``cleanup_effort``) settled for a table of ``cells`` cells."""
+        ``cleanup_effort``, ``strict_adds``) settled for a table of ``cells`` cells."""
         small = cells <= self.small_table
         wide = cells <= self.wide_table
         return replace(
@@ -130,15 +133,17 @@ class FastOptions:
             else (self.wide_max_box if wide and not small else 4_000),
             cleanup_effort=self.cleanup_effort if self.cleanup_effort is not None
             else (1.0 if small else 0.0),
+            strict_adds=self.strict_adds if self.strict_adds is not None else not wide,
         )
 
     def search_options(self) -> SearchOptions:
         """The local search's part of these options (after :meth:`for_table`)."""
-        assert self.box_levels is not None and self.max_box is not None, "call for_table first"
+        assert self.box_levels is not None and self.max_box is not None and self.strict_adds is not None, \
+            "call for_table first"
         return SearchOptions(
             max_hops=self.max_hops, max_cells=self.max_cells, withheld_weight=self.withheld_weight,
             inner_hops=self.inner_hops, inner=self.inner, strict_hops=self.strict_hops,
-            strict_whole_max=self.strict_whole_max, strict_adds=self.strict_adds, max_box=self.max_box,
+            strict_whole_max=self.strict_whole_max, strict_adds=bool(self.strict_adds), max_box=self.max_box,
             max_wide_box=self.max_wide_box, box_levels=self.box_levels,
         )
 
