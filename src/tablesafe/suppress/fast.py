@@ -34,8 +34,9 @@ target) are held fixed first, so that a certificate does not rely on a cell whos
 contributor knows its value (seed 002, "singletons"; seed 000 section 7 suggests zero a
 priori intervals for such cells): among the cells already withheld. When that fails they
 are admitted (with a large weight) in the search that may add complements (on tables
-up to 100,000 cells; above, and with ``FastOptions.strict_adds``, the search that keeps
-them fixed first adds complements too: quicker, but it withholds more), and
+with a structure up to 100,000 cells; on others, and with ``FastOptions.strict_adds``,
+the search that keeps them fixed first adds complements too: quicker, but it withholds
+more), and
 ``stats["certificates_with_singletons"]`` counts those certificates. For each of them a further certificate keeps those singletons fixed
 (``insider`` column), unless the singleton's cell overlaps the target (its respondent is
 then one of the target's contributors, see :mod:`tablesafe.structure.overlap`).
@@ -140,7 +141,8 @@ def fast_pattern(
     """
     del seed
     t0 = time.perf_counter()
-    opts = (options or FastOptions()).for_table(problem.n)
+    geometry = Geometry.of(problem)
+    opts = (options or FastOptions()).for_table(problem.n, structured=geometry is not None)
     if insiders is None:
         insiders = singleton
     ranges = CellRanges.of(problem, singleton=singleton, capacity=capacity,
@@ -153,7 +155,7 @@ def fast_pattern(
     need = np.maximum(ranges.upl, ranges.lpl)[targets]
     targets = targets[np.lexsort((targets, -need))]  # largest protection need first
     space = SearchSpace(
-        relations=RelationIndex.of(problem.relations), geometry=Geometry.of(problem), scale=ranges.scale,
+        relations=RelationIndex.of(problem.relations), geometry=geometry, scale=ranges.scale,
         free=ranges.free, single=ranges.single, occupied=occupied_cells(problem),
         options=opts.search_options(),
     )

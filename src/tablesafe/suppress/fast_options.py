@@ -85,9 +85,12 @@ class FastOptions:
             protection): the 13,851-cell three-way table 89.0 M -> 69.4 M withheld
             (21 -> 64 s), the 13,167-cell two-way table 10.9 M -> 7.4 M (14 -> 18 s);
             completing `modular`'s three-way pattern added 22 M instead of 47 M.
-            Default: off up to ``wide_table`` cells, on above (on the 1,036,350-cell
-            table, off, the first pass had not finished after 15 minutes, against
-            7.6 minutes on).
+            Default: off on tables with a table structure of up to ``wide_table``
+            cells, on above and without a structure, where the search that may move
+            singletons grows by relation hops up to whole blocks (off, the first pass
+            of the 1,036,350-cell table had not finished after 15 minutes, against 7.6
+            minutes on, and the linked pair of 65,416 cells took more than 6 minutes
+            instead of 1.5).
         insider_hops: reach (relation hops, never the whole block) of the search for a
             certificate that keeps one single respondent's cell fixed; pairs it cannot
             cover are reported in ``stats["insider_unprotected"]``.
@@ -120,9 +123,10 @@ class FastOptions:
     parallel_from: int = 20_000
     max_workers: int = 2
 
-    def for_table(self, cells: int) -> FastOptions:
+    def for_table(self, cells: int, structured: bool = True) -> FastOptions:
         """These options with the size-dependent defaults (``box_levels``, ``max_box``,
-        ``cleanup_effort``, ``strict_adds``) settled for a table of ``cells`` cells."""
+        ``cleanup_effort``, ``strict_adds``) settled for a table of ``cells`` cells
+        (``structured``: with a table structure, hence boxes)."""
         small = cells <= self.small_table
         wide = cells <= self.wide_table
         return replace(
@@ -133,7 +137,7 @@ class FastOptions:
             else (self.wide_max_box if wide and not small else 4_000),
             cleanup_effort=self.cleanup_effort if self.cleanup_effort is not None
             else (1.0 if small else 0.0),
-            strict_adds=self.strict_adds if self.strict_adds is not None else not wide,
+            strict_adds=self.strict_adds if self.strict_adds is not None else not (wide and structured),
         )
 
     def search_options(self) -> SearchOptions:
