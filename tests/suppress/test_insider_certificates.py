@@ -254,7 +254,7 @@ def test_lp_methods_attack_with_every_non_overlapping_single_respondent():
     assert at(1, 0) not in insiders  # the row total contains the target: overlap
 
 
-def test_a_search_past_half_its_time_limit_hurries(table, pattern):
+def test_a_search_late_in_its_time_limit_hurries(table, pattern):
     """Past ``HURRY_SHARE`` of its time limit the search may add complements while it
     keeps singletons fixed (the quicker search): with a limit already spent it is the
     ``strict_adds`` search from the first target, and still proved."""

@@ -86,11 +86,12 @@ class FastOptions:
             (21 -> 64 s), the 13,167-cell two-way table 10.9 M -> 7.4 M (14 -> 18 s);
             completing `modular`'s three-way pattern added 22 M instead of 47 M.
             Default: off on tables with a table structure of up to ``wide_table``
-            cells, on above and without a structure, where the search that may move
-            singletons grows by relation hops up to whole blocks (off, the first pass
-            of the 1,036,350-cell table had not finished after 15 minutes, against 7.6
-            minutes on, and the linked pair of 65,416 cells took more than 6 minutes
-            instead of 1.5).
+            cells (the linked pair of 65,416 cells: 674.5 M -> 551.9 M, 93 -> 145 s
+            with a CI run beside it); on above (off, the first pass of the
+            1,036,350-cell table had not finished after 15 minutes, against 7.6
+            minutes on) and without a table structure, where the search that may move
+            singletons would grow by relation hops up to whole blocks (not measured:
+            Castro's JJ files have no respondents).
         insider_hops: reach (relation hops, never the whole block) of the search for a
             certificate that keeps one single respondent's cell fixed; pairs it cannot
             cover are reported in ``stats["insider_unprotected"]``.
