@@ -115,11 +115,10 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
         before, keys_named = w.copy(), keys
         # withholding more cells only widens the attacker's intervals, so the attacks the
         # audit named are repaired on their own (attacker LP, complements, again) and the
-        # next audit only confirms
-        # the complements of this round are chosen together against every inequality
-        # its attacks gave so far (on top of the pattern the audit saw, so the pattern
-        # still only grows from round to round), and every attack that failed is
-        # attacked again
+        # next audit only confirms; the complements are chosen together against every
+        # inequality this round's attacks gave so far, on top of the pattern the audit
+        # saw (so the pattern only grows from audit to audit), and every attack that
+        # failed is attacked again
         choice = Revisable(w, problem.cost)
         ever: set[Key] = set()
         for inner in range(max_rounds):

@@ -36,10 +36,10 @@ priori intervals for such cells): among the cells already withheld. When that fa
 are admitted (with a large weight) in the search that may add complements (on tables
 with a structure up to 100,000 cells; on others, and with ``FastOptions.strict_adds``,
 the search that keeps them fixed first adds complements too: quicker, but it withholds
-more), and
-``stats["certificates_with_singletons"]`` counts those certificates. For each of them a further certificate keeps those singletons fixed
-(``insider`` column), unless the singleton's cell overlaps the target (its respondent is
-then one of the target's contributors, see :mod:`tablesafe.structure.overlap`).
+more), and ``stats["certificates_with_singletons"]`` counts those certificates. For each
+of them a further certificate keeps those singletons fixed (``insider`` column), unless
+the singleton's cell overlaps the target (its respondent is then one of the target's
+contributors, see :mod:`tablesafe.structure.overlap`).
 
 Where the parts live: :mod:`~tablesafe.suppress.fast_options` (the knobs),
 :mod:`~tablesafe.suppress.fast_ranges` (amounts, ranges and weights per cell),

@@ -42,9 +42,9 @@ class FastOptions:
         inner: how the search among the cells already withheld chooses them: ``"box"``
             (within the first box, with a table structure) or ``"hops"`` (within
             ``inner_hops`` relation hops).
-        strict_hops: with ``strict_adds``, reach (relation hops) of the search that keeps single respondents
-            fixed on problems without a table structure (with one it stays within the
-            first box).
+        strict_hops: with ``strict_adds``, reach (relation hops) of the search that
+            keeps single respondents fixed on problems without a table structure (with
+            one it stays within the first box).
         strict_whole_max: on problems without a table structure and at most this many
             cells, that search may also use the target's whole block.
         log_every: print a line to standard error every this many targets (0: never).
@@ -148,7 +148,7 @@ class FastOptions:
         return SearchOptions(
             max_hops=self.max_hops, max_cells=self.max_cells, withheld_weight=self.withheld_weight,
             inner_hops=self.inner_hops, inner=self.inner, strict_hops=self.strict_hops,
-            strict_whole_max=self.strict_whole_max, strict_adds=bool(self.strict_adds), max_box=self.max_box,
+            strict_whole_max=self.strict_whole_max, strict_adds=self.strict_adds, max_box=self.max_box,
             max_wide_box=self.max_wide_box, box_levels=self.box_levels,
         )
 

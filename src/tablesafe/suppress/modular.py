@@ -286,6 +286,9 @@ def _solve_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: di
     round (measured: adding every insider whose cell a certificate moves grew 72-cell
     subtables of a 13,000-cell two-way table to 800 attacks and 3 s each). The last
     pattern found is kept; the full-table repair protects against the insiders left.
+    A round whose pattern withholds more of ``reopens`` (cells published by subtables
+    already protected) than the one before is not kept, and ends the rounds: reopening
+    those subtables costs more than leaving its insiders to that repair.
     """
     deadline = time.monotonic() + seconds
     atts = attacks_of(bounds, sub.sensitive, None)
@@ -299,7 +302,7 @@ def _solve_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: di
         res = compact_pattern(sub, bounds, cand, atts, time_limit=left, mip_gap=mip_gap, seed=seed)
         if res.withheld is None:
             break
-        if best is not None and reopens is not None and (res.withheld & reopens).sum() > (best.withheld & reopens).sum():
+        if best is not None and reopens is not None and _reopened(res, reopens) > _reopened(best, reopens):
             break
         best = res
         if not insiders:
@@ -311,6 +314,11 @@ def _solve_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: di
         atts = atts + more
         have.update(more)
     return best
+
+
+def _reopened(res, reopens: np.ndarray) -> int:
+    """How many cells of ``reopens`` a subtable's pattern withholds."""
+    return int((res.withheld & reopens).sum())
 
 
 def _failing_insiders(sub: Problem, bounds: Bounds, withheld: np.ndarray, atts: list, insiders: dict,

@@ -451,6 +451,7 @@ def revise(problem: Problem, bounds: Bounds, choice: Revisable, w: np.ndarray, a
         choice.freeze(out)
     return out
 
+
 def _cut_rows(problem: Problem, bounds: Bounds, w: np.ndarray, atts: dict[Key, Attack], bad: list[Key],
               cand: np.ndarray) -> list[Row]:
     """The capacity inequalities of the failed attacks ``bad`` that ``w`` does not meet,

@@ -163,17 +163,17 @@ class LocalSearch:
         free = self.space.free if movable is None else movable
         if strict and self._any_single:
             strict_free = self._strict_movable(query.target, movable)
-            # with a table structure the strict search stays within the first box, no
-            # wide boxes (measured on the 13k table: growing beyond it found no
-            # singleton-free certificate it missed, at 4x the time; on the 1M table most
-            # of the time went into strict searches that failed at every level); without
-            # one it grows by relation hops
             if not (self.options.strict_adds or self.hurry):
                 found = self._among_withheld(query, strict_free, self.levels(query.target))
                 if found is not None:
                     return found
                 d, cells, how = self._certify(query, free, *self._reach(local))
                 return d, cells, "with-singletons " + how
+            # with a table structure the strict search stays within the first box, no
+            # wide boxes (measured on the 13k table: growing beyond it found no
+            # singleton-free certificate it missed, at 4x the time; on the 1M table most
+            # of the time went into strict searches that failed at every level); without
+            # one it grows by relation hops
             boxes = self.geometry is not None
             d, cells, how = self._certify(
                 query, strict_free,
