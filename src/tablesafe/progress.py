@@ -9,6 +9,7 @@ estimate of the time left.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from typing import Self, TextIO
@@ -34,6 +35,7 @@ class Progress:
         self.enabled = enabled
         self.t0 = time.monotonic()
         self._last = -float("inf")
+        self._stage = ""
         self._status = None
         if enabled and getattr(self.stream, "isatty", lambda: False)():
             from rich.console import Console
@@ -59,8 +61,13 @@ class Progress:
         self._show(self.line(done, note), force)
 
     def say(self, note: str) -> None:
-        """Report a message without counts (throttled when writing plain lines)."""
-        self._show(f"{self.label}: {note}", False)
+        """Report a message without counts. Plain lines are throttled within a stage
+        (the words before the first number or colon: "subtable", "audit repair round");
+        the first message of a new stage is always written."""
+        stage = re.match(r"[^\d:,]*", note)
+        key = stage.group().strip() if stage else ""
+        self._show(f"{self.label}: {note}", key != self._stage)
+        self._stage = key
 
     def close(self, note: str = "") -> None:
         """End the report (the last plain line is always written)."""

@@ -103,6 +103,20 @@ def test_progress_writes_plain_lines_when_not_a_terminal():
     assert len(quiet.getvalue().splitlines()) == 1
 
 
+def test_progress_always_writes_the_first_message_of_a_stage():
+    """Throttling keeps a log short within a stage but never hides that a new stage
+    began (a long audit after many subtable lines used to go unannounced)."""
+    out = io.StringIO()
+    rep = Progress("modular", stream=out, every=3600.0)
+    rep.say("subtable 1/9 solved")
+    rep.say("subtable 2/9 solved")
+    rep.say("audit repair round 1: auditing 12 withheld cells")
+    rep.say("audit repair round 1: the audit names 0 failing attack(s)")
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2
+    assert "subtable 1/9" in lines[0] and "auditing 12 withheld cells" in lines[1]
+
+
 def test_modular_pattern_is_the_same_whatever_the_number_of_workers():
     """Subtables solved side by side (two processes) give exactly the pattern solved one
     after the other, singleton protection included."""

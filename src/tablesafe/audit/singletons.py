@@ -28,6 +28,10 @@ checked pair by pair with LPs, after the stored tables.
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import os
+from collections import Counter
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -58,31 +62,155 @@ BATCH_ROUNDS = 3
 def singleton_findings(problem: Problem, mask: np.ndarray, base: IntervalResult,
                        eligible: np.ndarray, up_need: np.ndarray, dn_need: np.ndarray,
                        rel_tol: float, counts: dict,
-                       recheck: tuple[np.ndarray, np.ndarray] | None = None) -> list[dict]:
+                       recheck: tuple[np.ndarray, np.ndarray] | None = None,
+                       workers: int | None = None) -> list[dict]:
     """Findings (records for :func:`tablesafe.audit.insider.insider_findings`) of the
     single respondents of withheld cells against the ``eligible`` targets (with
     ``recheck = (targets, cells)``: only pairs whose target is in ``targets`` or whose
-    respondent's cell is in ``cells``)."""
+    respondent's cell is in ``cells``).
+
+    The targets are cut into parts (:func:`_parts`: whole blocks, large blocks in
+    contiguous runs of targets) that are checked side by side by ``workers`` forked
+    processes (default: up to 2 CPUs) when there are at least ``PARALLEL_MIN_TARGETS``.
+    The parts do not depend on the number of workers, and every verdict is decided
+    exactly, so the findings do not either.
+    """
     model = InsiderModel.of(problem)
     free = mask & ~base.exact & (base.block >= 0) & model.single
-    records: list[dict] = []
     if not free.any():
-        return records
-    for bi in np.unique(base.block[free]):
+        return []
+    parts = _parts(base, free, eligible, recheck)
+    job = _Job(problem, base, free, model, up_need, dn_need, rel_tol, recheck)
+    job.share(parts)
+    n = min(2, os.cpu_count() or 1) if workers is None else int(workers)
+    if mp.current_process().daemon:
+        n = 1  # a pool's worker cannot start processes of its own
+    total = sum(t.size for _, t in parts)
+    if n > 1 and len(parts) > 1 and total >= PARALLEL_MIN_TARGETS:
+        global _JOB
+        _JOB = job
+        try:
+            with mp.get_context("fork").Pool(min(n, len(parts))) as pool:
+                outcomes = pool.map(_run_part, parts, chunksize=1)
+        finally:
+            _JOB = None
+    else:
+        outcomes = [job.run(part) for part in parts]
+    records: list[dict] = []
+    for found, part_counts in outcomes:
+        records.extend(found)
+        for key, val in part_counts.items():
+            counts[key] = counts.get(key, 0) + val
+    return records
+
+
+PARALLEL_MIN_TARGETS = 1000
+"""Fewest targets for which the insider checks are shared among worker processes."""
+PART_TARGETS = 600
+"""Targets of a block above which it is checked in parts of about this many targets
+(contiguous runs, so that each single respondent's targets mostly fall into one part)."""
+
+
+def _parts(base: IntervalResult, free: np.ndarray, eligible: np.ndarray,
+           recheck: tuple[np.ndarray, np.ndarray] | None) -> list[tuple[int, np.ndarray]]:
+    """(block, local targets) to check, large blocks cut into runs of targets."""
+    out: list[tuple[int, np.ndarray]] = []
+    for bi in np.unique(base.block[free]).tolist():
         b = base.blocks[int(bi)]
         targets = np.flatnonzero(eligible[b.cols])
         if targets.size == 0:
             continue
-        single = np.flatnonzero(free[b.cols])
-        if recheck is not None and not recheck[1][b.cols[single]].any():
+        if recheck is not None and not recheck[1][b.cols[free[b.cols]]].any():
             # a target outside ``recheck[0]`` only meets the respondents of ``recheck[1]``,
             # and this block has none of them
             targets = targets[recheck[0][b.cols[targets]]]
             if targets.size == 0:
                 continue
-        _BlockCheck(problem, b, base, single, model,
-                    up_need, dn_need, rel_tol, counts, recheck).run(targets, records)
-    return records
+        pieces = max(1, round(targets.size / PART_TARGETS))
+        out.extend((int(bi), t) for t in np.array_split(targets, pieces))
+    return out
+
+
+class _Job:
+    """What every part's checks share (module global in forked workers)."""
+
+    def __init__(self, problem: Problem, base: IntervalResult, free: np.ndarray, model: InsiderModel,
+                 up_need: np.ndarray, dn_need: np.ndarray, rel_tol: float,
+                 recheck: tuple[np.ndarray, np.ndarray] | None) -> None:
+        self.problem, self.base, self.free, self.model = problem, base, free, model
+        self.up_need, self.dn_need, self.rel_tol, self.recheck = up_need, dn_need, rel_tol, recheck
+        self.stored: dict[int, _Stored] = {}
+
+    def run(self, part: tuple[int, np.ndarray]) -> tuple[list[dict], dict]:
+        """The findings and counts of one part."""
+        bi, targets = part
+        b = self.base.blocks[bi]
+        single = np.flatnonzero(self.free[b.cols])
+        counts: dict = {}
+        records: list[dict] = []
+        _BlockCheck(self.problem, b, self.base, single, self.model, self.up_need, self.dn_need,
+                    self.rel_tol, counts, self.recheck, self.stored.get(bi)).run(targets, records)
+        return records, counts
+
+    def share(self, parts: list[tuple[int, np.ndarray]]) -> None:
+        """Build the stored tables of every block checked in more than one part once."""
+        count = Counter(bi for bi, _ in parts)
+        for bi in sorted(bi for bi, n in count.items() if n > 1):
+            b = self.base.blocks[bi]
+            self.stored[bi] = _Stored(b, self.base, np.flatnonzero(self.free[b.cols]))
+
+
+_JOB: _Job | None = None
+
+
+def _run_part(part: tuple[int, np.ndarray]) -> tuple[list[dict], dict]:
+    assert _JOB is not None  # set by singleton_findings before the workers fork
+    return _JOB.run(part)
+
+
+class _Stored:
+    """The base audit's stored tables of one block, as deviations from the true table:
+    one sparse row each (distinct), with the row of each target's own optimum.
+
+    A stored table moves few cells, so the rows stay sparse however large the block; a
+    dense pool of a 20,000-cell block took longer to search than the LPs it saved. Built
+    once per block and shared by its parts (in forked workers too).
+    """
+
+    def __init__(self, b: Block, base: IntervalResult, single: np.ndarray) -> None:
+        truth = b.truth
+        self.own: dict[tuple[int, int], int] = {}
+        starts, index, dev = [0], [], []
+        seen: set[tuple[bytes, bytes]] = set()
+        nnz = 0
+        for j, k in enumerate(b.cols.tolist()):
+            for d in (1, -1):
+                pt = base.points.get((k, d))
+                if pt is None:
+                    continue
+                key = (pt[0].tobytes(), pt[1].tobytes())
+                if key in seen:
+                    continue
+                seen.add(key)
+                self.own[(j, d)] = len(starts)
+                loc = np.searchsorted(b.cols, pt[0])
+                index.append(loc)
+                dev.append(np.asarray(pt[1], dtype=float) - truth[loc])
+                nnz += loc.size
+                starts.append(nnz)
+            if nnz >= POOL_MAX_ENTRIES:
+                break                   # enough to shortcut; the LPs decide the rest
+        n = b.cols.size
+        rows = sp.csr_matrix((np.concatenate([np.zeros(0)] + dev),
+                              np.concatenate([np.zeros(0, dtype=np.int64)] + index),
+                              np.array([0] + starts)), shape=(len(starts), n))
+        rows.sum_duplicates()
+        self.rows = rows
+        self.cols = rows.tocsc()
+        # the deviations of the insiders' cells only (what the pool search looks at:
+        # scattering whole rows of a large block took a quarter of the insider checks on
+        # a 61,000-cell two-way table)
+        self.single_rows = rows[:, single].tocsr()
 
 
 class _BlockCheck:
@@ -91,7 +219,8 @@ class _BlockCheck:
     def __init__(self, problem: Problem, b: Block, base: IntervalResult, single: np.ndarray,
                  model: InsiderModel, up_need: np.ndarray, dn_need: np.ndarray,
                  rel_tol: float, counts: dict,
-                 recheck: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+                 recheck: tuple[np.ndarray, np.ndarray] | None = None,
+                 stored: _Stored | None = None) -> None:
         self.p = problem
         self.recheck = recheck
         self.b = b
@@ -104,48 +233,17 @@ class _BlockCheck:
         self.counts = counts
         self.truth = b.truth
         self.tol = 1e-9 * (1.0 + np.abs(self.truth))
-        self._own: dict[tuple[int, int], int] = {}   # (local target, direction) -> its stored row
-        self.pool = self._pool()
-        self._scratch = np.zeros(b.cols.size)   # one stored table's deviations, by block cell
+        if stored is None:
+            stored = _Stored(b, base, single)
+        self._own = stored.own          # (local target, direction) -> its stored row
+        self.pool = stored.rows, stored.cols
+        self._pool_single = stored.single_rows
+        self._tol_single = self.tol[single]
+        self._scratch = np.zeros(single.size)
         self.csc = sp.csc_matrix(b.matrix)
         self.csr = sp.csr_matrix(b.matrix)
         self._local: tuple[int, np.ndarray, object] | None = None
         self._cost_key: tuple[int, int] | None = None
-
-    def _pool(self) -> tuple[sp.csr_matrix, sp.csc_matrix]:
-        """The base audit's stored tables of this block, as deviations from the true
-        table: one sparse row each (distinct), the true table (no deviation) first.
-
-        A stored table moves few cells, so the rows stay sparse however large the block;
-        a dense pool of a 20,000-cell block took longer to search than the LPs it saved.
-        """
-        b = self.b
-        starts, index, dev = [0], [], []
-        seen: set[tuple[bytes, bytes]] = set()
-        nnz = 0
-        for j, k in enumerate(b.cols.tolist()):
-            for d in (1, -1):
-                pt = self.base.points.get((k, d))
-                if pt is None:
-                    continue
-                key = (pt[0].tobytes(), pt[1].tobytes())
-                if key in seen:
-                    continue
-                seen.add(key)
-                self._own[(j, d)] = len(starts)
-                loc = np.searchsorted(b.cols, pt[0])
-                index.append(loc)
-                dev.append(np.asarray(pt[1], dtype=float) - self.truth[loc])
-                nnz += loc.size
-                starts.append(nnz)
-            if nnz >= POOL_MAX_ENTRIES:
-                break                   # enough to shortcut; the LPs decide the rest
-        n = b.cols.size
-        rows = sp.csr_matrix((np.concatenate([np.zeros(0)] + dev),
-                              np.concatenate([np.zeros(0, dtype=np.int64)] + index),
-                              np.array([0] + starts)), shape=(len(starts), n))
-        rows.sum_duplicates()
-        return rows, rows.tocsc()
 
     # --- main loop ----------------------------------------------------------------
 
@@ -256,13 +354,17 @@ class _BlockCheck:
             reach = np.concatenate([[own], reach[reach != own]])
         # an insider needs a reaching table at or below its value and one at or above;
         # the target's own optimum first, then other reaching tables, up to POOL_ROWS
-        cand = att
+        # positions among the insiders' cells (``att`` is a sorted subset of them)
+        rows = self._pool_single
+        cand = np.searchsorted(self.single, att)
         open_lo = np.ones(att.size, dtype=bool)
         open_hi = np.ones(att.size, dtype=bool)
         scratch = self._scratch
         for r in reach[:POOL_ROWS].tolist():
             lo, hi = rows.indptr[r], rows.indptr[r + 1]
             idx = rows.indices[lo:hi]
+            if idx.size == 0:
+                break  # a table that moves no insider's cell answers them all
             if 16 * cand.size < idx.size:
                 # few candidates left: look them up in the row (sorted indices)
                 pos = np.minimum(np.searchsorted(idx, cand), idx.size - 1)
@@ -272,15 +374,18 @@ class _BlockCheck:
                 scratch[idx] = rows.data[lo:hi]
                 dev = scratch[cand]
                 scratch[idx] = 0.0
-            tol = self.tol[cand]
+            tol = self._tol_single[cand]
             open_lo &= dev > tol
             open_hi &= dev < -tol
             keep = open_lo | open_hi
             cand, open_lo, open_hi = cand[keep], open_lo[keep], open_hi[keep]
             if cand.size == 0:
                 break
-        self.counts["insider_pool"] = self.counts.get("insider_pool", 0) + att.size - cand.size
-        return cand
+        else:
+            self.counts["insider_pool"] = self.counts.get("insider_pool", 0) + att.size - cand.size
+            return self.single[cand]
+        self.counts["insider_pool"] = self.counts.get("insider_pool", 0) + att.size
+        return att[:0]
 
     def _peel(self, test, group: np.ndarray, first: tuple[bool, np.ndarray] | None = None) -> np.ndarray:
         """Suspects of ``group``: fix all and test; when the goal is missed, the fixed

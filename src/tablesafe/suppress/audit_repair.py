@@ -105,6 +105,8 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
         t0 = time.monotonic()
         if t0 + last > deadline:
             raise OutOfTime(w)
+        say(f"audit repair round {rounds + 1}: auditing {int(w.sum()):,} withheld cells"
+            + (" (single respondents: what changed)" if recheck is not None else ""))
         keys, result = _failures(problem, w, bounds, recheck)
         last = time.monotonic() - t0
         say(f"audit repair round {rounds + 1}: the audit names {len(keys)} failing attack(s) "
