@@ -160,7 +160,8 @@ def build_model(problem: Problem, fix: FixTotals, cost: str) -> CtaModel:
         scale = 1.0 / _floor_abs(v[movable])[safe]
         blocks = [row + [sp.csr_matrix((row[0].shape[0], 1))] for row in blocks]
         scaled = sp.csr_matrix(sp.diags(scale)) @ eye[safe]
-        blocks.append([scaled, scaled, sp.csr_matrix((len(safe), 2 * s)), sp.csr_matrix(-np.ones((len(safe), 1)))])
+        none = sp.csr_matrix((len(safe), s))
+        blocks.append([scaled, scaled, none, none, sp.csr_matrix(-np.ones((len(safe), 1)))])
         row_lo.append(np.full(len(safe), -np.inf))
         row_up.append(np.zeros(len(safe)))
         col_lo, col_up = np.append(col_lo, 0.0), np.append(col_up, np.inf)

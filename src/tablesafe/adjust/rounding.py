@@ -56,6 +56,8 @@ def adjust_round(problem: Problem, options: AdjustOptions, seconds: float) -> tu
     if np.any(np.abs(target[~used]) > 1e-6):
         raise InfeasibleError("the table is not additive among cells that are multiples of the base, so no "
                               "rounding of it is additive")
+    if not free.size:  # every cell a multiple already: nothing to round
+        return floor, np.zeros(len(v), dtype=np.int8), stats
     rhs = np.round(target[used])
     model = Model(base - 2.0 * (v - floor)[free], np.zeros(len(free)), np.ones(len(free)), sub[used], rhs, rhs,
                   np.ones(len(free), dtype=bool))

@@ -21,7 +21,8 @@ from tablesafe.adjust.rounding import adjust_round
 from tablesafe.adjust.totals import total_cells
 from tablesafe.errors import InputError
 from tablesafe.methods import is_adjustment
-from tablesafe.problem import Problem
+from tablesafe.problem import Pattern, Problem
+from tablesafe.result import ProtectResult
 
 ADJUST_DEFAULTS: dict[str, Any] = {"rounding_base": None, "readd_totals": False, "cta_cost": "weighted",
                                    "cta_directions": "auto", "fix_totals": "none"}
@@ -77,11 +78,39 @@ def adjust(problem: Problem, options: AdjustOptions) -> Adjustment:
                       direction, quality, base=options.base, stats=stats)
 
 
-def adjust_checked(problem: Problem, options: AdjustOptions) -> Adjustment:
+def adjust_checked(problem: Problem, options: AdjustOptions, timings: dict[str, float] | None = None) -> Adjustment:
     """:func:`adjust`, then the gate: an adjustment that fails its check raises
-    :class:`~tablesafe.AuditFailure` and is never returned."""
+    :class:`~tablesafe.AuditFailure` and is never returned. ``timings`` gets the seconds
+    of both (``adjust``, ``check``)."""
+    timings = {} if timings is None else timings
+    t0 = time.perf_counter()
     adjustment = adjust(problem, options)
+    timings["adjust"] = timings.get("adjust", 0.0) + time.perf_counter() - t0
+    t0 = time.perf_counter()
     figures = check_adjustment(problem, adjustment, options)
+    timings["check"] = timings.get("check", 0.0) + time.perf_counter() - t0
     stats = {**adjustment.stats, "check": "passed", **{f"check_{k}": v for k, v in figures.items()}}
     return Adjustment(adjustment.method, adjustment.values, adjustment.original, adjustment.direction,
                       adjustment.quality, adjustment.base, stats)
+
+
+def recorded_adjustment(options: AdjustOptions | None) -> dict[str, Any]:
+    """The adjustment options as the run's parameters record them (the defaults for a
+    suppression method, which takes none)."""
+    if options is None:
+        return dict(ADJUST_DEFAULTS)
+    return {"rounding_base": options.base, "readd_totals": options.readd_totals, "cta_cost": options.cost,
+            "cta_directions": options.directions, "fix_totals": str(options.fix_totals)}
+
+
+def adjusted_result(problem: Problem, options: AdjustOptions, *, response: str, params: dict[str, Any],
+                    timings: dict[str, float], marker: str | None = None,
+                    empty_marker: str | None = None) -> ProtectResult:
+    """The adjustment stage of a run: adjust, check (the gate: :class:`~tablesafe.AuditFailure`
+    and nothing written when the check fails), and the run's result, whose publication
+    holds every cell with its adjusted value."""
+    adjustment = adjust_checked(problem, options, timings)
+    pattern = Pattern(withheld=np.zeros(problem.n, dtype=bool), method=options.method,
+                      stats=dict(adjustment.stats), proof="check")
+    return ProtectResult(problem, pattern, None, response=response, method=options.method, params=params,
+                         timings=timings, marker=marker, empty_marker=empty_marker, adjustment=adjustment)
