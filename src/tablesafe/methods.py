@@ -7,8 +7,7 @@ line's ``--method`` choices and job files.
 from __future__ import annotations
 
 from tablesafe.adjust.methods import ADJUST_METHODS, ADJUST_REGISTRY
-from tablesafe.errors import InputError
-from tablesafe.suppress.methods import REGISTRY, MethodInfo
+from tablesafe.suppress.methods import REGISTRY, MethodInfo, check_method
 
 ALL_REGISTRY: tuple[MethodInfo, ...] = REGISTRY + ADJUST_REGISTRY
 """Suppression methods first, then adjustment methods."""
@@ -18,15 +17,9 @@ ALL_METHODS: tuple[str, ...] = tuple(m.name for m in ALL_REGISTRY)
 
 
 def check_any_method(method: object, *, file: str | None = None) -> str:
-    """The method name, checked against both registries.
-
-    Raises:
-        InputError: naming the unknown method, the known ones and the ``file`` (a job
-            file) that asked for it.
-    """
-    if method not in ALL_METHODS:
-        raise InputError(f"unknown method {method!r}; choose one of {', '.join(ALL_METHODS)}", file=file)
-    return str(method)
+    """The method name, checked against both registries (an unknown one raises
+    :class:`~tablesafe.InputError` naming the known ones and the job ``file``)."""
+    return check_method(method, file=file, names=ALL_METHODS)
 
 
 def is_adjustment(method: str) -> bool:

@@ -24,7 +24,7 @@ binary ``z`` per sensitive cell (1: up)::
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -59,17 +59,17 @@ class CtaModel:
         movable: the cells that may change (``p`` and ``q`` columns, in this order).
         targets: positions in ``movable`` of the sensitive cells with a direction to choose.
         forced: per target, the direction its bounds leave (``UP``, ``DOWN``, or 0: either).
+        k: the number of movable cells.
     """
 
     model: Model
     movable: np.ndarray
     targets: np.ndarray
     forced: np.ndarray
+    k: int = field(init=False)
 
-    @property
-    def k(self) -> int:
-        """Number of movable cells."""
-        return len(self.movable)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "k", len(self.movable))
 
     def z(self) -> np.ndarray:
         """The columns of the direction binaries."""
