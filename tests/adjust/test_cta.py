@@ -132,3 +132,16 @@ def test_negative_values_are_not_produced_where_the_bounds_forbid_them(problem_1
     """A priori bounds [0, inf): small sensitive cells moved down stop at 0 at most."""
     adj = adjust_checked(problem_1k, AdjustOptions.build("cta", cta_directions="alternating"))
     assert adj.values.min() >= -1e-6 * problem_1k.value.max()
+
+
+def test_auto_above_the_milp_size_polishes_the_heuristic(problem_1k, monkeypatch):
+    """``auto`` on a table above the MILP's size runs the heuristic, then reopens the
+    directions near the worst-changed cells: never worse than the heuristic alone."""
+    import tablesafe.adjust.cta as cta
+
+    monkeypatch.setattr(cta, "MILP_MAX_CELLS", 100)
+    plain = adjust(problem_1k, AdjustOptions.build("cta", cta_directions="alternating"))
+    polished = adjust_checked(problem_1k, AdjustOptions.build("cta", time_limit=6))
+    assert polished.stats["directions"] == "alternating" and "polish" in polished.stats
+    assert polished.stats["objective"] <= plain.stats["objective"] + 1e-6
+    assert_cta_valid(problem_1k, polished.values, polished.direction)
