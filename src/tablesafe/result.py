@@ -275,9 +275,12 @@ class ProtectResult:
 def _adjustment_line(adjustment: Any) -> str:
     """One line on an adjusted table: what changed, and the check it passed."""
     q = adjustment.quality
+    freed = ("; the totals asked to be kept could not all be kept, so they were left free"
+             if adjustment.stats.get("totals_released") else "")
     return (f"adjusted ({adjustment.method}): {q.cells_changed} cells changed, {q.totals_moved} totals moved; "
             f"sum of absolute deviations {q.abs_deviation:,.2f}, of relative deviations {q.rel_deviation:.4g}; "
-            f"largest relative change of a non-sensitive cell {100 * q.max_rel_change_safe:.2f}%; check passed")
+            f"largest relative change of a non-sensitive cell {100 * q.max_rel_change_safe:.2f}%{freed}; "
+            "check passed")
 
 
 def information_loss(problem: Problem, withheld: np.ndarray) -> pd.DataFrame:

@@ -145,3 +145,14 @@ def test_auto_above_the_milp_size_polishes_the_heuristic(problem_1k, monkeypatch
     assert polished.stats["directions"] == "alternating" and "polish" in polished.stats
     assert polished.stats["objective"] <= plain.stats["objective"] + 1e-6
     assert_cta_valid(problem_1k, polished.values, polished.direction)
+
+
+def test_totals_that_cannot_be_kept_are_freed_and_said_so():
+    """A sensitive cell that is the only part of its total cannot move while the total
+    stays: the run frees the totals (``totals_released``) rather than return no table."""
+    a = sp.csr_matrix(np.array([[-1, 1]], dtype=float))
+    problem = Problem.from_arrays([40, 40], a, status=["S", "U"], upl=[0, 6], lpl=[0, 6])
+    adj = adjust_checked(problem, AdjustOptions.build("cta", fix_totals="all", time_limit=5))
+    assert adj.stats["totals_released"] is True
+    assert_cta_valid(problem, adj.values, adj.direction)
+    assert abs(adj.values[0] - 40) >= 6 - 1e-9
