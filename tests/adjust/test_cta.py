@@ -156,3 +156,17 @@ def test_totals_that_cannot_be_kept_are_freed_and_said_so():
     assert adj.stats["totals_released"] is True
     assert_cta_valid(problem, adj.values, adj.direction)
     assert abs(adj.values[0] - 40) >= 6 - 1e-9
+
+
+def test_when_nothing_else_is_found_every_sensitive_cell_goes_up(problem_1k3d, monkeypatch):
+    """The last fallback (heuristic and MILP found nothing): every sensitive cell up, the
+    totals free, one LP; still a valid adjusted table, never an unadjusted one."""
+    import tablesafe.adjust.cta as cta
+
+    monkeypatch.setattr(cta, "heuristic", lambda *args: None)
+    monkeypatch.setattr(cta, "MILP_MAX_CELLS", 100)
+    adj = adjust_checked(problem_1k3d, AdjustOptions.build("cta", fix_totals="grand", time_limit=5))
+    assert adj.stats["fallback"] and adj.stats["totals_released"] is True
+    assert_cta_valid(problem_1k3d, adj.values, adj.direction)
+    sens = problem_1k3d.sensitive & (problem_1k3d.upl > 0)
+    assert np.all(adj.direction[sens] == 1)

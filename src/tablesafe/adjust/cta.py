@@ -111,8 +111,11 @@ class CtaModel:
         return d
 
 
-def build_model(problem: Problem, fix: FixTotals, cost: str) -> CtaModel:
-    """The CTA MILP of ``problem`` (see the module text).
+def build_model(problem: Problem, fix: FixTotals, cost: str, *, loose: bool = False) -> CtaModel:
+    """The CTA MILP of ``problem`` (see the module text). A cell moves at most twice the
+    table's largest value (a sensitive cell: its value plus twice its levels), which keeps
+    the MILP tight; ``loose`` allows as far as every leaf moving by the largest level
+    (for :func:`all_up`).
 
     Raises:
         InfeasibleError: a sensitive cell that its a priori bounds let move neither up by
@@ -124,12 +127,14 @@ def build_model(problem: Problem, fix: FixTotals, cost: str) -> CtaModel:
     movable = np.flatnonzero(~fixed)
     k = len(movable)
     span = 2.0 * max(1.0, float(np.max(np.abs(v), initial=0.0))) + float(np.max(problem.upl, initial=0.0))
+    if loose:
+        span += problem.n * float(np.max(np.maximum(problem.upl, problem.lpl), initial=0.0))
     up_room = np.minimum(problem.upper - v, span)[movable].clip(min=0.0)
     down_room = np.minimum(v - problem.lower, span)[movable].clip(min=0.0)
     upl, lpl = problem.upl[movable], problem.lpl[movable]
     targets = np.flatnonzero(sens[movable] & ((upl > 0) | (lpl > 0)))
     # a target moves at most its own value plus twice its levels (a tighter MILP)
-    reach = 2.0 * (upl + lpl)[targets] + np.abs(v[movable][targets])
+    reach = 2.0 * (upl + lpl)[targets] + np.abs(v[movable][targets]) if not loose else np.full(len(targets), span)
     up_room[targets] = np.minimum(up_room[targets], np.maximum(reach, upl[targets]))
     down_room[targets] = np.minimum(down_room[targets], np.maximum(reach, lpl[targets]))
     can_up = up_room[targets] >= upl[targets]
@@ -246,8 +251,8 @@ def adjust_cta(problem: Problem, options: AdjustOptions, seconds: float) -> tupl
     :data:`~tablesafe.adjust.options.MILP_MAX_CELLS` cells) then improves it by the MILP
     in a guarded child process, which starts from the heuristic's table and is killed at
     the deadline; ``auto`` above that size improves it where it is worst (:func:`polish`). The result is always an adjusted table: the MILP's best, or the
-    heuristic's; when neither is found with the kept totals, the totals are freed
-    (``stats["totals_released"]``).
+    heuristic's; when neither is found, :func:`all_up` (the totals freed:
+    ``stats["totals_released"]``).
 
     Raises:
         InfeasibleError: no adjusted table exists within the bounds, even with every
@@ -264,7 +269,7 @@ def adjust_cta(problem: Problem, options: AdjustOptions, seconds: float) -> tupl
     best = heuristic(problem, cm, stats, deadline)
     if mode == "alternating" and options.directions == "auto" and best is not None:
         best = polish(problem, cm, best, stats, deadline)  # a large table: the MILP is out of reach
-    if mode == "optimal" or best is None:
+    if mode == "optimal" or (best is None and problem.n <= MILP_MAX_CELLS):
         left = deadline - time.perf_counter()
         milp = solve_guarded(cm.model, left * (1.0 - LP_RESERVE) if best is None else left,
                              start=None if best is None else best.x)
@@ -273,9 +278,7 @@ def adjust_cta(problem: Problem, options: AdjustOptions, seconds: float) -> tupl
             best = milp
             stats["solved_by"] = "milp"
     if best is None:
-        stats["totals_released"] = True
-        cm = build_model(problem, FixTotals(), options.cost)
-        best = heuristic(problem, cm, stats, time.perf_counter() + max(seconds * LP_RESERVE, 1.0))
+        cm, best = all_up(problem, options, stats, seconds)
     if best is None or best.x is None:
         raise InfeasibleError("no adjusted table keeps every relation with the sensitive cells moved by "
                               "their levels within the a priori bounds, even with every total free")
@@ -284,6 +287,22 @@ def adjust_cta(problem: Problem, options: AdjustOptions, seconds: float) -> tupl
     direction[cm.movable[cm.targets]] = np.where(best.x[cm.z()] > 0.5, UP, DOWN)
     stats["objective"] = best.objective
     return problem.value + dev, direction, stats
+
+
+def all_up(problem: Problem, options: AdjustOptions, stats: dict, seconds: float) -> tuple[CtaModel, Solved]:
+    """The fallback when neither the heuristic nor the MILP found a table: every
+    sensitive cell up (down only where its bounds forbid up), the totals free, the
+    cells' reach loose, one LP. With bounds ``[0, inf)`` this always has a solution
+    (every non-empty leaf up by the largest level moves every sensitive cell up by at
+    least its level), so the run returns an adjusted table, if a poor one."""
+    stats["fallback"] = "every sensitive cell up, totals free"
+    if options.fix_totals.word != "none":
+        stats["totals_released"] = True
+    cm = build_model(problem, FixTotals(), options.cost, loose=True)
+    directions = np.where(cm.forced != 0, cm.forced, UP).astype(np.int8)
+    got = solve(cm.fixed(directions), max(seconds * LP_RESERVE, 60.0))
+    stats["solved_by"] = f"fallback: {got.status}"
+    return cm, got
 
 
 def heuristic(problem: Problem, cm: CtaModel, stats: dict, deadline: float) -> Solved | None:

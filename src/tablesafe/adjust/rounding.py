@@ -17,7 +17,10 @@ message rather than publish a table that does not add up.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 from tablesafe.adjust.options import AdjustOptions
@@ -37,40 +40,107 @@ def split_base(values: np.ndarray, base: float) -> tuple[np.ndarray, np.ndarray]
     return floor, multiple
 
 
+def round_part(rows: sp.csr_matrix, rhs: np.ndarray, values: np.ndarray, known: np.ndarray, cells: np.ndarray,
+               base: float, seconds: float) -> tuple[np.ndarray | None, str]:
+    """Round ``values[cells]`` so that every relation of ``rows`` holds, the other cells
+    of those rows taking their ``known`` (already rounded) values.
+
+    Returns the rounded values of ``cells`` (None when none was found) and the solver's
+    status in words (``infeasible`` when no rounding exists).
+    """
+    floor, multiple = split_base(values[cells], base)
+    free = np.flatnonzero(~multiple)
+    mask = np.zeros(len(values), dtype=bool)
+    mask[cells] = True
+    rest = np.where(mask, 0.0, np.nan_to_num(known))
+    part = rows[:, cells]
+    target = (rhs - rows @ rest - part @ floor) / base
+    sub = part[:, free]
+    used = np.diff(sub.indptr) > 0
+    if np.any(np.abs(target[~used]) > 1e-6):
+        return None, "infeasible"
+    if not free.size:  # every cell a multiple already: nothing to round
+        return floor, "optimal"
+    rhs_free = np.round(target[used])
+    model = Model(base - 2.0 * (values[cells] - floor)[free], np.zeros(len(free)), np.ones(len(free)), sub[used],
+                  rhs_free, rhs_free, np.ones(len(free), dtype=bool))
+    got = solve_guarded(model, seconds, gap=1e-3)
+    if got.x is None:
+        return None, got.status
+    out = floor.copy()
+    out[free] += base * (got.x > 0.5)
+    return out, got.status
+
+
 def adjust_round(problem: Problem, options: AdjustOptions, seconds: float) -> tuple[np.ndarray, np.ndarray, dict]:
     """The controlled rounding of ``problem`` to ``options.base`` within ``seconds``:
     rounded values, the direction per cell (``UP``, ``DOWN``, 0 for multiples) and stats.
 
+    Tables of three or more dimensions are first rounded slice by slice
+    (:func:`round_by_slices`); the whole table's MILP runs when that finds nothing (and
+    for two-way tables, which it solves at once).
+
     Raises:
         InfeasibleError: no additive rounding exists, or none was found in time.
     """
+    deadline = time.perf_counter() + seconds
     base = float(options.base or 0.0)
     v = np.asarray(problem.value, dtype=float)
-    floor, multiple = split_base(v, base)
-    free = np.flatnonzero(~multiple)
-    stats: dict = {"base": base, "cells_to_round": len(free), "time_limit": seconds}
+    _, multiple = split_base(v, base)
+    stats: dict = {"base": base, "cells_to_round": int((~multiple).sum()), "time_limit": seconds}
     rel = sp.csr_matrix(problem.relations)
-    target = (problem.rhs - rel @ floor) / base
-    sub = rel[:, free]
-    used = np.diff(sub.indptr) > 0
-    if np.any(np.abs(target[~used]) > 1e-6):
-        raise InfeasibleError("the table is not additive among cells that are multiples of the base, so no "
-                              "rounding of it is additive")
-    if not free.size:  # every cell a multiple already: nothing to round
-        return floor, np.zeros(len(v), dtype=np.int8), stats
-    rhs = np.round(target[used])
-    model = Model(base - 2.0 * (v - floor)[free], np.zeros(len(free)), np.ones(len(free)), sub[used], rhs, rhs,
-                  np.ones(len(free), dtype=bool))
-    got = solve_guarded(model, seconds, gap=1e-3)
-    stats.update(milp_status=got.status, milp_seconds=round(got.seconds, 3), milp_gap=got.gap)
-    if got.x is None:
-        why = ("no additive rounding exists for this table and base (three-way and hierarchical tables need "
-               "not have one)" if got.status == "infeasible" else
-               f"no additive rounding was found within {seconds:g} s (solver: {got.status})")
-        raise InfeasibleError(f"controlled rounding to base {base:g} failed: {why}; nothing is published. "
-                              "Give a longer --time-limit, another --rounding-base, or use --method cta")
-    up = np.zeros(len(v), dtype=bool)
-    up[free] = got.x > 0.5
-    values = floor + base * up
-    direction = np.where(multiple, 0, np.where(up, UP, DOWN)).astype(np.int8)
+    values = None
+    if problem.model is not None and problem.codes is not None and len(problem.model.dims) >= 3:
+        values, stats["slices"] = round_by_slices(problem, base, deadline)
+    if values is None:
+        values, status = round_part(rel, problem.rhs, v, np.zeros(len(v)), np.arange(len(v)), base,
+                                    deadline - time.perf_counter())
+        stats["milp_status"] = status
+        if values is None:
+            why = ("no additive rounding exists for this table and base (three-way and hierarchical tables need "
+                   "not have one)" if status == "infeasible" else
+                   f"no additive rounding was found within {seconds:g} s (solver: {status})")
+            raise InfeasibleError(f"controlled rounding to base {base:g} failed: {why}; nothing is published. "
+                                  "Give a longer --time-limit, another --rounding-base, or use --method cta")
+    direction = np.where(multiple, 0, np.where(values > v, UP, DOWN)).astype(np.int8)
     return values, direction, stats
+
+
+def round_by_slices(problem: Problem, base: float, deadline: float, dim_name: str | None = None
+                    ) -> tuple[np.ndarray | None, str]:
+    """A controlled rounding of a table of three or more dimensions, one dimension's
+    hierarchy at a time, top-down (after Cox's sequence of two-way problems, seed 003
+    A.1): first the cells at that dimension's total, then, for each of its codes with
+    children, the cells at the children, their relations holding with the parent's cells
+    already rounded. Each step is a smaller MILP; the cut dimension is the one with the
+    fewest codes. A heuristic: a step without a rounding (given what is fixed) ends it.
+
+    Returns the rounded values (None when a step found none) and what happened, in words.
+    """
+    model, codes = problem.model, problem.codes
+    assert model is not None and codes is not None
+    dim = (min(model.dims, key=lambda d: len(d.hierarchy)) if dim_name is None
+           else next(d for d in model.dims if d.name == dim_name))
+    h = dim.hierarchy
+    pos = pd.Index(h.codes).get_indexer(codes[dim.name].astype(str).to_numpy())
+    rel = sp.csr_matrix(problem.relations)
+    pattern = rel.copy()
+    pattern.data = np.ones_like(pattern.data)  # which cells each relation holds
+    v = np.asarray(problem.value, dtype=float)
+    known = np.full(problem.n, np.nan)
+    steps = [[0]] + [list(h.children(i)) for i in range(len(h)) if h.children(i)]
+    for k, group in enumerate(steps):
+        cells = np.flatnonzero(np.isin(pos, group))
+        inside = np.zeros(problem.n)
+        inside[cells] = 1.0
+        done = ~np.isnan(known)
+        reach = pattern @ (inside + done)  # cells of each relation rounded or being rounded
+        rows = np.flatnonzero((pattern @ inside > 0) & (reach >= np.diff(rel.indptr) - 0.5))
+        left = (deadline - time.perf_counter()) / max(1, len(steps) - k)
+        got, status = round_part(rel[rows], problem.rhs[rows], v, known, cells, base, left)
+        if got is None:
+            return None, f"by {dim.name}: step {k + 1} of {len(steps)} found none ({status})"
+        known[cells] = got
+    if np.isnan(known).any():
+        return None, f"by {dim.name}: cells outside the dimension's hierarchy"
+    return known, f"by {dim.name}: {len(steps)} steps"
