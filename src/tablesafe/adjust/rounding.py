@@ -29,6 +29,13 @@ from tablesafe.adjust.solve import Model, solve_guarded
 from tablesafe.errors import InfeasibleError
 from tablesafe.problem import Problem
 
+SLICE_SHARE = 0.6
+"""Share of the time limit the slice-by-slice rounding may take before the whole MILP."""
+
+RETRIES = 30
+"""How many times the slice-by-slice rounding re-rounds an earlier step, its costs
+shaken, when a later step finds no rounding given it."""
+
 
 def split_base(values: np.ndarray, base: float) -> tuple[np.ndarray, np.ndarray]:
     """Per value, the multiple of ``base`` at or below it, and whether the value is a
@@ -41,9 +48,10 @@ def split_base(values: np.ndarray, base: float) -> tuple[np.ndarray, np.ndarray]
 
 
 def round_part(rows: sp.csr_matrix, rhs: np.ndarray, values: np.ndarray, known: np.ndarray, cells: np.ndarray,
-               base: float, seconds: float) -> tuple[np.ndarray | None, str]:
+               base: float, seconds: float, shake: np.random.Generator | None = None) -> tuple[np.ndarray | None, str]:
     """Round ``values[cells]`` so that every relation of ``rows`` holds, the other cells
-    of those rows taking their ``known`` (already rounded) values.
+    of those rows taking their ``known`` (already rounded) values. ``shake`` adds random
+    costs (another rounding than the closest, for a retry).
 
     Returns the rounded values of ``cells`` (None when none was found) and the solver's
     status in words (``infeasible`` when no rounding exists).
@@ -62,7 +70,10 @@ def round_part(rows: sp.csr_matrix, rhs: np.ndarray, values: np.ndarray, known: 
     if not free.size:  # every cell a multiple already: nothing to round
         return floor, "optimal"
     rhs_free = np.round(target[used])
-    model = Model(base - 2.0 * (values[cells] - floor)[free], np.zeros(len(free)), np.ones(len(free)), sub[used],
+    cost = base - 2.0 * (values[cells] - floor)[free]
+    if shake is not None:
+        cost = cost + shake.uniform(-base, base, len(free))
+    model = Model(cost, np.zeros(len(free)), np.ones(len(free)), sub[used],
                   rhs_free, rhs_free, np.ones(len(free), dtype=bool))
     got = solve_guarded(model, seconds, gap=1e-3)
     if got.x is None:
@@ -91,7 +102,7 @@ def adjust_round(problem: Problem, options: AdjustOptions, seconds: float) -> tu
     rel = sp.csr_matrix(problem.relations)
     values = None
     if problem.model is not None and problem.codes is not None and len(problem.model.dims) >= 3:
-        values, stats["slices"] = round_by_slices(problem, base, deadline)
+        values, stats["slices"] = round_by_slices(problem, base, time.perf_counter() + SLICE_SHARE * seconds)
     if values is None:
         values, status = round_part(rel, problem.rhs, v, np.zeros(len(v)), np.arange(len(v)), base,
                                     deadline - time.perf_counter())
@@ -106,41 +117,72 @@ def adjust_round(problem: Problem, options: AdjustOptions, seconds: float) -> tu
     return values, direction, stats
 
 
-def round_by_slices(problem: Problem, base: float, deadline: float, dim_name: str | None = None
-                    ) -> tuple[np.ndarray | None, str]:
+def round_by_slices(problem: Problem, base: float, deadline: float) -> tuple[np.ndarray | None, str]:
     """A controlled rounding of a table of three or more dimensions, one dimension's
-    hierarchy at a time, top-down (after Cox's sequence of two-way problems, seed 003
-    A.1): first the cells at that dimension's total, then, for each of its codes with
-    children, the cells at the children, their relations holding with the parent's cells
-    already rounded. Each step is a smaller MILP; the cut dimension is the one with the
-    fewest codes. A heuristic: a step without a rounding (given what is fixed) ends it.
+    hierarchy at a time (after Cox's sequence of two-way problems, seed 003 A.1): see
+    :func:`slice_rounding`. The dimensions are tried as the cut one after the other, the
+    one with the fewest codes first, until one gives a rounding or the time is up.
 
-    Returns the rounded values (None when a step found none) and what happened, in words.
+    Returns the rounded values (None when no cut gave one) and what happened, in words.
+    """
+    model = problem.model
+    assert model is not None
+    said = []
+    for dim in sorted(model.dims, key=lambda d: len(d.hierarchy)):
+        if time.perf_counter() >= deadline:
+            break
+        values, how = slice_rounding(problem, dim.name, base, deadline)
+        said.append(how)
+        if values is not None:
+            return values, "; ".join(said)
+    return None, "; ".join(said) or "no time left"
+
+
+def slice_rounding(problem: Problem, dim_name: str, base: float, deadline: float) -> tuple[np.ndarray | None, str]:
+    """Round top-down along ``dim_name``'s hierarchy: first the cells at its total, then,
+    for each of its codes with children, the cells at the children, their relations
+    holding with the parent's cells already rounded (each step a smaller MILP). When a
+    step has no rounding given its parent, the step that rounded the parent runs again
+    with its costs shaken (up to :data:`RETRIES` times), and everything after it too.
+
+    Returns the rounded values (None when it found none) and what happened, in words.
     """
     model, codes = problem.model, problem.codes
     assert model is not None and codes is not None
-    dim = (min(model.dims, key=lambda d: len(d.hierarchy)) if dim_name is None
-           else next(d for d in model.dims if d.name == dim_name))
-    h = dim.hierarchy
-    pos = pd.Index(h.codes).get_indexer(codes[dim.name].astype(str).to_numpy())
+    h = next(d for d in model.dims if d.name == dim_name).hierarchy
+    pos = pd.Index(h.codes).get_indexer(codes[dim_name].astype(str).to_numpy())
     rel = sp.csr_matrix(problem.relations)
     pattern = rel.copy()
     pattern.data = np.ones_like(pattern.data)  # which cells each relation holds
     v = np.asarray(problem.value, dtype=float)
-    known = np.full(problem.n, np.nan)
     steps = [[0]] + [list(h.children(i)) for i in range(len(h)) if h.children(i)]
-    for k, group in enumerate(steps):
-        cells = np.flatnonzero(np.isin(pos, group))
+    groups = [np.flatnonzero(np.isin(pos, g)) for g in steps]
+    if np.isin(pos, -1).any():
+        return None, f"by {dim_name}: cells outside the dimension's hierarchy"
+    step_of = {code: k for k, g in enumerate(steps) for code in g}
+    parent_step = [-1] + [step_of[h.parent[g[0]]] for g in steps[1:]]
+    shaken = np.zeros(len(steps), dtype=bool)
+    rng = np.random.default_rng(0)
+    known = np.full(problem.n, np.nan)
+    k, retries = 0, 0
+    while k < len(steps):
         inside = np.zeros(problem.n)
-        inside[cells] = 1.0
-        done = ~np.isnan(known)
-        reach = pattern @ (inside + done)  # cells of each relation rounded or being rounded
+        inside[groups[k]] = 1.0
+        reach = pattern @ (inside + ~np.isnan(known))  # cells of each relation rounded or being rounded
         rows = np.flatnonzero((pattern @ inside > 0) & (reach >= np.diff(rel.indptr) - 0.5))
         left = (deadline - time.perf_counter()) / max(1, len(steps) - k)
-        got, status = round_part(rel[rows], problem.rhs[rows], v, known, cells, base, left)
-        if got is None:
-            return None, f"by {dim.name}: step {k + 1} of {len(steps)} found none ({status})"
-        known[cells] = got
-    if np.isnan(known).any():
-        return None, f"by {dim.name}: cells outside the dimension's hierarchy"
-    return known, f"by {dim.name}: {len(steps)} steps"
+        got, status = round_part(rel[rows], problem.rhs[rows], v, known, groups[k], base, left,
+                                 shake=rng if shaken[k] else None)
+        if got is not None:
+            known[groups[k]] = got
+            k += 1
+            continue
+        back = parent_step[k]
+        if back < 0 or retries >= RETRIES or time.perf_counter() >= deadline:
+            return None, f"by {dim_name}: step {k + 1} of {len(steps)} found none ({status}), {retries} retries"
+        retries += 1
+        shaken[back] = True
+        for later in groups[back:]:
+            known[later] = np.nan
+        k = back
+    return known, f"by {dim_name}: {len(steps)} steps, {retries} retries"
