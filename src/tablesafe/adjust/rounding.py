@@ -121,17 +121,20 @@ def round_by_slices(problem: Problem, base: float, deadline: float) -> tuple[np.
     """A controlled rounding of a table of three or more dimensions, one dimension's
     hierarchy at a time (after Cox's sequence of two-way problems, seed 003 A.1): see
     :func:`slice_rounding`. The dimensions are tried as the cut one after the other, the
-    one with the fewest codes first, until one gives a rounding or the time is up.
+    one with the fewest codes first, each with an equal share of the time left, until one
+    gives a rounding.
 
     Returns the rounded values (None when no cut gave one) and what happened, in words.
     """
     model = problem.model
     assert model is not None
     said = []
-    for dim in sorted(model.dims, key=lambda d: len(d.hierarchy)):
-        if time.perf_counter() >= deadline:
+    dims = sorted(model.dims, key=lambda d: len(d.hierarchy))
+    for k, dim in enumerate(dims):
+        now = time.perf_counter()
+        if now >= deadline:
             break
-        values, how = slice_rounding(problem, dim.name, base, deadline)
+        values, how = slice_rounding(problem, dim.name, base, now + (deadline - now) / (len(dims) - k))
         said.append(how)
         if values is not None:
             return values, "; ".join(said)
