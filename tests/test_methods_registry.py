@@ -8,7 +8,9 @@ import inspect
 import pytest
 
 import tablesafe
+from tablesafe.adjust.methods import ADJUST_METHODS
 from tablesafe.errors import InputError
+from tablesafe.methods import ALL_METHODS, check_any_method
 from tablesafe.suppress import dispatch
 from tablesafe.suppress.methods import DEFAULT_METHOD, METHODS, REGISTRY, check_method, method_info
 
@@ -26,7 +28,8 @@ def test_every_entry_reads_the_registry():
 
     assert dispatch.METHODS is METHODS
     assert tablesafe.suppress.METHODS is METHODS
-    assert tuple(m.value for m in Method) == METHODS
+    assert tuple(m.value for m in Method) == ALL_METHODS
+    assert ALL_METHODS[: len(METHODS)] == METHODS and set(ADJUST_METHODS) <= set(ALL_METHODS)
     for fn in (tablesafe.protect, tablesafe.protect_problem):
         assert inspect.signature(fn).parameters["method"].default == DEFAULT_METHOD
 
@@ -34,6 +37,8 @@ def test_every_entry_reads_the_registry():
 def test_an_unknown_method_is_refused_with_the_known_ones():
     with pytest.raises(InputError, match="unknown method 'clever'; choose one of auto, optimal, modular"):
         check_method("clever")
+    with pytest.raises(InputError, match="unknown method 'clever'; choose one of auto, .*, cta, round"):
+        check_any_method("clever")
     with pytest.raises(InputError, match="unknown method"):
         tablesafe.protect("no-such-file.csv", ["a"], "v", ["p(15)"], method="clever")
 

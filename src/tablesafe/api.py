@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 
 import tablesafe.suppress as suppression  # looked up per call, so a test may replace it
+from tablesafe.adjust.options import AdjustOptions
+from tablesafe.adjust.stage import adjusted_result, recorded_adjustment
 from tablesafe.audit import (
     AuditResult,
     all_protected,
@@ -303,8 +305,10 @@ def protect(
     empty_marker: str | None = None,
     run_audit: bool = True,
     insider: str = "fail",
+    rounding_base: float | None = None, readd_totals: bool = False, cta_cost: str = "weighted",
+    cta_directions: str = "auto", fix_totals: Any = "none",
 ) -> ProtectResult:
-    """Protect a table: tabulate, find sensitive cells, suppress, audit.
+    """Protect a table: tabulate, find sensitive cells, suppress (or adjust), audit.
 
     Args:
         data: microdata (pandas, polars or pyarrow frame, or a CSV/Parquet path, or a
@@ -364,6 +368,9 @@ def protect(
             are); a suppression method is always audited.
         insider: what insider findings of the audit do: ``fail`` (default), ``warn`` or
             ``off`` (see :func:`protect_problem`).
+        rounding_base, readd_totals, cta_cost, cta_directions, fix_totals: options of the
+            adjustment methods (``method="cta"``, ``"round"``, ``"random-round"``): see
+            :class:`tablesafe.adjust.AdjustOptions`; refused with a suppression method.
 
     Returns:
         A :class:`ProtectResult`.
@@ -371,7 +378,9 @@ def protect(
     Raises:
         TablesafeError: any bad input or failed stage, with a one-paragraph message.
     """
-    check_run_options(method, time_limit, insider)
+    adjusting = check_run_options(method, time_limit, insider, seed=seed, rounding_base=rounding_base,
+                                  readd_totals=readd_totals, cta_cost=cta_cost, cta_directions=cta_directions,
+                                  fix_totals=fix_totals)
     timings: dict[str, float] = {}
     problem, resp, params = prepare_problem(
         data, dims, response, rules,
@@ -385,23 +394,10 @@ def protect(
         recompute_totals=recompute_totals, encoding=encoding, jj_offsets=jj_offsets,
         require_additive=method != NONE, progress=progress, timings=timings,
     )
-    return _suppress_and_audit(
-        problem,
-        method=method,
-        response=resp,
-        time_limit=time_limit,
-        certificates=certificates,
-        singleton=singleton,
-        capacity=capacity,
-        progress=progress,
-        seed=seed,
-        marker=marker,
-        empty_marker=empty_marker,
-        run_audit=run_audit,
-        insider=insider,
-        params=params,
-        timings=timings,
-    )
+    return _suppress_and_audit(problem, method=method, response=resp, time_limit=time_limit, certificates=certificates,
+                               singleton=singleton, capacity=capacity, progress=progress, seed=seed, marker=marker,
+                               empty_marker=empty_marker, run_audit=run_audit, insider=insider, params=params,
+                               timings=timings, adjusting=adjusting)
 
 
 def audit_publication(
@@ -460,8 +456,12 @@ def protect_problem(
     insider: str = "fail",
     params: dict | None = None,
     timings: dict[str, float] | None = None,
+    rounding_base: float | None = None, readd_totals: bool = False, cta_cost: str = "weighted",
+    cta_directions: str = "auto", fix_totals: Any = "none",
 ) -> ProtectResult:
-    """Suppress and audit an assessed :class:`~tablesafe.Problem` (e.g. read from JJ).
+    """Suppress and audit an assessed :class:`~tablesafe.Problem` (e.g. read from JJ), or
+    adjust it (``method="cta"``, ``"round"``, ``"random-round"``, with the adjustment
+    options of :func:`protect`) and check the adjusted table.
 
     With ``method="none"`` only the sensitive cells are withheld (no complements, no
     safety claim); the audit, when available, then shows how exposed they are.
@@ -473,12 +473,14 @@ def protect_problem(
     sensitive cell) do: ``"fail"`` (default: raise like an outsider failure), ``"warn"``
     (reported in the summary, analyst result and report) or ``"off"`` (not checked).
     """
-    check_run_options(method, time_limit, insider)
+    adjusting = check_run_options(method, time_limit, insider, seed=seed, rounding_base=rounding_base,
+                                  readd_totals=readd_totals, cta_cost=cta_cost, cta_directions=cta_directions,
+                                  fix_totals=fix_totals)
     return _suppress_and_audit(problem, method=method, response=response, time_limit=time_limit,
                                certificates=certificates, singleton=singleton, capacity=capacity,
                                progress=progress, seed=seed, marker=marker,
                                empty_marker=empty_marker, run_audit=run_audit, insider=insider,
-                               params=params, timings=timings)
+                               params=params, timings=timings, adjusting=adjusting)
 
 
 def _audit_once(problem: Problem, pattern: Pattern, insider: bool) -> AuditResult:
@@ -510,15 +512,21 @@ def _suppress_and_audit(
     insider: str,
     params: dict | None,
     timings: dict[str, float] | None,
+    adjusting: AdjustOptions | None = None,
 ) -> ProtectResult:
     """The second half of :func:`protect` and :func:`protect_problem`, on options checked
-    by them: suppress, audit (the gate), check the certificates."""
+    by them: suppress, audit (the gate), check the certificates; or, for an adjustment
+    method (``adjusting``), the adjustment stage and its check."""
     timings = {} if timings is None else timings
     params = dict(params or {})
     params.update({k: recorded(v) for k, v in (
         ("method", method), ("time_limit", time_limit), ("certificates", certificates), ("singleton", singleton),
         ("capacity", capacity), ("seed", seed), ("marker", marker), ("empty_marker", empty_marker),
         ("run_audit", run_audit), ("insider", insider))})
+    params.update(recorded_adjustment(adjusting))
+    if adjusting is not None:
+        return adjusted_result(problem, adjusting, response=response, params=params, timings=timings,
+                               marker=marker, empty_marker=empty_marker)
     if method == NONE:
         pattern = Pattern(withheld=problem.sensitive.copy(), method=NONE)
     else:

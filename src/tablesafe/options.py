@@ -12,9 +12,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tablesafe.adjust.options import AdjustOptions
+from tablesafe.adjust.stage import adjustment_options
 from tablesafe.errors import InputError
+from tablesafe.methods import check_any_method
 from tablesafe.rules.ruleset import missing_codes_map
-from tablesafe.suppress.methods import check_method
 
 __all__ = ["INSIDER_MODES", "check_run_options", "missing_codes_map", "recorded"]
 
@@ -22,14 +24,20 @@ INSIDER_MODES = ("warn", "fail", "off")
 """What insider findings of the audit do: warn (default), fail the run, or not checked."""
 
 
-def check_run_options(method: str, time_limit: float | None, insider: str = "warn") -> None:
+def check_run_options(method: str, time_limit: float | None, insider: str = "warn", *, seed: int = 0,
+                      **adjusting: Any) -> AdjustOptions | None:
     """Refuse bad run options before any work starts (:func:`protect`, :func:`protect_problem`).
 
+    ``adjusting`` holds the adjustment options (``rounding_base``, ``readd_totals``,
+    ``cta_cost``, ``cta_directions``, ``fix_totals``). Returns them checked for an
+    adjustment method (CTA, rounding), None for a suppression method.
+
     Raises:
-        InputError: an unknown method or insider mode, or a time limit that is not a
-            positive number of seconds.
+        InputError: an unknown method or insider mode, a time limit that is not a
+            positive number of seconds, or a bad adjustment option (or one given to a
+            suppression method).
     """
-    check_method(method)
+    check_any_method(method)
     if insider not in INSIDER_MODES:
         raise InputError(f"insider must be warn, fail or off, not {insider!r}")
     if time_limit is not None:
@@ -42,6 +50,7 @@ def check_run_options(method: str, time_limit: float | None, insider: str = "war
                 f"the time limit must be a positive number of seconds, got {time_limit!r} "
                 "(--time-limit, Python: time_limit=...); leave it out for a limit set from the table size"
             )
+    return adjustment_options(method, time_limit=time_limit, seed=seed, **adjusting)
 
 
 def recorded(value: Any) -> Any:

@@ -41,6 +41,9 @@ class ProtectResult:
         timings: seconds per stage.
         marker: text written for withheld cells in the publication (None: empty).
         empty_marker: text written for empty cells (None: 0).
+        adjustment: for an adjustment method (CTA, rounding), the checked
+            :class:`~tablesafe.adjust.Adjustment`: the publication then holds every cell
+            with its adjusted value, and nothing is withheld.
     """
 
     problem: Problem
@@ -52,6 +55,7 @@ class ProtectResult:
     timings: dict[str, float] = field(default_factory=dict)
     marker: str | None = None
     empty_marker: str | None = None
+    adjustment: Any | None = None
 
     # ------------------------------------------------------------------ views
     @property
@@ -69,20 +73,28 @@ class ProtectResult:
         """The analyst table (confidential): codes, value, contributors, status, rule,
         protection levels, audit interval and verdict."""
         from tablesafe.io.analyst import analyst_frame
+        from tablesafe.io.publication import stable_values
 
-        return analyst_frame(self.problem, self.status, self.audit)
+        frame = analyst_frame(self.problem, self.status, self.audit)
+        if self.adjustment is not None:
+            frame["adjusted"] = stable_values(self.adjustment.values)
+            frame["deviation"] = stable_values(self.adjustment.deviation)
+            frame["direction"] = np.select([self.adjustment.direction > 0, self.adjustment.direction < 0],
+                                           ["up", "down"], "")
+        return frame
 
     @cached_property
     def publication(self) -> pd.DataFrame:
-        """The publication table: codes then the response column, withheld cells empty.
-        A declared missing code that no record carries is no category of the published
-        table: its rows are left out (the analyst table keeps them)."""
+        """The publication table: codes then the response column, withheld cells empty
+        (after an adjustment: every cell, with its adjusted value). A declared missing
+        code that no record carries is no category of the published table: its rows are
+        left out (the analyst table keeps them)."""
         from tablesafe.io.analyst import codes_of
         from tablesafe.io.publication import publication_frame, unlisted_cells
 
         frame = publication_frame(
             codes_of(self.problem),
-            self.problem.value,
+            self.problem.value if self.adjustment is None else self.adjustment.values,
             self.withheld,
             self.response,
             empty=self.problem.status == EMPTY,
@@ -100,7 +112,10 @@ class ProtectResult:
     @property
     def ok(self) -> bool:
         """True when an audit ran and every sensitive cell is protected against the
-        default attacker (insider findings are reported by :meth:`summary`)."""
+        default attacker (insider findings are reported by :meth:`summary`); after an
+        adjustment, True (its check passed, or the run raised)."""
+        if self.adjustment is not None:
+            return True
         return self.audit is not None and all_protected(self.audit)
 
     @cached_property
@@ -167,6 +182,8 @@ class ProtectResult:
                 f"value {loss['withheld_value']:,.2f} ({loss['withheld_value_pct']:.2f}% of the sum of all cell values, totals included)"
             ),
         ]
+        if self.adjustment is not None:
+            lines[1:] = [_adjustment_line(self.adjustment)]
         if self.audit is not None:
             lines.append("audit: " + verdict_line(self.audit))
         elif self.method == "none":
@@ -253,6 +270,17 @@ class ProtectResult:
     def protected_problem(self) -> Problem:
         """The problem with the final statuses (complements as ``M``)."""
         return self.problem.copy(status=self.status.copy())
+
+
+def _adjustment_line(adjustment: Any) -> str:
+    """One line on an adjusted table: what changed, and the check it passed."""
+    q = adjustment.quality
+    freed = ("; the totals asked to be kept could not all be kept, so they were left free"
+             if adjustment.stats.get("totals_released") else "")
+    return (f"adjusted ({adjustment.method}): {q.cells_changed} cells changed, {q.totals_moved} totals moved; "
+            f"sum of absolute deviations {q.abs_deviation:,.2f}, of relative deviations {q.rel_deviation:.4g}; "
+            f"largest relative change of a non-sensitive cell {100 * q.max_rel_change_safe:.2f}%{freed}; "
+            "check passed")
 
 
 def information_loss(problem: Problem, withheld: np.ndarray) -> pd.DataFrame:

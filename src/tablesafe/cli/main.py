@@ -15,9 +15,11 @@ import typer
 from rich.table import Table
 
 import tablesafe
+from tablesafe.adjust.options import CTA_COSTS, CTA_DIRECTIONS
 from tablesafe.audit import verdict_line
 from tablesafe.cli.common import EXIT_UNSAFE, err, fail, guarded, out, say
-from tablesafe.suppress.methods import DEFAULT_METHOD, METHODS, REGISTRY
+from tablesafe.methods import ALL_METHODS, ALL_REGISTRY
+from tablesafe.suppress.methods import DEFAULT_METHOD
 
 app = typer.Typer(
     add_completion=False,
@@ -27,12 +29,15 @@ app = typer.Typer(
 )
 
 
-Method = Enum("Method", {name: name for name in METHODS}, type=str)  # type: ignore[misc]
-"""The ``--method`` choices: the names of the method registry (:mod:`tablesafe.suppress.methods`)."""
+Method = Enum("Method", {name: name for name in ALL_METHODS}, type=str)  # type: ignore[misc]
+"""The ``--method`` choices: the names of the method registries (:mod:`tablesafe.methods`)."""
 
 
-METHOD_HELP = "Secondary suppression method: " + "; ".join(
-    f"'{m.name}'{' (default)' if m.name == DEFAULT_METHOD else ''} = {m.summary}" for m in REGISTRY) + "."
+METHOD_HELP = "Protection method (secondary suppression, or an adjustment): " + "; ".join(
+    f"'{m.name}'{' (default)' if m.name == DEFAULT_METHOD else ''} = {m.summary}" for m in ALL_REGISTRY) + "."
+
+CtaCost = Enum("CtaCost", {name: name for name in CTA_COSTS}, type=str)  # type: ignore[misc]
+CtaDirections = Enum("CtaDirections", {name: name for name in CTA_DIRECTIONS}, type=str)  # type: ignore[misc]
 
 
 class Insider(str, Enum):
@@ -157,9 +162,14 @@ def protect(
     time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds for the suppression method."),
     insider: Insider = typer.Option(Insider.fail, "--insider", help="Insider findings of the audit (a single contributor of a withheld cell narrowing down a sensitive cell): fail (default), warn or off."),
     seed: int = typer.Option(0, "--seed", help="Seed for randomised steps (results are deterministic per seed)."),
+    rounding_base: float | None = typer.Option(None, "--rounding-base", help="Methods round and random-round: the base B every cell is rounded to a multiple of."),
+    readd_totals: bool = typer.Option(False, "--readd-totals", help="Method random-round: round the interior cells only and add the totals up from them (an additive table)."),
+    cta_cost: CtaCost = typer.Option("weighted", "--cta-cost", help="Method cta: what it minimises: weighted (deviations weighted by 1/value, default), l1, or relative (the largest relative change)."),
+    cta_directions: CtaDirections = typer.Option("auto", "--cta-directions", help="Method cta: directions of the sensitive cells: optimal (MILP), alternating (heuristic), auto (MILP up to 20,000 cells)."),
+    fix_totals: str = typer.Option("none", "--fix-totals", help="Method cta: totals kept at their true values: none, grand, all, or DIM=DEPTH[,DIM=DEPTH] (totals of DIM down to that depth)."),
     quiet: bool = QuietOpt,
 ) -> None:
-    """Protect a table: tabulate, find sensitive cells, suppress, audit, write files."""
+    """Protect a table: tabulate, find sensitive cells, suppress or adjust, audit, write files."""
     data_options = _data_options(locals())
 
     def body() -> None:
@@ -200,6 +210,11 @@ def protect(
             singleton=singleton,
             capacity=capacity,
             run_audit=run_audit,
+            rounding_base=rounding_base,
+            readd_totals=readd_totals,
+            cta_cost=cta_cost.value,
+            cta_directions=cta_directions.value,
+            fix_totals=fix_totals,
             **_table_options(
                 bounds=bounds,
                 zero_unsafe=zero_unsafe,

@@ -25,8 +25,9 @@ Table keys: ``name``, ``data``, ``metadata``, ``jj``, ``dims``, ``response``, ``
 ``top``, ``given_status``, ``recompute_totals``), ``encoding`` (of a CSV data file),
 ``jj_offsets``, ``bounds`` (percent), ``symmetric``, ``negative``, ``run_audit``,
 ``sliding``, ``freq_levels``, ``manual_margin``, ``missing_codes`` (a table
-``{dimension = "code"}`` or ``["dimension=code"]``), ``singleton``, ``capacity``, and the
-outputs ``out``, ``cells``,
+``{dimension = "code"}`` or ``["dimension=code"]``), ``singleton``, ``capacity``, the
+adjustment options ``rounding_base``, ``readd_totals``, ``cta_cost``, ``cta_directions``,
+``fix_totals`` (a string or a table ``{dimension = depth}``), and the outputs ``out``, ``cells``,
 ``report``, ``certificates``, ``write_jj``, ``write_apriori``.
 """
 
@@ -38,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from tablesafe.errors import InputError
-from tablesafe.suppress.methods import check_method
+from tablesafe.methods import check_any_method
 
 PATH_KEYS = ("data", "metadata", "jj", "apriori", "manual", "out", "cells", "report", "certificates", "write_jj",
              "write_apriori")
@@ -49,7 +50,8 @@ TABLE_KEYS = {
     "count", "zero_unsafe", "top_k", "missing_code", "time_limit", "seed", "marker", "empty_marker",
     "manual", "insider", "tabular", "frequency", "top", "given_status", "recompute_totals",
     "encoding", "jj_offsets", "bounds", "symmetric", "negative", "run_audit", "sliding", "freq_levels",
-    "manual_margin", "missing_codes", "singleton", "capacity", *OUTPUT_KEYS,
+    "manual_margin", "missing_codes", "singleton", "capacity", "rounding_base", "readd_totals", "cta_cost",
+    "cta_directions", "fix_totals", *OUTPUT_KEYS,
 }
 
 
@@ -110,7 +112,7 @@ def read_job(path: str | Path) -> list[TableJob]:
         opts = {**defaults, **t}
         tname = str(opts.pop("name", f"table {t_index}"))
         if "method" in opts:
-            check_method(opts["method"], file=name)
+            check_any_method(opts["method"], file=name)
         for key in PATH_KEYS:
             if key in opts and opts[key] is not None:
                 p = Path(str(opts[key]))

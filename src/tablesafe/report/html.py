@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 from itertools import combinations
 from typing import Any
 
@@ -12,6 +10,8 @@ import numpy as np
 
 from tablesafe.audit import findings_in_words, verdict_line
 from tablesafe.problem import EMPTY, MANUAL, PRIMARY, PROTECTED, SAFE, SECONDARY
+from tablesafe.report.adjustment import adjustment_section
+from tablesafe.report.figures import png, pyplot
 from tablesafe.version import __version__
 
 #: Status letters, their names in the report, and colours (colour-blind friendly).
@@ -27,25 +27,6 @@ MAX_HEATMAP_CELLS = 4000
 MAX_INTERVAL_CELLS = 60
 
 
-def _png(fig) -> str:
-    """Encode a matplotlib figure as a data URI and close it."""
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=96, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def heatmaps(result: Any) -> list[dict]:
     """One heat map per pair of dimensions (other dimensions at their totals).
 
@@ -56,7 +37,7 @@ def heatmaps(result: Any) -> list[dict]:
     model = problem.model
     if model is None or problem.codes is None or len(model.dims) < 1:
         return []
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
@@ -135,7 +116,7 @@ def heatmaps(result: Any) -> list[dict]:
         others = [d.name for k, d in enumerate(dims) if k not in (a, b)]
         title = f"{da.name} × {db.name}" if db is not None else da.name
         note = ("other dimensions at their totals: " + ", ".join(others)) if others else ""
-        out.append({"title": title, "note": note, "img": _png(fig)})
+        out.append({"title": title, "note": note, "img": png(fig)})
     return out
 
 
@@ -147,7 +128,7 @@ def interval_plot(result: Any) -> dict | None:
     sens = problem.sensitive
     if audit is None or not sens.any():
         return None
-    plt = _pyplot()
+    plt = pyplot()
     idx = np.flatnonzero(sens)
     idx = idx[np.argsort(-np.abs(problem.value[idx]), kind="stable")][:MAX_INTERVAL_CELLS]
     v = problem.value[idx]
@@ -188,14 +169,14 @@ def interval_plot(result: Any) -> dict | None:
     ax.set_xlim(-cap * 1.05 if lo_c.min() < 0 or req_lo.min() < 0 else -5, cap * 1.05)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8, frameon=False)
     note = "" if sens.sum() <= MAX_INTERVAL_CELLS else f"the {MAX_INTERVAL_CELLS} largest of {int(sens.sum())} sensitive cells"
-    return {"img": _png(fig), "note": note}
+    return {"img": png(fig), "note": note}
 
 
 def timing_plot(timings: dict[str, float]) -> str | None:
     """Horizontal bar chart of seconds per stage."""
     if not timings:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     names = list(timings)
     secs = [timings[k] for k in names]
     fig, ax = plt.subplots(figsize=(6, 0.35 * len(names) + 0.8))
@@ -205,7 +186,7 @@ def timing_plot(timings: dict[str, float]) -> str | None:
     ax.set_xlabel("seconds")
     for i, s in enumerate(secs):
         ax.text(s, i, f" {s:.2f}", va="center", fontsize=8)
-    return _png(fig)
+    return png(fig)
 
 
 def _fmt(v: Any) -> str:
@@ -261,6 +242,7 @@ def render_report(result: Any) -> str:
         audit_ok=result.ok,
         timings=result.timings,
         timing_img=timing_plot(result.timings),
+        adjustment=adjustment_section(result),
         total_time=sum(result.timings.values()),
         escape=html.escape,
     )

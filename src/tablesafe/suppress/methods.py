@@ -48,15 +48,16 @@ DEFAULT_METHOD = "auto"
 """The method used when none is named (Python, command line and job files alike)."""
 
 
-def check_method(method: object, *, file: str | None = None) -> str:
-    """The method name, checked against the registry.
+def check_method(method: object, *, file: str | None = None, names: tuple[str, ...] = METHODS) -> str:
+    """The method name, checked against the registry (or the method ``names`` given:
+    :mod:`tablesafe.methods` adds the adjustment methods).
 
     Raises:
         InputError: naming the unknown method, the known ones and the ``file`` (a job
             file) that asked for it.
     """
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}", file=file)
+    if method not in names:
+        raise InputError(f"unknown method {method!r}; choose one of {', '.join(names)}", file=file)
     return str(method)
 
 
