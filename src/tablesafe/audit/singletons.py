@@ -170,7 +170,8 @@ def _run_part(part: tuple[int, np.ndarray]) -> tuple[list[dict], dict]:
 
 class _Stored:
     """The base audit's stored tables of one block, as deviations from the true table:
-    one sparse row each (distinct), with the row of each target's own optimum.
+    one sparse row each (distinct), the true table (no deviation) first, with the row of
+    each target's own optimum.
 
     A stored table moves few cells, so the rows stay sparse however large the block; a
     dense pool of a 20,000-cell block took longer to search than the LPs it saved. Built
@@ -364,7 +365,8 @@ class _BlockCheck:
             lo, hi = rows.indptr[r], rows.indptr[r + 1]
             idx = rows.indices[lo:hi]
             if idx.size == 0:
-                break  # a table that moves no insider's cell answers them all
+                cand = cand[:0]  # a table that moves no insider's cell answers them all
+                break
             if 16 * cand.size < idx.size:
                 # few candidates left: look them up in the row (sorted indices)
                 pos = np.minimum(np.searchsorted(idx, cand), idx.size - 1)
@@ -381,11 +383,8 @@ class _BlockCheck:
             cand, open_lo, open_hi = cand[keep], open_lo[keep], open_hi[keep]
             if cand.size == 0:
                 break
-        else:
-            self.counts["insider_pool"] = self.counts.get("insider_pool", 0) + att.size - cand.size
-            return self.single[cand]
-        self.counts["insider_pool"] = self.counts.get("insider_pool", 0) + att.size
-        return att[:0]
+        self.counts["insider_pool"] = self.counts.get("insider_pool", 0) + att.size - cand.size
+        return self.single[cand]
 
     def _peel(self, test, group: np.ndarray, first: tuple[bool, np.ndarray] | None = None) -> np.ndarray:
         """Suspects of ``group``: fix all and test; when the goal is missed, the fixed

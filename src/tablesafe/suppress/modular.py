@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from tablesafe.problem import PRIMARY, SAFE, Problem
-from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.attacker import UP, Bounds
 from tablesafe.suppress.compact import attacks_of, compact_pattern, model_size
 from tablesafe.suppress.optimal import optimal_pattern
 from tablesafe.suppress.protection import candidates, run_attacks
@@ -350,7 +350,7 @@ def _first_attacks(bounds: Bounds, outsiders: list) -> list:
     largest levels (at least ``LAZY_MIN``), in their original order."""
     if len(outsiders) <= LAZY_MIN:
         return list(outsiders)
-    level = np.array([bounds.req_up[k] if d > 0 else bounds.req_dn[k] for k, d, _ in outsiders])
+    level = np.array([bounds.req_up[k] if d == UP else bounds.req_dn[k] for k, d, _ in outsiders])
     take = max(LAZY_MIN, int(LAZY_SHARE * len(outsiders)))
     keep = np.sort(np.argsort(-level, kind="stable")[:take])
     return [outsiders[i] for i in keep.tolist()]
