@@ -329,12 +329,19 @@ def solve_intervals(
         upper[b.cols[targets]] = np.maximum(hi_out[targets], b.truth[targets])
         lower[b.cols[targets]] = np.minimum(lo_out[targets], b.truth[targets])
         if keep_points:
+            # one table is often the best point of many cells: its sparse form is
+            # computed once (the cells share the arrays, which nobody changes)
+            sparse_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+            tol_truth = 1e-9 * (1 + np.abs(b.truth))
             for k in targets.tolist():
                 for d, x in ((1, best.point(k, 1)), (-1, best.point(k, -1))):
                     if x is None:
                         continue
-                    diff = np.abs(x - b.truth) > 1e-9 * (1 + np.abs(b.truth))
-                    points[(int(b.cols[k]), d)] = (b.cols[diff], x[diff])
+                    sx = sparse_of.get(id(x))
+                    if sx is None:
+                        diff = np.abs(x - b.truth) > tol_truth
+                        sx = sparse_of[id(x)] = (b.cols[diff], x[diff])
+                    points[(int(b.cols[k]), d)] = sx
     tracker(done=True)
     moves: dict = {}
     if certify:

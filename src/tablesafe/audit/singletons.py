@@ -183,12 +183,14 @@ class _Stored:
         self.own: dict[tuple[int, int], int] = {}
         starts, index, dev = [0], [], []
         seen: set[tuple[bytes, bytes]] = set()
+        seen_ids: set[int] = set()  # tables shared by several cells (one object each)
         nnz = 0
         for j, k in enumerate(b.cols.tolist()):
             for d in (1, -1):
                 pt = base.points.get((k, d))
-                if pt is None:
+                if pt is None or id(pt) in seen_ids:
                     continue
+                seen_ids.add(id(pt))
                 key = (pt[0].tobytes(), pt[1].tobytes())
                 if key in seen:
                     continue

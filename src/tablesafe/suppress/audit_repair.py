@@ -21,7 +21,7 @@ import pandas as pd
 from tablesafe.audit.result import AuditResult
 from tablesafe.errors import AuditFailure
 from tablesafe.problem import Problem
-from tablesafe.suppress.attacker import DOWN, UP, Bounds
+from tablesafe.suppress.attacker import DOWN, UP, Attack, Bounds
 from tablesafe.suppress.cover import Revisable
 from tablesafe.suppress.protection import (
     Key,
@@ -30,6 +30,7 @@ from tablesafe.suppress.protection import (
     failing,
     revise,
     run_attacks,
+    still_holds,
     widen,
 )
 
@@ -120,13 +121,15 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
         # next audit only confirms; the complements are chosen together against every
         # inequality this round's attacks gave so far, on top of the pattern the audit
         # saw (so the pattern only grows from audit to audit), and every attack that
-        # failed is attacked again
+        # failed is attacked again unless its last table still stands
         choice = Revisable(w, problem.cost)
         ever: set[Key] = set()
+        latest: dict[Key, Attack] = {}
         for inner in range(max_rounds):
             if time.monotonic() > deadline:
                 raise OutOfTime(w)
             atts = run_attacks(problem, bounds, w.astype(float), keys, split_insiders=False, sparse=False)
+            latest.update(atts)
             bad = failing(bounds, atts)
             if not bad:
                 if inner == 0:
@@ -136,7 +139,9 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
                 break
             w = revise(problem, bounds, choice, w, atts, bad, cand, deadline)
             ever.update(bad)
-            keys = sorted(ever)
+            # attacked again: those whose last table no longer stands (a complement it
+            # moved was given up by the revision, or the attack failed)
+            keys = [key for key in sorted(ever) if not still_holds(bounds, latest[key], w)]
         else:
             break
         again = np.zeros(problem.n, dtype=bool)

@@ -349,6 +349,24 @@ def sliding_cut(bounds: Bounds, up: Attack, dn: Attack, fixed_one: np.ndarray) -
     return Cut(idx, np.minimum(coef, max(rhs, 0.0)), rhs, up.target, 0)
 
 
+def still_holds(bounds: Bounds, attack: Attack, withheld: np.ndarray) -> bool:
+    """Whether a successful attack's table is still feasible under ``withheld``.
+
+    The table moves only the cells of ``attack.cells``; while each of them stays
+    withheld it remains a feasible table of the attacker's LP (withholding more cells
+    only frees more deviations, and an insider's cell, which the table keeps at its true
+    value, may be withheld or not), so the attack still reaches its level and needs no
+    new LP. Attacks with a sliding level, unbounded ones (no table kept) and failed ones
+    never hold.
+    """
+    k = attack.target
+    if not attack.ok or attack.sliding_short > 0 or bounds.req_sl[k] > 0:
+        return False
+    if attack.required <= 0:
+        return True
+    return bool(len(attack.cells)) and np.isfinite(attack.reached) and bool(withheld[attack.cells].all())
+
+
 def failing(bounds: Bounds, atts: dict[Key, Attack]) -> list[Key]:
     """Keys whose level (or sliding level) is not reached, in a fixed order."""
     return sorted(k for k, a in atts.items() if not a.ok or getattr(a, "sliding_short", 0) > 0)
@@ -392,7 +410,8 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     published cells could add (Fischetti-Salazar). The inequalities of all rounds so far
     are met together by the cheapest cells (:func:`cover`) on top of the pattern given, so
     a later round can replace a complement an earlier one chose; the cells that ever
-    failed are checked again. ``targets`` limits the first check to some sensitive cells
+    failed are checked again, unless the tables of all their last attacks still stand
+    (:func:`still_holds`). ``targets`` limits the first check to some sensitive cells
     (default: all). After :data:`JOINT_ROUNDS` rounds the pattern only grows.
 
     Past ``deadline`` (a ``time.monotonic()`` value) :class:`OutOfTime` is raised with
@@ -418,7 +437,14 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
                 choice.freeze(w)  # from here on the pattern only grows
             w = revise(problem, bounds, choice, w, atts, bad, cand, deadline)
             ever[[key[0] for key in bad]] = True
-            again = np.flatnonzero(ever)
+            # a target is attacked again unless the tables of all its attacks stand
+            # (every cell they move still withheld: :func:`still_holds`); new insiders
+            # are respondents of cells withheld since, which those tables do not move
+            stale = np.zeros(problem.n, dtype=bool)
+            for key, a in final.items():
+                if ever[key[0]] and not stale[key[0]] and not still_holds(bounds, a, w):
+                    stale[key[0]] = True
+            again = np.flatnonzero(stale)
             atts = _attack_all(problem, bounds, w, again, deadline)
             # the new attacks on these targets replace the old ones (an insider attack that
             # failed before may now be answered by the outsider's table, with no key)
