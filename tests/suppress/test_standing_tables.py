@@ -70,3 +70,35 @@ def test_the_repair_with_standing_tables_passes_an_independent_audit(seed, shape
     w, _, _ = repair(p, b, p.sensitive.copy())
     assert not failing(b, check(p, b, w))
     assert independent_audit(p, w) == []
+
+
+@pytest.mark.parametrize("seed,shape,units", CASES)
+def test_cleanup_screens_reject_only_what_the_full_trial_rejects(seed, shape, units, monkeypatch):
+    """The warm-started block models of the cleanup (``_Screens``) turn down a removal
+    only when an attack truly fails: the cleanup keeps the same cells with and without them."""
+    from tablesafe.suppress import protection
+    from tablesafe.suppress.protection import cleanup
+
+    p = table_problem(seed, shape, units=units)
+    b = Bounds.of(p, singleton=True)
+    rng = np.random.default_rng(seed + 1)
+    cand = np.flatnonzero(candidates(p, b) & ~p.sensitive)
+    start = p.sensitive.copy()
+    start[rng.choice(cand, size=min(len(cand), 8), replace=False)] = True  # spare complements
+    w, atts, _ = repair(p, b, start)
+    screened, _, removed = cleanup(p, b, w, atts)
+    calls = []
+    real = protection._Screens.fails_without
+
+    def spy(self, cell, keys, withheld):
+        out = real(self, cell, keys, withheld)
+        calls.append(out)
+        return out
+
+    monkeypatch.setattr(protection._Screens, "fails_without", spy)
+    cleanup(p, b, w, atts)
+    assert any(calls), "no removal was turned down by a screen"
+    monkeypatch.setattr(protection._Screens, "fails_without", lambda *a: False)
+    plain, _, removed_plain = cleanup(p, b, w, atts)
+    assert np.array_equal(screened, plain) and removed == removed_plain
+    assert independent_audit(p, screened) == []

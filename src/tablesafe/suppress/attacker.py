@@ -221,6 +221,22 @@ class BlockLP:
         self._bound(j, up_lo, up_hi)
         self._bound(self.nc + j, dn_lo, dn_hi)
 
+    def publish(self, cell: int) -> None:
+        """Publish ``cell`` in this model for good (its deviations bounded to zero)."""
+        j = self.pos[int(cell)]
+        self.up[j] = self.dn[j] = self.tup[j] = self.tdn[j] = 0.0
+        self._restore(j)
+
+    def attack_without(self, cell: int, target: int, direction: int, required: float,
+                       insider: int = -1) -> Attack:
+        """:meth:`attack` with ``cell`` published for this attack only (no dual)."""
+        j = self.pos[int(cell)]
+        self._set_cell(j, 0.0, 0.0, 0.0, 0.0)
+        try:
+            return self.attack(target, direction, required, insider, want_dual=False)
+        finally:
+            self._restore(j)
+
     def _restore(self, j: int) -> None:
         self._set_cell(j, 0.0, self.up[j], 0.0, self.dn[j])
 

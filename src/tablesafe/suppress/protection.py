@@ -529,6 +529,57 @@ def check(problem: Problem, bounds: Bounds, withheld: np.ndarray,
                        deadline=deadline, insiders=insiders_of(problem, bounds, withheld, targets))
 
 
+class _Screens:
+    """One attacker model per block of the cleanup's starting pattern, kept up to date
+    with the cells the cleanup has published, to reject a removal with warm-started
+    LPs on that model: when an attack that uses a complement fails without it, or an
+    insider whose cell the attack's new table moves fails, the complement stays (the
+    full trial, with its neighbourhood LPs and grouped insiders, would find the same
+    failure). Only removals that pass every such LP go on to the full trial."""
+
+    def __init__(self, problem: Problem, bounds: Bounds, blocks: Blocks, insiders: Insiders) -> None:
+        self.problem = problem
+        self.bounds = bounds
+        self.blocks = blocks
+        self.insiders = insiders
+        self.models: dict[int, BlockLP] = {}
+
+    def publish(self, cell: int) -> None:
+        """``cell`` is published from now on (in the model of its block, if built)."""
+        lp = self.models.get(int(self.blocks.label[cell]))
+        if lp is not None:
+            lp.publish(cell)
+
+    def fails_without(self, cell: int, keys: list[Key], withheld: np.ndarray) -> bool:
+        """Whether one of the attacks ``keys`` (or an insider attack its new table leaves
+        open) reaches less than its level once ``cell`` is published; attacks it cannot
+        decide here (sliding levels, targets in another block) are left to the trial."""
+        b = int(self.blocks.label[cell])
+        if b < 0:
+            return False
+        lp = None
+        for k, d, s in keys:
+            if self.bounds.req_sl[k] > 0 or s == cell or int(self.blocks.label[k]) != b:
+                continue
+            if lp is None:
+                lp = self.models.get(b)
+                if lp is None:
+                    lp = self.models[b] = BlockLP(self.problem, self.bounds, withheld.astype(float),
+                                                  self.blocks.cells(b), self.blocks.rows(b))
+            req = self.bounds.req_up[k] if d == UP else self.bounds.req_dn[k]
+            att = lp.attack_without(cell, k, d, req, s)
+            if not att.ok:
+                return True
+            who = self.insiders.get(k)
+            if s >= 0 or who is None or not np.isfinite(att.reached):
+                continue
+            moved = att.cells[att.dev != 0]
+            for s2 in who[np.isin(who, moved) & (who != cell)].tolist():
+                if not lp.attack_without(cell, k, d, req, int(s2)).ok:
+                    return True
+        return False
+
+
 def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[Key, Attack], *,
             deadline: float = float("inf")) -> tuple[np.ndarray, dict[Key, Attack], int]:
     """Drop complements that are no longer needed, most expensive first (seed 003 B.2.b).
@@ -551,13 +602,15 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
         for c in a.cells:
             uses.setdefault(int(c), set()).add(key)
     removed = 0
+    screens = _Screens(problem, bounds, blocks, ins)
     for r in order:
         r = int(r)
         if time.monotonic() > deadline:
             break
         users = uses.get(r, set())
-        w[r] = False
         if not users:
+            w[r] = False
+            screens.publish(r)
             removed += 1
             continue
         # the attacks leaning hardest on r first: they are the likeliest to fail
@@ -570,10 +623,14 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
                 v = by_obj[id(a)] = abs(float(a.dev[a.cells == r].sum())) / max(a.required, 1e-12)
             lean[key] = v
         ordered = sorted(users, key=lambda key: (-lean[key], key))
+        if screens.fails_without(r, ordered, w):
+            continue  # an attack fails without r: r stays
+        w[r] = False
         new = run_attacks(problem, bounds, w.astype(float), ordered, want_dual=False, stop_on_fail=True,
                           sparse=True, insiders=ins, blocks=blocks)
         if all(a.ok and getattr(a, "sliding_short", 0) <= 0 for a in new.values()):
             removed += 1
+            screens.publish(r)
             for key, a in new.items():
                 old = atts.get(key)
                 for c in (old.cells if old is not None else ()):
