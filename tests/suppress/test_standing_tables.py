@@ -76,8 +76,8 @@ def test_the_repair_with_standing_tables_passes_an_independent_audit(seed, shape
 def test_cleanup_screens_reject_only_what_the_full_trial_rejects(seed, shape, units, monkeypatch):
     """The warm-started block models of the cleanup (``_Screens``) turn down a removal
     only when an attack truly fails: the cleanup keeps the same cells with and without them."""
-    from tablesafe.suppress import protection
-    from tablesafe.suppress.protection import cleanup
+    from tablesafe.suppress import cleanup as cleaning
+    from tablesafe.suppress.cleanup import cleanup
 
     p = table_problem(seed, shape, units=units)
     b = Bounds.of(p, singleton=True)
@@ -88,17 +88,17 @@ def test_cleanup_screens_reject_only_what_the_full_trial_rejects(seed, shape, un
     w, atts, _ = repair(p, b, start)
     screened, _, removed = cleanup(p, b, w, atts)
     calls = []
-    real = protection._Screens.fails_without
+    real = cleaning._Screens.fails_without
 
     def spy(self, cell, keys, withheld):
         out = real(self, cell, keys, withheld)
         calls.append(out)
         return out
 
-    monkeypatch.setattr(protection._Screens, "fails_without", spy)
+    monkeypatch.setattr(cleaning._Screens, "fails_without", spy)
     cleanup(p, b, w, atts)
     assert any(calls), "no removal was turned down by a screen"
-    monkeypatch.setattr(protection._Screens, "fails_without", lambda *a: False)
+    monkeypatch.setattr(cleaning._Screens, "fails_without", lambda *a: False)
     plain, _, removed_plain = cleanup(p, b, w, atts)
     assert np.array_equal(screened, plain) and removed == removed_plain
     assert independent_audit(p, screened) == []

@@ -35,8 +35,9 @@ from tablesafe.errors import AuditFailure, InputError, TablesafeError
 from tablesafe.problem import Pattern, Problem
 from tablesafe.suppress.attack_certificates import certificates_frame
 from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.cleanup import cleanup
 from tablesafe.suppress.methods import DEFAULT_METHOD, METHODS
-from tablesafe.suppress.protection import OutOfTime, cleanup, repair
+from tablesafe.suppress.protection import OutOfTime, repair
 
 MODULAR_MAX_CELLS = 60_000
 """``auto`` picks ``modular`` on hierarchical tables up to this size, ``fast`` above it
@@ -264,7 +265,7 @@ stops, and the pattern as far as it got is completed and proved by local certifi
 
 def _cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict, stats: dict, log,
              budget: float) -> tuple[np.ndarray, dict]:
-    """Drop complements no longer needed (:func:`~tablesafe.suppress.protection.cleanup`)
+    """Drop complements no longer needed (:func:`~tablesafe.suppress.cleanup.cleanup`)
     for at most ``budget`` seconds."""
     if log:
         log("cleanup: dropping complements no longer needed")

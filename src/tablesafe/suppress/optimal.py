@@ -33,12 +33,12 @@ import numpy as np
 from tablesafe.audit.lp import new_highs
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import Attack, Bounds, Cut, row_cuts
+from tablesafe.suppress.cleanup import cleanup
 from tablesafe.suppress.protection import (
     Key,
     OutOfTime,
     candidates,
     check,
-    cleanup,
     cuts_for,
     failing,
     insiders_of,
