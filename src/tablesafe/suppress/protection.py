@@ -19,6 +19,7 @@ from tablesafe.errors import AuditFailure
 from tablesafe.problem import EMPTY, PROTECTED, Problem
 from tablesafe.structure.insiders import InsiderModel
 from tablesafe.structure.neighbours import neighbours
+from tablesafe.suppress.attack_parts import attack_in_parts
 from tablesafe.suppress.attacker import (
     DOWN,
     UP,
@@ -514,7 +515,15 @@ def widen(problem: Problem, w: np.ndarray, cand: np.ndarray, targets: list[int])
 
 def _attack_all(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.ndarray,
                 deadline: float | None = None) -> dict[Key, Attack]:
-    """The outsider's attacks on ``targets`` and every insider attack they leave open."""
+    """The outsider's attacks on ``targets`` and every insider attack they leave open
+    (many targets: in two parts of whole blocks side by side, :mod:`tablesafe.suppress.attack_parts`)."""
+    return attack_in_parts(lambda part: attack_part(problem, bounds, w, part, deadline), problem, w,
+                           np.asarray(targets, dtype=np.int64), OutOfTime)
+
+
+def attack_part(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.ndarray,
+                deadline: float | None) -> dict[Key, Attack]:
+    """:func:`_attack_all` of some targets in this process, in one pass."""
     ins = insiders_of(problem, bounds, w, targets)
     return run_attacks(problem, bounds, w.astype(float), outsider_keys(bounds, targets), sparse=True,
                        insiders=ins, deadline=deadline)

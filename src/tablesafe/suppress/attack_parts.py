@@ -1,0 +1,90 @@
+"""The attacker LPs of many targets, in two parts of whole blocks side by side.
+
+A repair's first check attacks every sensitive cell; the blocks of a pattern are
+independent, so the targets are cut into two parts of whole blocks
+(:func:`block_parts`) attacked in forked workers when there are two CPUs and one
+after the other otherwise. A block's LPs see the same attacks in the same order either
+way, so the result does not depend on the number of workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from tablesafe.problem import Problem
+from tablesafe.suppress.attacker import Blocks
+
+Part = Callable[[np.ndarray], dict]
+"""Attacks of one part's targets (in the caller's process or a forked worker)."""
+
+
+def attack_in_parts(attack: Part, problem: Problem, w: np.ndarray, targets: np.ndarray,
+                    out_of_time: type[Exception]) -> dict:
+    """``attack(targets)``, part by part (:func:`block_parts`), the parts' attacks
+    merged in part order; ``out_of_time`` raised by a part is raised here."""
+    parts = block_parts(problem, w, targets)
+    if len(parts) == 1:
+        return attack(parts[0])
+    global _PART_STATE
+    _PART_STATE = (attack, parts, out_of_time)
+    try:
+        outs = _map_parts(len(parts))
+    finally:
+        _PART_STATE = None
+    merged: dict = {}
+    for o in outs:
+        if o is None:
+            raise out_of_time()
+        merged.update(o)
+    return merged
+
+
+PARALLEL_MIN_TARGETS = 1000
+"""Fewest targets for which :func:`attack_in_parts` cuts them into parts by block."""
+
+_PART_STATE: tuple | None = None  # what the forked workers read (set while they run)
+
+
+def block_parts(problem: Problem, w: np.ndarray, targets: np.ndarray) -> list[np.ndarray]:
+    """``targets`` in two parts of whole blocks of ``w`` balanced by their number of
+    targets (largest blocks first, each to the smaller part), or one part below
+    :data:`PARALLEL_MIN_TARGETS`; each part in ascending order."""
+    if len(targets) < PARALLEL_MIN_TARGETS:
+        return [targets]
+    label = Blocks(problem.relations, w.astype(float)).label[targets]
+    blocks, counts = np.unique(label, return_counts=True)
+    size = [0, 0]
+    part_of: dict[int, int] = {}
+    for i in np.lexsort((blocks, -counts)).tolist():
+        j = 0 if size[0] <= size[1] else 1
+        part_of[int(blocks[i])] = j
+        size[j] += int(counts[i])
+    which = np.array([part_of[int(b)] for b in label.tolist()])
+    parts = [np.sort(targets[which == j]) for j in (0, 1)]
+    return [p for p in parts if len(p)] or [targets]
+
+
+def _one_part(j: int) -> dict | None:
+    """Worker: the attacks of part ``j`` of :data:`_PART_STATE` (None: out of time)."""
+    assert _PART_STATE is not None
+    attack, parts, out_of_time = _PART_STATE
+    try:
+        return attack(parts[j])
+    except out_of_time:
+        return None
+
+
+def _map_parts(n: int) -> list[dict | None]:
+    """:func:`_one_part` for parts ``0..n-1``, in forked workers when possible."""
+    import multiprocessing
+    import os
+
+    workers = min(n, os.cpu_count() or 1)
+    if workers <= 1 or multiprocessing.current_process().daemon:
+        return [_one_part(j) for j in range(n)]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(_one_part, range(n)))
