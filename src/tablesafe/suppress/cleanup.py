@@ -43,7 +43,7 @@ class _Screens:
         if b < 0:
             return False
         lp = None
-        for k, d, s in keys:
+        for k, d, s in sorted(keys, key=lambda key: key[2] < 0):  # insiders' own attacks first
             if self.bounds.req_sl[k] > 0 or s == cell or int(self.blocks.label[k]) != b:
                 continue
             if lp is None:
