@@ -41,8 +41,9 @@ def attack_in_parts(attack: Part, problem: Problem, w: np.ndarray, targets: np.n
     return merged
 
 
-PARALLEL_MIN_TARGETS = 1000
-"""Fewest targets for which :func:`attack_in_parts` cuts them into parts by block."""
+PARALLEL_MIN_TARGETS = 300
+"""Fewest targets for which :func:`attack_in_parts` cuts them into parts by block
+(measured on a generated 2,368-cell two-way table, 642 targets: 1.65 -> 1.1 s)."""
 
 _PART_STATE: tuple | None = None  # what the forked workers read (set while they run)
 
