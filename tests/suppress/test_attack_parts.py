@@ -3,8 +3,6 @@ attacks of one pass, with two workers or one."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from _suppress_gen import table_problem
@@ -43,7 +41,7 @@ def test_parts_give_the_attacks_of_one_pass(seed, cpus, monkeypatch):
     assert len(parts) == 2
     assert not set(label[parts[0]].tolist()) & set(label[parts[1]].tolist())
     assert np.array_equal(np.sort(np.concatenate(parts)), targets)
-    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+    monkeypatch.setattr(attack_parts, "worker_count", lambda most=2: cpus)
     parted = attack_parts.attack_in_parts(lambda part: attack_part(p, b, w, part, None), p, w, targets,
                                           OutOfTime)
     _same(parted, attack_part(p, b, w, targets, None))
@@ -61,6 +59,6 @@ def test_a_part_out_of_time_stops_the_check(cpus, monkeypatch):
     p, b, w = _pattern(12)
     targets = np.flatnonzero(p.sensitive)
     monkeypatch.setattr(attack_parts, "PARALLEL_MIN_TARGETS", 1)
-    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+    monkeypatch.setattr(attack_parts, "worker_count", lambda most=2: cpus)
     with pytest.raises(OutOfTime):
         attack_parts.attack_in_parts(lambda part: attack_part(p, b, w, part, 0.0), p, w, targets, OutOfTime)

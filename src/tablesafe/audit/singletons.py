@@ -28,8 +28,6 @@ checked pair by pair with LPs, after the stored tables.
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 from collections import Counter
 
 import numpy as np
@@ -39,6 +37,7 @@ from tablesafe.audit import lp as _lp
 from tablesafe.audit.block import Block
 from tablesafe.audit.intervals import IntervalResult
 from tablesafe.audit.result import verdict_of
+from tablesafe.parallel import map_forked, worker_count
 from tablesafe.problem import Problem
 from tablesafe.structure.insiders import InsiderModel
 from tablesafe.structure.neighbours import neighbours
@@ -71,7 +70,7 @@ def singleton_findings(problem: Problem, mask: np.ndarray, base: IntervalResult,
 
     The targets are cut into parts (:func:`_parts`: whole blocks, large blocks in
     contiguous runs of targets) that are checked side by side by ``workers`` forked
-    processes (default: up to 2 CPUs) when there are at least ``PARALLEL_MIN_TARGETS``.
+    processes (default: :func:`tablesafe.parallel.worker_count`) when there are at least ``PARALLEL_MIN_TARGETS``.
     The parts do not depend on the number of workers, and every verdict is decided
     exactly, so the findings do not either.
     """
@@ -82,16 +81,13 @@ def singleton_findings(problem: Problem, mask: np.ndarray, base: IntervalResult,
     parts = _parts(base, free, eligible, recheck)
     job = _Job(problem, base, free, model, up_need, dn_need, rel_tol, recheck)
     job.share(parts)
-    n = min(2, os.cpu_count() or 1) if workers is None else int(workers)
-    if mp.current_process().daemon:
-        n = 1  # a pool's worker cannot start processes of its own
+    n = worker_count() if workers is None else int(workers)
     total = sum(t.size for _, t in parts)
     if n > 1 and len(parts) > 1 and total >= PARALLEL_MIN_TARGETS:
         global _JOB
         _JOB = job
         try:
-            with mp.get_context("fork").Pool(min(n, len(parts))) as pool:
-                outcomes = pool.map(_run_part, parts, chunksize=1)
+            outcomes = map_forked(_run_part, parts, n)
         finally:
             _JOB = None
     else:

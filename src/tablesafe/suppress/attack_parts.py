@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tablesafe.parallel import map_forked, worker_count
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import Blocks
 
@@ -30,7 +31,7 @@ def attack_in_parts(attack: Part, problem: Problem, w: np.ndarray, targets: np.n
     global _PART_STATE
     _PART_STATE = (attack, parts, out_of_time)
     try:
-        outs = _map_parts(len(parts))
+        outs = map_forked(_one_part, range(len(parts)), worker_count())
     finally:
         _PART_STATE = None
     merged: dict = {}
@@ -75,17 +76,3 @@ def _one_part(j: int) -> dict | None:
         return attack(parts[j])
     except out_of_time:
         return None
-
-
-def _map_parts(n: int) -> list[dict | None]:
-    """:func:`_one_part` for parts ``0..n-1``, in forked workers when possible."""
-    import multiprocessing
-    import os
-
-    workers = min(n, os.cpu_count() or 1)
-    if workers <= 1 or multiprocessing.current_process().daemon:
-        return [_one_part(j) for j in range(n)]
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(_one_part, range(n)))

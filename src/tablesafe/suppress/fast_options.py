@@ -3,9 +3,9 @@ the table's size."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 
+from tablesafe.parallel import worker_count
 from tablesafe.suppress.local import SearchOptions
 
 __all__ = ["FastOptions"]
@@ -157,8 +157,4 @@ class FastOptions:
         use (at most ``max_workers``)."""
         if n_targets < self.parallel_from:
             return 1
-        try:
-            cpus = len(os.sched_getaffinity(0))
-        except AttributeError:  # not on Linux
-            cpus = os.cpu_count() or 1
-        return max(1, min(cpus, self.max_workers))
+        return worker_count(self.max_workers)

@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 
+from tablesafe.parallel import worker_count
 from tablesafe.problem import PRIMARY, SAFE, Problem
 from tablesafe.suppress.attacker import UP, Bounds
 from tablesafe.suppress.compact import attacks_of, compact_pattern, model_size
@@ -408,9 +409,7 @@ PARALLEL_MIN_SUBTABLES = 24
 
 def _pool(workers: int | None):
     """A process pool for subtables, or None to solve them here."""
-    import os
-
-    n = min(2, os.cpu_count() or 1) if workers is None else int(workers)
+    n = worker_count() if workers is None else int(workers)
     if n <= 1:
         return None
     import multiprocessing

@@ -1,0 +1,39 @@
+"""Worker processes: how many a step may use, and a map over forked workers.
+
+Steps that share out independent parts (the insider audit's parts, the repair's first
+check, the modular subtables) fork workers that inherit what they need from the parent,
+so nothing large is pickled on the way in. Each step cuts its parts the same way
+whatever the number of workers, so its result does not depend on it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def worker_count(most: int = 2) -> int:
+    """The processes a step may use: the CPUs this process may run on, at most
+    ``most``; 1 inside a pool's worker (it cannot start processes of its own)."""
+    if mp.current_process().daemon:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(most, cpus))
+
+
+def map_forked(fn: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
+    """``[fn(x) for x in items]``, in up to ``workers`` forked processes when there are
+    more than one of each (``fn`` reads what it needs from module state set before)."""
+    n = min(workers, len(items))
+    if n <= 1 or mp.current_process().daemon:
+        return [fn(x) for x in items]
+    with mp.get_context("fork").Pool(n) as pool:
+        return pool.map(fn, items, chunksize=1)
