@@ -11,7 +11,7 @@ import numpy as np
 
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import UP, Attack, BlockLP, Blocks, Bounds
-from tablesafe.suppress.protection import Insiders, Key, insiders_of, run_attacks
+from tablesafe.suppress.protection import Insiders, Key, insiders_of, moved_insiders, run_attacks
 
 
 class _Screens:
@@ -58,8 +58,8 @@ class _Screens:
             who = self.insiders.get(k)
             if s >= 0 or who is None or not np.isfinite(att.reached):
                 continue
-            moved = att.cells[att.dev != 0]
-            for s2 in who[np.isin(who, moved) & (who != cell)].tolist():
+            hit = moved_insiders(who, att)
+            for s2 in hit[hit != cell].tolist():
                 if not lp.attack_without(cell, k, d, req, int(s2)).ok:
                     return True
         return False

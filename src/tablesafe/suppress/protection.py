@@ -173,7 +173,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                 who = insiders.get(k)
                 if s0 >= 0 or who is None or not att.ok or (k, d, -1) not in wanted:
                     continue
-                hit = who[np.isin(who, att.cells[att.dev != 0])]
+                hit = moved_insiders(who, att)
                 for s in hit.tolist():
                     key = (k, d, int(s))
                     if key not in wanted:
@@ -350,6 +350,12 @@ def sliding_cut(bounds: Bounds, up: Attack, dn: Attack, fixed_one: np.ndarray) -
     return Cut(idx, np.minimum(coef, max(rhs, 0.0)), rhs, up.target, 0)
 
 
+def moved_insiders(who: np.ndarray, attack: Attack) -> np.ndarray:
+    """The insiders' cells among ``who`` that the attack's table moves: the only ones
+    whose own attack that table does not answer."""
+    return who[np.isin(who, attack.cells[attack.dev != 0])]
+
+
 def still_holds(bounds: Bounds, attack: Attack, withheld: np.ndarray) -> bool:
     """Whether a successful attack's table is still feasible under ``withheld``.
 
@@ -361,7 +367,7 @@ def still_holds(bounds: Bounds, attack: Attack, withheld: np.ndarray) -> bool:
     never hold.
     """
     k = attack.target
-    if not attack.ok or attack.sliding_short > 0 or bounds.req_sl[k] > 0:
+    if not attack.ok or bounds.req_sl[k] > 0:  # (only sliding levels set sliding_short)
         return False
     if attack.required <= 0:
         return True
