@@ -35,6 +35,12 @@ from tablesafe.audit import (
 )
 from tablesafe.celltable import CellTable
 from tablesafe.errors import AuditFailure, InputError, RuleError, TablesafeError
+from tablesafe.interval_publication import (
+    SUPPRESSION_METHOD,
+    IntervalOptions,
+    check_intervals,
+    interval_bounds,
+)
 from tablesafe.io.analyst import codes_of
 from tablesafe.io.hst import read_hst
 from tablesafe.io.inputs import read_inputs
@@ -512,11 +518,12 @@ def _suppress_and_audit(
     insider: str,
     params: dict | None,
     timings: dict[str, float] | None,
-    adjusting: AdjustOptions | None = None,
+    adjusting: AdjustOptions | IntervalOptions | None = None,
 ) -> ProtectResult:
     """The second half of :func:`protect` and :func:`protect_problem`, on options checked
     by them: suppress, audit (the gate), check the certificates; or, for an adjustment
-    method (``adjusting``), the adjustment stage and its check."""
+    method (``adjusting``), the adjustment stage and its check; for interval publication
+    also the intervals of the withheld cells and their own check."""
     timings = {} if timings is None else timings
     params = dict(params or {})
     params.update({k: recorded(v) for k, v in (
@@ -524,7 +531,7 @@ def _suppress_and_audit(
         ("capacity", capacity), ("seed", seed), ("marker", marker), ("empty_marker", empty_marker),
         ("run_audit", run_audit), ("insider", insider))})
     params.update(recorded_adjustment(adjusting))
-    if adjusting is not None:
+    if isinstance(adjusting, AdjustOptions):
         return adjusted_result(problem, adjusting, response=response, params=params, timings=timings,
                                marker=marker, empty_marker=empty_marker)
     if method == NONE:
@@ -533,7 +540,7 @@ def _suppress_and_audit(
         with _timed(timings, "suppress"):
             pattern = suppression.suppress(
                 problem,
-                method=method,
+                method=SUPPRESSION_METHOD if isinstance(adjusting, IntervalOptions) else method,
                 time_limit=time_limit,
                 certificates=certificates,
                 singleton=singleton,
@@ -566,6 +573,14 @@ def _suppress_and_audit(
                 f"{len(failures)} protection certificate(s) failed their check, e.g. {failures[0]}; "
                 "nothing is published"
             )
+    intervals = None
+    if isinstance(adjusting, IntervalOptions):
+        with _timed(timings, "intervals"):
+            intervals = interval_bounds(problem, pattern.withheld, adjusting)
+            checked = check_intervals(problem, pattern.withheld, intervals, insider != "off")
+        pattern = Pattern(pattern.withheld, method=pattern.method,
+                          stats={**pattern.stats, **{f"intervals_{k}": v for k, v in checked.items()}},
+                          certificates=pattern.certificates, proof=pattern.proof, audit=pattern.audit)
     return ProtectResult(
         problem=problem,
         pattern=pattern,
@@ -576,4 +591,5 @@ def _suppress_and_audit(
         timings=timings,
         marker=marker,
         empty_marker=empty_marker,
+        intervals=intervals,
     )

@@ -1,16 +1,18 @@
 """Every protection method a run may name: the suppression methods
-(:mod:`tablesafe.suppress.methods`) and the adjustment methods
-(:mod:`tablesafe.adjust.methods`), joined once here for the Python API, the command
+(:mod:`tablesafe.suppress.methods`), the adjustment methods
+(:mod:`tablesafe.adjust.methods`) and interval publication
+(:mod:`tablesafe.interval_publication`), joined once here for the Python API, the command
 line's ``--method`` choices and job files.
 """
 
 from __future__ import annotations
 
 from tablesafe.adjust.methods import ADJUST_METHODS, ADJUST_REGISTRY
+from tablesafe.interval_publication import INTERVAL_REGISTRY
 from tablesafe.suppress.methods import REGISTRY, MethodInfo, check_method
 
-ALL_REGISTRY: tuple[MethodInfo, ...] = REGISTRY + ADJUST_REGISTRY
-"""Suppression methods first, then adjustment methods."""
+ALL_REGISTRY: tuple[MethodInfo, ...] = REGISTRY + ADJUST_REGISTRY + INTERVAL_REGISTRY
+"""Suppression methods first, then adjustment methods, then interval publication."""
 
 ALL_METHODS: tuple[str, ...] = tuple(m.name for m in ALL_REGISTRY)
 """The names of :data:`ALL_REGISTRY`."""

@@ -15,6 +15,7 @@ from typing import Any
 from tablesafe.adjust.options import AdjustOptions
 from tablesafe.adjust.stage import adjustment_options
 from tablesafe.errors import InputError
+from tablesafe.interval_publication import INTERVALS, IntervalOptions
 from tablesafe.methods import check_any_method
 from tablesafe.rules.ruleset import missing_codes_map
 
@@ -25,12 +26,13 @@ INSIDER_MODES = ("warn", "fail", "off")
 
 
 def check_run_options(method: str, time_limit: float | None, insider: str = "warn", *, seed: int = 0,
-                      **adjusting: Any) -> AdjustOptions | None:
+                      **adjusting: Any) -> AdjustOptions | IntervalOptions | None:
     """Refuse bad run options before any work starts (:func:`protect`, :func:`protect_problem`).
 
     ``adjusting`` holds the adjustment options (``rounding_base``, ``readd_totals``,
     ``cta_cost``, ``cta_directions``, ``fix_totals``). Returns them checked for an
-    adjustment method (CTA, rounding), None for a suppression method.
+    adjustment method (CTA, rounding), the interval options for ``intervals`` (whose
+    endpoints ``rounding_base`` rounds outward), None for a suppression method.
 
     Raises:
         InputError: an unknown method or insider mode, a time limit that is not a
@@ -50,6 +52,10 @@ def check_run_options(method: str, time_limit: float | None, insider: str = "war
                 f"the time limit must be a positive number of seconds, got {time_limit!r} "
                 "(--time-limit, Python: time_limit=...); leave it out for a limit set from the table size"
             )
+    if method == INTERVALS:
+        base = adjusting.pop("rounding_base", None)
+        adjustment_options(method, time_limit=time_limit, seed=seed, **adjusting)  # refuses the others
+        return IntervalOptions.build(base)
     return adjustment_options(method, time_limit=time_limit, seed=seed, **adjusting)
 
 

@@ -44,6 +44,9 @@ class ProtectResult:
         adjustment: for an adjustment method (CTA, rounding), the checked
             :class:`~tablesafe.adjust.Adjustment`: the publication then holds every cell
             with its adjusted value, and nothing is withheld.
+        intervals: for interval publication (``method="intervals"``), the checked
+            :class:`~tablesafe.interval_publication.PublishedIntervals`: the publication
+            then adds columns ``low`` and ``high`` holding each withheld cell's interval.
     """
 
     problem: Problem
@@ -56,6 +59,7 @@ class ProtectResult:
     marker: str | None = None
     empty_marker: str | None = None
     adjustment: Any | None = None
+    intervals: Any | None = None
 
     # ------------------------------------------------------------------ views
     @property
@@ -76,6 +80,9 @@ class ProtectResult:
         from tablesafe.io.publication import stable_values
 
         frame = analyst_frame(self.problem, self.status, self.audit)
+        if self.intervals is not None:
+            frame["published_low"] = stable_values(self.intervals.low)
+            frame["published_high"] = stable_values(self.intervals.high)
         if self.adjustment is not None:
             frame["adjusted"] = stable_values(self.adjustment.values)
             frame["deviation"] = stable_values(self.adjustment.deviation)
@@ -86,7 +93,9 @@ class ProtectResult:
     @cached_property
     def publication(self) -> pd.DataFrame:
         """The publication table: codes then the response column, withheld cells empty
-        (after an adjustment: every cell, with its adjusted value). A declared missing
+        (after an adjustment: every cell, with its adjusted value; after interval
+        publication: columns ``low`` and ``high`` with the interval of each withheld cell,
+        empty for the others). A declared missing
         code that no record carries is no category of the published table: its rows are
         left out (the analyst table keeps them)."""
         from tablesafe.io.analyst import codes_of
@@ -101,6 +110,10 @@ class ProtectResult:
             marker=self.marker,
             empty_marker=self.empty_marker,
         )
+        if self.intervals is not None:
+            from tablesafe.io.publication import interval_columns
+
+            frame = interval_columns(frame, self.intervals.low, self.intervals.high, self.response)
         unlisted = unlisted_cells(self.problem)
         return frame[~unlisted].reset_index(drop=True) if unlisted.any() else frame
 
@@ -144,6 +157,8 @@ class ProtectResult:
         chosen = stats.get("method_chosen")
         if self.method == "auto" and chosen:
             return f"auto: {chosen} ({stats.get('method_reason', '')})"
+        if self.intervals is not None and chosen:
+            return f"{self.method}: suppression by {chosen}, withheld cells published as intervals"
         return str(self.method)
 
     def parameters(self) -> dict[str, Any]:
@@ -152,7 +167,7 @@ class ProtectResult:
         suppression had, given or chosen from the table size."""
         out = dict(self.params)
         stats = self.pattern.stats or {}
-        if self.method == "auto" and stats.get("method_chosen"):
+        if (self.method == "auto" or self.intervals is not None) and stats.get("method_chosen"):
             out["method"] = self.method_text
         if "time_limit" in stats:
             how = "given" if stats.get("time_limit_given") else "chosen from the table size"
@@ -184,6 +199,10 @@ class ProtectResult:
         ]
         if self.adjustment is not None:
             lines[1:] = [_adjustment_line(self.adjustment)]
+        if self.intervals is not None:
+            lines.append(f"published as intervals (rounded outward to multiples of {self.intervals.base:g}): "
+                         f"{int(self.intervals.withheld.sum())} withheld cells; the audit passed again "
+                         "with the intervals known")
         if self.audit is not None:
             lines.append("audit: " + verdict_line(self.audit))
         elif self.method == "none":

@@ -51,7 +51,7 @@ def adjustment_options(method: str, *, time_limit: float | None = None, seed: in
         changed = [k for k, v in given.items() if v not in (None, ADJUST_DEFAULTS[k])]
         if changed:
             raise InputError(f"{changed[0]} (--{changed[0].replace('_', '-')}) applies to the adjustment "
-                             f"methods (cta, round, random-round), not {method}")
+                             f"methods (cta, round, random-round; rounding_base also to intervals), not {method}")
         return None
     opts = {**ADJUST_DEFAULTS, **{k: v for k, v in given.items() if v is not None}}
     return AdjustOptions.build(method, time_limit=time_limit, seed=seed, **opts)
@@ -94,11 +94,11 @@ def adjust_checked(problem: Problem, options: AdjustOptions, timings: dict[str, 
                       adjustment.quality, adjustment.base, stats)
 
 
-def recorded_adjustment(options: AdjustOptions | None) -> dict[str, Any]:
+def recorded_adjustment(options: Any) -> dict[str, Any]:
     """The adjustment options as the run's parameters record them (the defaults for a
-    suppression method, which takes none)."""
-    if options is None:
-        return dict(ADJUST_DEFAULTS)
+    suppression method, which takes none; the rounding base of interval publication)."""
+    if not isinstance(options, AdjustOptions):
+        return {**ADJUST_DEFAULTS, "rounding_base": getattr(options, "base", None)}
     return {"rounding_base": options.base, "readd_totals": options.readd_totals, "cta_cost": options.cost,
             "cta_directions": options.directions, "fix_totals": str(options.fix_totals)}
 

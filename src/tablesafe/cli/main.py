@@ -162,7 +162,7 @@ def protect(
     time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds for the suppression method."),
     insider: Insider = typer.Option(Insider.fail, "--insider", help="Insider findings of the audit (a single contributor of a withheld cell narrowing down a sensitive cell): fail (default), warn or off."),
     seed: int = typer.Option(0, "--seed", help="Seed for randomised steps (results are deterministic per seed)."),
-    rounding_base: float | None = typer.Option(None, "--rounding-base", help="Methods round and random-round: the base B every cell is rounded to a multiple of."),
+    rounding_base: float | None = typer.Option(None, "--rounding-base", help="Methods round and random-round: the base B every cell is rounded to a multiple of; method intervals: the ends of the published intervals are rounded outward to multiples of B."),
     readd_totals: bool = typer.Option(False, "--readd-totals", help="Method random-round: round the interior cells only and add the totals up from them (an additive table)."),
     cta_cost: CtaCost = typer.Option("weighted", "--cta-cost", help="Method cta: what it minimises: weighted (deviations weighted by 1/value, default), l1, or relative (the largest relative change)."),
     cta_directions: CtaDirections = typer.Option("auto", "--cta-directions", help="Method cta: directions of the sensitive cells: optimal (MILP), alternating (heuristic), auto (MILP up to 20,000 cells)."),

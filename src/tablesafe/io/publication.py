@@ -166,6 +166,23 @@ def withheld_in(publication: pd.DataFrame, problem: Problem, codes: pd.DataFrame
     return withheld
 
 
+def interval_columns(frame: pd.DataFrame, low: np.ndarray, high: np.ndarray, response: str) -> pd.DataFrame:
+    """``frame`` with the published intervals of the withheld cells as two columns after
+    the response, ``low`` and ``high`` (``<response>_low`` / ``_high`` when a column of
+    that name exists), empty for published cells; whole numbers as integers."""
+    out = frame.copy()
+    names = ("low", "high") if not {"low", "high"} & set(frame.columns) else (f"{response}_low", f"{response}_high")
+    for name, ends in zip(names, (low, high)):
+        v = stable_values(np.asarray(ends, dtype=float))
+        known = ~np.isnan(v)
+        if np.all(np.isfinite(v[known])) and np.all(v[known] == np.round(v[known])):
+            out[name] = pd.array(np.where(known, np.round(v), 0).astype(np.int64), dtype="Int64")
+            out.loc[~known, name] = pd.NA
+        else:
+            out[name] = v
+    return out
+
+
 def stable_values(value: np.ndarray, digits: int = 12) -> np.ndarray:
     """Values rounded to ``digits`` significant digits.
 

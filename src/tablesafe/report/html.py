@@ -12,6 +12,7 @@ from tablesafe.audit import findings_in_words, verdict_line
 from tablesafe.problem import EMPTY, MANUAL, PRIMARY, PROTECTED, SAFE, SECONDARY
 from tablesafe.report.adjustment import adjustment_section
 from tablesafe.report.figures import png, pyplot
+from tablesafe.report.published_intervals import intervals_section
 from tablesafe.version import __version__
 
 #: Status letters, their names in the report, and colours (colour-blind friendly).
@@ -243,6 +244,7 @@ def render_report(result: Any) -> str:
         timings=result.timings,
         timing_img=timing_plot(result.timings),
         adjustment=adjustment_section(result),
+        published=intervals_section(result),
         total_time=sum(result.timings.values()),
         escape=html.escape,
     )
