@@ -125,6 +125,13 @@ class Revisable:
         w[self.chosen] = True
         return w
 
+    def keep(self, cells: np.ndarray) -> np.ndarray:
+        """Withhold ``cells`` for good (added to the base) and return the pattern."""
+        self.base[np.asarray(cells, dtype=np.int64)] = True
+        w = self.base.copy()
+        w[self.chosen] = True
+        return w
+
     def freeze(self, pattern: np.ndarray) -> None:
         """Keep ``pattern`` from now on (the inequalities so far are met by it)."""
         self.base = pattern.copy()

@@ -430,6 +430,7 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     first = np.flatnonzero(problem.sensitive) if targets is None else np.asarray(targets, dtype=np.int64)
     rounds = 0
     ever = np.zeros(problem.n, dtype=bool)
+    stubborn = Stubborn()
     try:
         atts = _attack_all(problem, bounds, w, first, deadline)
         final = dict(atts)
@@ -443,6 +444,7 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
             if rounds > JOINT_ROUNDS:
                 choice.freeze(w)  # from here on the pattern only grows
             w = revise(problem, bounds, choice, w, atts, bad, cand, deadline)
+            w = stubborn.protect(problem, bounds, choice, w, bad, cand)
             ever[[key[0] for key in bad]] = True
             # a target is attacked again unless the tables of all its attacks stand
             # (every cell they move still withheld: :func:`still_holds`); new insiders
@@ -466,6 +468,35 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
 
 JOINT_ROUNDS = 20
 """Rounds of :func:`repair` that may revise the complements of earlier rounds."""
+
+STUBBORN_FAILS = 3
+"""Rounds an attack may fail before its own protection LP picks its complements."""
+
+
+class Stubborn:
+    """Attacks that keep failing after their capacity inequalities were met: from the
+    :data:`STUBBORN_FAILS`-th failure on, the published cells of the attack's protection
+    LP (:func:`tablesafe.suppress.protection_lp.protecting_cells`) are withheld for good,
+    which makes that attack pass."""
+
+    def __init__(self) -> None:
+        self.fails: dict[Key, int] = {}
+        self.added = 0
+
+    def protect(self, problem: Problem, bounds: Bounds, choice: Revisable, w: np.ndarray,
+                bad: list[Key], cand: np.ndarray) -> np.ndarray:
+        """``w`` with the protecting cells of the stubborn attacks among ``bad``."""
+        from tablesafe.suppress.protection_lp import protecting_cells
+
+        for key in bad:
+            self.fails[key] = self.fails.get(key, 0) + 1
+        for key in sorted(k for k in bad if self.fails[k] >= STUBBORN_FAILS):
+            cells = protecting_cells(problem, bounds, w, key[0], key[1], key[2], cand)
+            if cells is not None and cells.size:
+                w = choice.keep(cells)
+                self.added += int(cells.size)
+                self.fails[key] = 0
+        return w
 
 
 def revise(problem: Problem, bounds: Bounds, choice: Revisable, w: np.ndarray, atts: dict[Key, Attack],
