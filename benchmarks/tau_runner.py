@@ -92,8 +92,8 @@ def run_tau(syn, suppress: str, timeout: float, *, p: float = 15.0, holdings: bo
         tables: the tables (dimension names each); default one table over all dimensions.
 
     Returns:
-        ``{"status": {cell name: status}, "levels": {cell name: (lower, upper)}, "seconds",
-        "cpu", "workdir"}`` (statuses of all tables, names over all dimensions of ``syn``,
+        ``{"status": {cell name: status}, "levels": {cell name: (lower, upper)}, "values":
+        {cell name: published value}, "seconds", "cpu", "workdir"}`` (statuses of all tables, names over all dimensions of ``syn``,
         an absent dimension at its total; protection levels of the cells tau-ARGUS marks
         primary, ``U``) or ``{"error", "seconds"}``.
     """
@@ -143,6 +143,7 @@ def run_tau(syn, suppress: str, timeout: float, *, p: float = 15.0, holdings: bo
     info = json.loads(meta.read_text())
     status: dict[str, str] = {}
     levels: dict[str, tuple[float, float]] = {}
+    values: dict[str, float] = {}  # the response column as tau-ARGUS wrote it (rounded after RND)
     for i, tab in enumerate(tables):
         frame = pd.read_parquet(f"{wd / 'result.parquet'}.{i}")
         parts = []
@@ -154,13 +155,15 @@ def run_tau(syn, suppress: str, timeout: float, *, p: float = 15.0, holdings: bo
         names = parts[0].astype(str)
         for s in parts[1:]:
             names = names + "|" + s.astype(str)
+        for name, val in zip(names, frame[syn.response]):
+            values[name] = float(val)
         for name, st, lo, up in zip(names, frame["status"], frame["lower"], frame["upper"]):
             if status.get(name) not in WITHHELD:  # a cell of two tables: withheld if either withholds
                 status[name] = st
             if st == "U":
                 levels[name] = (float(lo), float(up))
-    return {"status": status, "levels": levels, "seconds": info["seconds"], "cpu": cpu_seconds() - c0,
-            "workdir": str(wd)}
+    return {"status": status, "levels": levels, "values": values, "seconds": info["seconds"],
+            "cpu": cpu_seconds() - c0, "workdir": str(wd)}
 
 
 if __name__ == "__main__":
