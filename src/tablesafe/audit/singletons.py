@@ -17,6 +17,9 @@ lpl``). Feasible tables form a convex set, so
 3. *Halving.* When the joint LP fails, the open insiders are split in two and each half
    is tested the same way, down to single insiders; the LP of a single insider is the
    exact bound of the original check, and a finding when it misses the goal.
+4. *Kept tables.* The block tables these LPs find that reach a target's goal are kept
+   (a few per target and direction) and answer the target's later insiders the way the
+   stored tables of step 1 do, before their own LP.
 
 Every "protected" is backed by a feasible table that keeps the insider's cell fixed,
 every finding by the LP optimum with only that cell fixed, so verdicts equal those of
@@ -56,6 +59,8 @@ POOL_ROWS = 32
 BATCH_MIN = 4
 """Fewest open targets of one insider and direction for which batch LPs are tried."""
 BATCH_ROUNDS = 3
+KEEP_TABLES = 8
+"""Most block tables kept per target and direction for the insiders still to check."""
 
 
 def singleton_findings(problem: Problem, mask: np.ndarray, base: IntervalResult,
@@ -243,6 +248,7 @@ class _BlockCheck:
         self.csr = sp.csr_matrix(b.matrix)
         self._local: tuple[int, np.ndarray, object] | None = None
         self._cost_key: tuple[int, int] | None = None
+        self._reaching: dict[tuple[int, int], list[np.ndarray]] = {}
 
     # --- main loop ----------------------------------------------------------------
 
@@ -320,18 +326,44 @@ class _BlockCheck:
                     self.counts["insider_lp_batch"] = self.counts.get("insider_lp_batch", 0) + 1
                     if x is None:
                         break
+                    for k, need in zip(ks.tolist(), goal.tolist()):
+                        if d * x[k] >= d * need:
+                            self._remember(k, d, x)
                     best[d] = np.maximum(best[d], x) if d == 1 else np.minimum(best[d], x)
                     if (open_ & (d * (goal - best[d][ks]) <= 0)).sum() < 0.1 * open_.sum():
                         break
             for k, d, need in todo:
                 if d * best[d][k] >= d * need:
                     continue
-                val, _ = b.optimise(k, d)
+                if self._answered(k, d, s):
+                    self.counts["insider_reused"] = self.counts.get("insider_reused", 0) + 1
+                    continue
+                val, x = b.optimise(k, d)
                 self.counts["insider_lp_solves"] = self.counts.get("insider_lp_solves", 0) + 1
                 if not d * val >= d * need:
                     found.setdefault(k, {}).setdefault(s, {})[d] = val
+                elif x is not None and np.all(np.isfinite(x)):
+                    self._remember(k, d, x)
         finally:
             b.set_bounds(fixed, b.lower[fixed], b.upper[fixed])
+
+    def _remember(self, k: int, d: int, x: np.ndarray) -> None:
+        """Keep a block table that reaches the goal of (``k``, ``d``) (found with some
+        insider's cell fixed) for the target's other insiders (:meth:`_answered`)."""
+        kept = self._reaching.setdefault((k, d), [])
+        if len(kept) < KEEP_TABLES:
+            kept.append(np.asarray(x, dtype=float).copy())
+
+    def _answered(self, k: int, d: int, s: int) -> bool:
+        """Whether kept tables reaching the goal of (``k``, ``d``) have insider ``s``'s
+        cell at or above its value and at or below it: a convex combination of two such
+        tables keeps the cell and still reaches the goal."""
+        kept = self._reaching.get((k, d))
+        if not kept:
+            return False
+        dev = np.array([t[s] for t in kept]) - self.truth[s]
+        tol = self.tol[s]
+        return bool(np.any(dev >= -tol) and np.any(dev <= tol))
 
     def _open_after_pool(self, k: int, d: int, need: float, att: np.ndarray) -> np.ndarray:
         """Attackers not answered by (convex combinations of) stored tables.
