@@ -94,7 +94,7 @@ def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame 
             model holdings).
         base: intervals already computed with ``keep_points=True`` (reused).
         stats: optional dict that receives the counts ``insider_lp_solves`` (block LPs),
-            ``insider_pairs``, ``insider_pool``, ``insider_local_lps``, ``insider_lp_joint``
+            ``insider_pairs``, ``insider_pool``, ``insider_local_lps``, ``insider_lp_joint``,
             ``insider_lp_batch`` and ``insider_reused`` (pairs answered by kept tables; see
             :mod:`tablesafe.audit.singletons`).
         recheck: ``(targets, cells)``: only the single respondents' attacks on a target
