@@ -17,14 +17,13 @@ import tablesafe
 from tablesafe.cli.main import app
 from tablesafe.errors import AuditFailure, InputError
 from tablesafe.interval_publication import IntervalOptions, PublishedIntervals, check_intervals
-from tablesafe.synthetic import problem_from_data, synthetic_data, synthetic_preset
+from tablesafe.synthetic import problem_from_data, synthetic_preset
 
 
 @pytest.fixture(scope="module", params=["2-D", "3-D"])
 def published(request):
-    # a generated two-way table of 1,122 cells and a three-way one of 490, with holdings
-    syn = (synthetic_preset("1k", seed=3) if request.param == "2-D"
-           else synthetic_data([[2, 2], [2, 3], [2, 2]], 1_500, seed=3))
+    # generated tables with holdings: two-way of 1,122 cells, three-way of 1,296
+    syn = synthetic_preset("1k" if request.param == "2-D" else "1k3d", seed=3)
     problem = problem_from_data(syn, p=15, use_holdings=True)
     return problem, tablesafe.protect_problem(problem, method="intervals", rounding_base=100)
 
