@@ -481,7 +481,6 @@ class Stubborn:
 
     def __init__(self) -> None:
         self.fails: dict[Key, int] = {}
-        self.added = 0
 
     def protect(self, problem: Problem, bounds: Bounds, choice: Revisable, w: np.ndarray,
                 bad: list[Key], cand: np.ndarray) -> np.ndarray:
@@ -494,7 +493,6 @@ class Stubborn:
             cells = protecting_cells(problem, bounds, w, key[0], key[1], key[2], cand)
             if cells is not None and cells.size:
                 w = choice.keep(cells)
-                self.added += int(cells.size)
                 self.fails[key] = 0
         return w
 

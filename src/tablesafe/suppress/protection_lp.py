@@ -25,11 +25,10 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from tablesafe.audit.lp import new_highs
+from tablesafe.audit.lp import new_highs, pass_lp
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import UP, Bounds
 
-_HINF = highspy.kHighsInf
 WITHHELD_WEIGHT = 1e-4
 """Weight per unit of movement of a withheld cell, relative to a published cell of the
 same cost (keeps the certificate sparse without making withheld cells costly)."""
@@ -73,20 +72,7 @@ def protecting_cells(problem: Problem, bounds: Bounds, withheld: np.ndarray, tar
     if hi[j if direction == UP else nc + j] < req * (1 - 1e-9):
         return None
     h = new_highs()
-    lp = highspy.HighsLp()
-    lp.num_col_ = 2 * nc
-    lp.num_row_ = rows.size
-    lp.col_cost_ = np.concatenate([unit, unit])
-    lp.col_lower_ = lo
-    lp.col_upper_ = np.where(np.isfinite(hi), hi, _HINF)
-    lp.row_lower_ = np.zeros(rows.size)
-    lp.row_upper_ = np.zeros(rows.size)
-    m = sp.hstack([a, -a]).tocsc()
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = m.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = m.indices.astype(np.int32)
-    lp.a_matrix_.value_ = m.data.astype(float)
-    h.passModel(lp)
+    pass_lp(h, np.concatenate([unit, unit]), lo, hi, sp.hstack([a, -a]), np.zeros(rows.size), np.zeros(rows.size))
     h.run()
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None
