@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -578,9 +579,7 @@ def _suppress_and_audit(
         with _timed(timings, "intervals"):
             intervals = interval_bounds(problem, pattern.withheld, adjusting)
             checked = check_intervals(problem, pattern.withheld, intervals, insider != "off")
-        pattern = Pattern(pattern.withheld, method=pattern.method,
-                          stats={**pattern.stats, **{f"intervals_{k}": v for k, v in checked.items()}},
-                          certificates=pattern.certificates, proof=pattern.proof, audit=pattern.audit)
+        pattern = replace(pattern, stats={**pattern.stats, **{f"intervals_{k}": v for k, v in checked.items()}})
     return ProtectResult(
         problem=problem,
         pattern=pattern,

@@ -15,14 +15,13 @@ run fails closed when any sensitive cell is no longer protected.
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from tablesafe.errors import AuditFailure, InputError
+from tablesafe.adjust.options import positive_base
+from tablesafe.errors import AuditFailure
 from tablesafe.problem import Problem
 from tablesafe.suppress.methods import MethodInfo
 
@@ -59,19 +58,7 @@ class IntervalOptions:
         Raises:
             InputError: a base that is not a positive number.
         """
-        if rounding_base is None:
-            return cls()
-        bad = InputError(f"rounding_base (--rounding-base) of method intervals must be a positive number, "
-                         f"not {rounding_base!r}")
-        if isinstance(rounding_base, bool) or not isinstance(rounding_base, (numbers.Real, str)):
-            raise bad
-        try:
-            base = float(rounding_base)
-        except ValueError:
-            raise bad from None
-        if not (math.isfinite(base) and base > 0):
-            raise bad
-        return cls(base=base)
+        return cls() if rounding_base is None else cls(base=positive_base(rounding_base))
 
 
 @dataclass(frozen=True)

@@ -124,16 +124,27 @@ def _base(value: Any, *, needed: bool, method: str) -> float | None:
         if needed:
             raise InputError(f"method {method} needs a rounding base: give rounding_base (--rounding-base B), e.g. 5")
         return None
+    base = positive_base(value)
+    if not needed:
+        raise InputError(f"rounding_base (--rounding-base) applies to methods round and random-round, not {method}")
+    return base
+
+
+def positive_base(value: Any) -> float:
+    """``rounding_base`` as given, checked: a positive finite number (or its text).
+
+    Raises:
+        InputError: anything else, naming the option.
+    """
+    bad = InputError(f"rounding_base (--rounding-base) must be a positive number, not {value!r}")
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, str)):
-        raise InputError(f"rounding_base (--rounding-base) must be a positive number, not {value!r}")
+        raise bad
     try:
         base = float(value)
     except ValueError:
-        raise InputError(f"rounding_base (--rounding-base) must be a positive number, not {value!r}") from None
+        raise bad from None
     if not (math.isfinite(base) and base > 0):
-        raise InputError(f"rounding_base (--rounding-base) must be a positive number, not {value!r}")
-    if not needed:
-        raise InputError(f"rounding_base (--rounding-base) applies to methods round and random-round, not {method}")
+        raise bad
     return base
 
 

@@ -20,6 +20,7 @@ from tablesafe.adjust.result import Adjustment, measure
 from tablesafe.adjust.rounding import adjust_round
 from tablesafe.adjust.totals import total_cells
 from tablesafe.errors import InputError
+from tablesafe.interval_publication import IntervalOptions
 from tablesafe.methods import is_adjustment
 from tablesafe.problem import Pattern, Problem
 from tablesafe.result import ProtectResult
@@ -94,11 +95,13 @@ def adjust_checked(problem: Problem, options: AdjustOptions, timings: dict[str, 
                       adjustment.quality, adjustment.base, stats)
 
 
-def recorded_adjustment(options: Any) -> dict[str, Any]:
+def recorded_adjustment(options: AdjustOptions | IntervalOptions | None) -> dict[str, Any]:
     """The adjustment options as the run's parameters record them (the defaults for a
     suppression method, which takes none; the rounding base of interval publication)."""
-    if not isinstance(options, AdjustOptions):
-        return {**ADJUST_DEFAULTS, "rounding_base": getattr(options, "base", None)}
+    if options is None:
+        return dict(ADJUST_DEFAULTS)
+    if isinstance(options, IntervalOptions):
+        return {**ADJUST_DEFAULTS, "rounding_base": options.base}
     return {"rounding_base": options.base, "readd_totals": options.readd_totals, "cta_cost": options.cost,
             "cta_directions": options.directions, "fix_totals": str(options.fix_totals)}
 
