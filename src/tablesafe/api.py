@@ -13,35 +13,18 @@ suppression method.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import replace
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-import tablesafe.suppress as suppression  # looked up per call, so a test may replace it
-from tablesafe.adjust.options import AdjustOptions
-from tablesafe.adjust.stage import adjusted_result, recorded_adjustment
 from tablesafe.audit import (
-    AuditResult,
-    all_protected,
     audit,
     check_certificates,
-    findings_in_words,
-    verdict_line,
 )
 from tablesafe.celltable import CellTable
-from tablesafe.errors import AuditFailure, InputError, RuleError, TablesafeError
-from tablesafe.interval_publication import (
-    SUPPRESSION_METHOD,
-    IntervalOptions,
-    check_intervals,
-    interval_bounds,
-)
+from tablesafe.errors import InputError, RuleError
 from tablesafe.io.analyst import codes_of
 from tablesafe.io.hst import read_hst
 from tablesafe.io.inputs import read_inputs
@@ -54,8 +37,11 @@ from tablesafe.rules import assess
 from tablesafe.rules.apriori import apply_requests, given_statuses
 from tablesafe.rules.assess import COST_KINDS
 from tablesafe.rules.ruleset import RuleSet
+from tablesafe.stages import protect_assessed
+from tablesafe.stages import timed as _timed
 from tablesafe.suppress.methods import DEFAULT_METHOD, NONE
 from tablesafe.tabulate import dim_specs, from_tabular, tabulate
+from tablesafe.uncertainty.options import UncertaintyOptions
 
 __all__ = [
     "ProtectResult",
@@ -68,16 +54,6 @@ __all__ = [
     "protect",
     "protect_problem",
 ]
-
-
-@contextmanager
-def _timed(timings: dict[str, float], name: str) -> Iterator[None]:
-    """Add the seconds the block takes to ``timings[name]``."""
-    t0 = time.perf_counter()
-    try:
-        yield
-    finally:
-        timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
 
 
 def apply_apriori(
@@ -314,6 +290,9 @@ def protect(
     insider: str = "fail",
     rounding_base: float | None = None, readd_totals: bool = False, cta_cost: str = "weighted",
     cta_directions: str = "auto", fix_totals: Any = "none",
+    uncertainty: bool = False, uncertainty_p: float | None = None, uncertainty_side: str = "two-sided",
+    midpoint_q: float | None = None, knowledge_kx: float = 2.0, knowledge_kx_low: float = 0.0,
+    knowledge_kw: float = 1.0,
 ) -> ProtectResult:
     """Protect a table: tabulate, find sensitive cells, suppress (or adjust), audit.
 
@@ -378,6 +357,9 @@ def protect(
         rounding_base, readd_totals, cta_cost, cta_directions, fix_totals: options of the
             adjustment methods (``method="cta"``, ``"round"``, ``"random-round"``): see
             :class:`tablesafe.adjust.AdjustOptions`; refused with a suppression method.
+        uncertainty, uncertainty_p, uncertainty_side, midpoint_q, knowledge_kx, knowledge_kx_low,
+            knowledge_kw: the contribution-level audit (Massell's uncertainty intervals) and its options, see
+            :meth:`tablesafe.uncertainty.options.UncertaintyOptions.build`.
 
     Returns:
         A :class:`ProtectResult`.
@@ -388,6 +370,8 @@ def protect(
     adjusting = check_run_options(method, time_limit, insider, seed=seed, rounding_base=rounding_base,
                                   readd_totals=readd_totals, cta_cost=cta_cost, cta_directions=cta_directions,
                                   fix_totals=fix_totals)
+    knowing = UncertaintyOptions.build(uncertainty, uncertainty_p, uncertainty_side, midpoint_q, knowledge_kx,
+                                       knowledge_kx_low, knowledge_kw)
     timings: dict[str, float] = {}
     problem, resp, params = prepare_problem(
         data, dims, response, rules,
@@ -401,10 +385,10 @@ def protect(
         recompute_totals=recompute_totals, encoding=encoding, jj_offsets=jj_offsets,
         require_additive=method != NONE, progress=progress, timings=timings,
     )
-    return _suppress_and_audit(problem, method=method, response=resp, time_limit=time_limit, certificates=certificates,
+    return protect_assessed(problem, method=method, response=resp, time_limit=time_limit, certificates=certificates,
                                singleton=singleton, capacity=capacity, progress=progress, seed=seed, marker=marker,
                                empty_marker=empty_marker, run_audit=run_audit, insider=insider, params=params,
-                               timings=timings, adjusting=adjusting)
+                               timings=timings, adjusting=adjusting, knowing=knowing)
 
 
 def audit_publication(
@@ -465,6 +449,9 @@ def protect_problem(
     timings: dict[str, float] | None = None,
     rounding_base: float | None = None, readd_totals: bool = False, cta_cost: str = "weighted",
     cta_directions: str = "auto", fix_totals: Any = "none",
+    uncertainty: bool = False, uncertainty_p: float | None = None, uncertainty_side: str = "two-sided",
+    midpoint_q: float | None = None, knowledge_kx: float = 2.0, knowledge_kx_low: float = 0.0,
+    knowledge_kw: float = 1.0,
 ) -> ProtectResult:
     """Suppress and audit an assessed :class:`~tablesafe.Problem` (e.g. read from JJ), or
     adjust it (``method="cta"``, ``"round"``, ``"random-round"``, with the adjustment
@@ -479,116 +466,16 @@ def protect_problem(
     audit's insider findings (a single contributor of a withheld cell narrowing down a
     sensitive cell) do: ``"fail"`` (default: raise like an outsider failure), ``"warn"``
     (reported in the summary, analyst result and report) or ``"off"`` (not checked).
+    The ``uncertainty`` and ``knowledge_*`` options ask for the contribution-level audit
+    (see :func:`protect`).
     """
     adjusting = check_run_options(method, time_limit, insider, seed=seed, rounding_base=rounding_base,
                                   readd_totals=readd_totals, cta_cost=cta_cost, cta_directions=cta_directions,
                                   fix_totals=fix_totals)
-    return _suppress_and_audit(problem, method=method, response=response, time_limit=time_limit,
+    knowing = UncertaintyOptions.build(uncertainty, uncertainty_p, uncertainty_side, midpoint_q, knowledge_kx,
+                                       knowledge_kx_low, knowledge_kw)
+    return protect_assessed(problem, method=method, response=response, time_limit=time_limit,
                                certificates=certificates, singleton=singleton, capacity=capacity,
                                progress=progress, seed=seed, marker=marker,
                                empty_marker=empty_marker, run_audit=run_audit, insider=insider,
-                               params=params, timings=timings, adjusting=adjusting)
-
-
-def _audit_once(problem: Problem, pattern: Pattern, insider: bool) -> AuditResult:
-    """The pattern's audit: the one it passed while it was made when that covers what is
-    asked (single respondents checked if ``insider``), otherwise a new one."""
-    done = pattern.audit
-    if (isinstance(done, AuditResult) and done.problem is problem
-            and np.array_equal(done.withheld, pattern.withheld)
-            and (bool(done.stats.get("insider")) or not insider)):
-        done.stats["reused"] = True
-        return done
-    return audit(problem, pattern, insider=insider)
-
-
-def _suppress_and_audit(
-    problem: Problem,
-    *,
-    method: str,
-    response: str,
-    time_limit: float | None,
-    certificates: bool,
-    singleton: bool,
-    capacity: bool,
-    progress: bool,
-    seed: int,
-    marker: str | None,
-    empty_marker: str | None,
-    run_audit: bool,
-    insider: str,
-    params: dict | None,
-    timings: dict[str, float] | None,
-    adjusting: AdjustOptions | IntervalOptions | None = None,
-) -> ProtectResult:
-    """The second half of :func:`protect` and :func:`protect_problem`, on options checked
-    by them: suppress, audit (the gate), check the certificates; or, for an adjustment
-    method (``adjusting``), the adjustment stage and its check; for interval publication
-    also the intervals of the withheld cells and their own check."""
-    timings = {} if timings is None else timings
-    params = dict(params or {})
-    params.update({k: recorded(v) for k, v in (
-        ("method", method), ("time_limit", time_limit), ("certificates", certificates), ("singleton", singleton),
-        ("capacity", capacity), ("seed", seed), ("marker", marker), ("empty_marker", empty_marker),
-        ("run_audit", run_audit), ("insider", insider))})
-    params.update(recorded_adjustment(adjusting))
-    if isinstance(adjusting, AdjustOptions):
-        return adjusted_result(problem, adjusting, response=response, params=params, timings=timings,
-                               marker=marker, empty_marker=empty_marker)
-    if method == NONE:
-        pattern = Pattern(withheld=problem.sensitive.copy(), method=NONE)
-    else:
-        with _timed(timings, "suppress"):
-            pattern = suppression.suppress(
-                problem,
-                method=SUPPRESSION_METHOD if isinstance(adjusting, IntervalOptions) else method,
-                time_limit=time_limit,
-                certificates=certificates,
-                singleton=singleton,
-                capacity=capacity,
-                progress=progress,
-                seed=seed,
-                audit=False,  # the audit below is the gate, run once (or the one the pattern passed)
-            )
-    audit_result = None
-    if method != NONE or run_audit:
-        with _timed(timings, "audit"):
-            try:
-                audit_result = _audit_once(problem, pattern, insider != "off")
-            except TablesafeError as exc:
-                if method != NONE:
-                    raise
-                # primary suppression only: the audit is information, not a gate
-                params["audit"] = f"not possible: {exc}"
-        insider_fails = insider == "fail" and audit_result is not None and bool(findings_in_words(audit_result))
-        if audit_result is not None and method != NONE and (not all_protected(audit_result) or insider_fails):
-            raise AuditFailure(
-                "the suppression pattern failed its audit, so nothing is published: "
-                + verdict_line(audit_result)
-            )
-    if certificates and pattern.certificates is not None and method != NONE:
-        with _timed(timings, "certificates"):
-            failures = check_certificates(problem, pattern.withheld, pattern.certificates)
-        if failures:
-            raise AuditFailure(
-                f"{len(failures)} protection certificate(s) failed their check, e.g. {failures[0]}; "
-                "nothing is published"
-            )
-    intervals = None
-    if isinstance(adjusting, IntervalOptions):
-        with _timed(timings, "intervals"):
-            intervals = interval_bounds(problem, pattern.withheld, adjusting)
-            checked = check_intervals(problem, pattern.withheld, intervals, insider != "off")
-        pattern = replace(pattern, stats={**pattern.stats, **{f"intervals_{k}": v for k, v in checked.items()}})
-    return ProtectResult(
-        problem=problem,
-        pattern=pattern,
-        audit=audit_result,
-        response=response,
-        method=method,
-        params=params,
-        timings=timings,
-        marker=marker,
-        empty_marker=empty_marker,
-        intervals=intervals,
-    )
+                               params=params, timings=timings, adjusting=adjusting, knowing=knowing)

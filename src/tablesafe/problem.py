@@ -45,6 +45,8 @@ class Assessment:
         negative: ``abs`` when the rules saw absolute contributions, else ``none``.
         levels_capped_at_bounds: sensitive cells whose level was capped at an a priori bound.
         holding: the holding variable the contributions were grouped by, if any.
+        percent: ``(p, n)`` of the first p% rule among the rules (the contribution-level
+            audit's default p and coalition), or None.
     """
 
     rules: tuple[str, ...]
@@ -55,6 +57,33 @@ class Assessment:
     negative: str
     levels_capped_at_bounds: int
     holding: str | None = None
+    percent: tuple[float, int] | None = None
+
+
+@dataclass(frozen=True)
+class Contributions:
+    """The largest contributions of every cell, as the rules saw them, kept for the
+    contribution-level audit (seed 004; :mod:`tablesafe.uncertainty`).
+
+    Attributes:
+        top: (n, K) largest unit contributions (holdings summed when given), descending,
+            without weights, 0-padded.
+        count: (n,) number of real entries of ``top`` per cell.
+        weight: (n, K) the sampling weight of each of them (1 without weights).
+        unweighted: (n,) the cell's sum without weights.
+        negative: (n,) True where the cell has a negative contribution.
+    """
+
+    top: np.ndarray
+    count: np.ndarray
+    weight: np.ndarray
+    unweighted: np.ndarray
+    negative: np.ndarray
+
+    @property
+    def k(self) -> int:
+        """Number of contributions kept per cell."""
+        return int(self.top.shape[1])
 
 
 @dataclass(frozen=True)
@@ -95,6 +124,8 @@ class Problem(PerCell):
         declared_missing: per dimension, missing codes declared for the input rather
             than found in it (:attr:`CellTable.declared_missing`); the publication leaves
             out a code whose cells are all empty.
+        contributions: the largest contributions per cell (:class:`Contributions`) when
+            the problem was assessed from a cell table that has them.
     """
 
     names: np.ndarray
@@ -118,6 +149,7 @@ class Problem(PerCell):
     assessment: Assessment | None = None
     notes: dict[str, Any] = field(default_factory=dict)
     declared_missing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    contributions: Contributions | None = None
 
     def __post_init__(self) -> None:
         n = len(self.value)
@@ -129,6 +161,8 @@ class Problem(PerCell):
             arr = getattr(self, name)
             if arr is not None and len(arr) != n:
                 raise InputError(f"Problem.{name} has {len(arr)} entries for {n} cells")
+        if self.contributions is not None and len(self.contributions.top) != n:
+            raise InputError(f"Problem.contributions has {len(self.contributions.top)} rows for {n} cells")
         if self.relations.shape[1] != n:
             raise InputError(f"the relations have {self.relations.shape[1]} columns for {n} cells")
         if len(self.rhs) != self.relations.shape[0]:

@@ -47,6 +47,10 @@ class ProtectResult:
         intervals: for interval publication (``method="intervals"``), the checked
             :class:`~tablesafe.interval_publication.PublishedIntervals`: the publication
             then adds columns ``low`` and ``high`` holding each withheld cell's interval.
+        contributions: the contribution-level audit
+            (:class:`~tablesafe.uncertainty.ContributionAudit`) when the run asked for it
+            (``uncertainty=True``): the analyst table then adds, per sensitive cell, the
+            most exposed attacker's interval of the largest contribution.
     """
 
     problem: Problem
@@ -60,6 +64,7 @@ class ProtectResult:
     empty_marker: str | None = None
     adjustment: Any | None = None
     intervals: Any | None = None
+    contributions: Any | None = None
 
     # ------------------------------------------------------------------ views
     @property
@@ -88,6 +93,15 @@ class ProtectResult:
             frame["deviation"] = stable_values(self.adjustment.deviation)
             frame["direction"] = np.select([self.adjustment.direction > 0, self.adjustment.direction < 0],
                                            ["up", "down"], "")
+        if self.contributions is not None:
+            worst = self.contributions.most_exposed()
+            names = pd.Index(np.asarray(self.problem.names, dtype=object))
+            for col, src in (("x1_attacker", "attacker"), ("x1_low", "ui_low"), ("x1_high", "ui_high"),
+                             ("x1_midpoint", "midpoint"), ("x1_need_left", "need_left"),
+                             ("x1_need_right", "need_right"), ("x1_need_sliding", "need_sliding"),
+                             ("x1_verdict", "verdict"), ("x1_midpoint_close", "midpoint_close")):
+                vals = worst[src].reindex(names).to_numpy()
+                frame[col] = stable_values(vals.astype(float)) if worst[src].dtype.kind == "f" else vals
         return frame
 
     @cached_property
@@ -203,6 +217,8 @@ class ProtectResult:
             lines.append(f"published as intervals (rounded outward to multiples of {self.intervals.base:g}): "
                          f"{int(self.intervals.withheld.sum())} withheld cells; the audit passed again "
                          "with the intervals known")
+        if self.contributions is not None:
+            lines.append(self.contributions.summary())
         if self.audit is not None:
             lines.append("audit: " + verdict_line(self.audit))
         elif self.method == "none":
@@ -224,6 +240,7 @@ class ProtectResult:
         certificates: str | Path | None = None,
         jj: str | Path | None = None,
         apriori: str | Path | None = None,
+        contributions: str | Path | None = None,
     ) -> None:
         """Write the requested files, all or nothing.
 
@@ -235,6 +252,9 @@ class ProtectResult:
                 ``direction``, ``cell``, ``value``).
             jj: the protected problem as a JJ file (complements marked).
             apriori: the pattern as a tau-ARGUS a priori file (:meth:`apriori_frame`).
+            contributions: the contribution-level audit, one row per sensitive cell and
+                attacker (``.csv``, ``.parquet`` or ``.xlsx``; confidential); needs a run
+                with ``uncertainty=True``.
 
         Every file is first written under a temporary name beside its target; only when
         all are complete are they renamed into place. On any error no target is touched.
@@ -246,9 +266,13 @@ class ProtectResult:
                 "no certificates to write: run with certificates=True (--certificates) and a "
                 "suppression method that produces them"
             )
+        if contributions is not None and self.contributions is None:
+            raise InputError(
+                "no contribution-level audit to write: run with uncertainty=True (--uncertainty)"
+            )
         t0 = time.perf_counter()
         targets = {"out": out, "cells": cells, "report": report, "certificates": certificates, "jj": jj,
-                   "apriori": apriori}
+                   "apriori": apriori, "contributions": contributions}
         with staged_files(targets) as tmp:
             if "out" in tmp:
                 write_publication_to(self.publication, self.response, tmp["out"], out)
@@ -256,6 +280,8 @@ class ProtectResult:
                 write_frame_to(self.cells, tmp["cells"], cells, sheet="cells")
             if "certificates" in tmp:
                 self.certificates.to_parquet(tmp["certificates"], index=False)
+            if "contributions" in tmp:
+                write_frame_to(self.contributions.table, tmp["contributions"], contributions, sheet="contributions")
             if "jj" in tmp:
                 from tablesafe.io.jj import write_jj
 

@@ -197,3 +197,39 @@ def test_tiny_table_rectangle():
     assert check_certificates(problem, pattern.withheld, pattern.certificates) == []
     # cost = value: the cheapest protection is the interior rectangle (10+20+30+40)
     assert set(np.flatnonzero(pattern.withheld)) == {idx(0, 0), idx(0, 1), idx(1, 0), idx(1, 1)}
+
+
+def test_workers_report_progress_to_the_parent(table2d):
+    """With two workers the parent shows how many targets they protected together (the
+    display froze for minutes before); the counts grow and end at the targets searched."""
+    import io
+
+    from tablesafe.progress import Progress
+    from tablesafe.suppress import fast_workers
+    from tablesafe.suppress.fast_first_pass import FirstPassJob
+
+    seen: list[int] = []
+
+    class Recording(Progress):
+        def update(self, done: int, note: str = "", *, force: bool = False) -> None:
+            seen.append(done)
+            super().update(done, note, force=force)
+
+    jobs: list[tuple[FirstPassJob, list[np.ndarray]]] = []
+    real = fast_workers.run_parallel
+
+    def spy(job, groups, progress=None, poll=2.0):
+        jobs.append((job, groups))
+        return real(job, groups, Recording("fast", stream=io.StringIO(), every=0.0), poll=0.01)
+
+    import tablesafe.suppress.fast as fast_mod
+
+    old = fast_mod.run_parallel
+    fast_mod.run_parallel = spy
+    try:
+        pat = fast_pattern(table2d, workers=2)
+    finally:
+        fast_mod.run_parallel = old
+    assert jobs and seen
+    assert seen == sorted(seen)
+    assert seen[-1] == pat.stats["targets"] - pat.stats["shared_certificates"] > 0

@@ -10,7 +10,7 @@ import pytest
 from _suppress_gen import table_problem
 
 import tablesafe
-import tablesafe.api as api
+import tablesafe.stages as stages
 from tablesafe.audit import AuditResult
 from tablesafe.suppress import suppress
 
@@ -57,7 +57,7 @@ def test_protect_audits_the_pattern_once(monkeypatch, method):
         return real(*a, **k)
 
     monkeypatch.setattr(audit_pkg, "audit", counted)
-    monkeypatch.setattr(api, "audit", counted)
+    monkeypatch.setattr(stages, "audit", counted)
     res = tablesafe.protect(EXAMPLES / "enterprises.csv",
                             {"industry": EXAMPLES / "industry.csv", "region": EXAMPLES / "region.hrc"},
                             "turnover", ["p(15)", "freq(3)"], method=method)
@@ -69,6 +69,6 @@ def test_an_audit_made_without_insiders_does_not_stand_for_one_with_them():
     p = table_problem(11, [[3, 2], [4]], units=70)
     pat = suppress(p, "optimal", time_limit=60)
     assert pat.audit.stats["insider"] is False
-    again = api._audit_once(p, pat, insider=True)
+    again = stages._audit_once(p, pat, insider=True)
     assert again is not pat.audit and again.stats["insider"] is True
-    assert api._audit_once(p, pat, insider=False) is pat.audit
+    assert stages._audit_once(p, pat, insider=False) is pat.audit

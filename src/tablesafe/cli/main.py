@@ -40,6 +40,11 @@ CtaCost = Enum("CtaCost", {name: name for name in CTA_COSTS}, type=str)  # type:
 CtaDirections = Enum("CtaDirections", {name: name for name in CTA_DIRECTIONS}, type=str)  # type: ignore[misc]
 
 
+class Side(str, Enum):
+    two_sided = "two-sided"
+    sliding = "sliding"
+
+
 class Insider(str, Enum):
     warn = "warn"
     fail = "fail"
@@ -167,6 +172,14 @@ def protect(
     cta_cost: CtaCost = typer.Option("weighted", "--cta-cost", help="Method cta: what it minimises: weighted (deviations weighted by 1/value, default), l1, or relative (the largest relative change)."),
     cta_directions: CtaDirections = typer.Option("auto", "--cta-directions", help="Method cta: directions of the sensitive cells: optimal (MILP), alternating (heuristic), auto (MILP up to 20,000 cells)."),
     fix_totals: str = typer.Option("none", "--fix-totals", help="Method cta: totals kept at their true values: none, grand, all, or DIM=DEPTH[,DIM=DEPTH] (totals of DIM down to that depth)."),
+    uncertainty: bool = typer.Option(False, "--uncertainty", help="Also audit contributions (Massell's uncertainty intervals): per sensitive cell and attacker, the uncertainty interval of the largest contribution the publication leaves."),
+    uncertainty_p: float | None = typer.Option(None, "--uncertainty-p", help="The p of the contribution-level audit (default: the p% rule's)."),
+    uncertainty_side: Side = typer.Option(Side.two_sided, "--uncertainty-side", help="Location rule of the contribution-level audit: two-sided or sliding."),
+    midpoint_q: float | None = typer.Option(None, "--midpoint-q", help="Flag cells whose interval's midpoint lies within this percentage of the largest contribution (default: p)."),
+    knowledge_kx: float = typer.Option(2.0, "--knowledge-kx", help="Knowledge model: other respondents' contributions x known to lie below kx*x."),
+    knowledge_kx_low: float = typer.Option(0.0, "--knowledge-kx-low", help="Knowledge model: ... and above kx_low*x."),
+    knowledge_kw: float = typer.Option(1.0, "--knowledge-kw", help="Knowledge model: sampling weights w > 1 known within [1, kw*w]."),
+    contributions: Path | None = typer.Option(None, "--contributions", help="Write the contribution-level audit (confidential; needs --uncertainty)."),
     quiet: bool = QuietOpt,
 ) -> None:
     """Protect a table: tabulate, find sensitive cells, suppress or adjust, audit, write files."""
@@ -184,7 +197,7 @@ def protect(
         if source.suffix.lower() != ".jj" and not dim and not (tabular and metadata):
             raise fail("name the dimensions of the table with --dim NAME[=HIERARCHY]")
         check_output_paths({"out": out_file, "cells": cells, "report": report, "certificates": certificates,
-                            "jj": write_jj, "apriori": write_apriori})
+                            "jj": write_jj, "apriori": write_apriori, "contributions": contributions})
         data_arg: object = str(source)
         if jj is not None and dim:
             data_arg = _jj_as_table(jj, dim, total)
@@ -215,6 +228,13 @@ def protect(
             cta_cost=cta_cost.value,
             cta_directions=cta_directions.value,
             fix_totals=fix_totals,
+            uncertainty=uncertainty,
+            uncertainty_p=uncertainty_p,
+            uncertainty_side=uncertainty_side.value,
+            midpoint_q=midpoint_q,
+            knowledge_kx=knowledge_kx,
+            knowledge_kx_low=knowledge_kx_low,
+            knowledge_kw=knowledge_kw,
             **_table_options(
                 bounds=bounds,
                 zero_unsafe=zero_unsafe,
@@ -232,9 +252,9 @@ def protect(
             **data_options,
         )
         result.write(out=out_file, cells=cells, report=report, certificates=certificates, jj=write_jj,
-                     apriori=write_apriori)
+                     apriori=write_apriori, contributions=contributions)
         say(quiet, result.summary())
-        for label, path in (("publication", out_file), ("analyst file", cells), ("report", report), ("certificates", certificates), ("JJ file", write_jj), ("a priori file", write_apriori)):
+        for label, path in (("publication", out_file), ("analyst file", cells), ("report", report), ("certificates", certificates), ("JJ file", write_jj), ("a priori file", write_apriori), ("contribution-level audit", contributions)):
             if path is not None:
                 say(quiet, f"wrote {label}: {path}")
         if out_file is not None and not result.ok:

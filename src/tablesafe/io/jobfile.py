@@ -43,7 +43,7 @@ from tablesafe.methods import check_any_method
 
 PATH_KEYS = ("data", "metadata", "jj", "apriori", "manual", "out", "cells", "report", "certificates", "write_jj",
              "write_apriori")
-OUTPUT_KEYS = ("out", "cells", "report", "certificates", "write_jj", "write_apriori")
+OUTPUT_KEYS = ("out", "cells", "report", "certificates", "write_jj", "write_apriori", "contributions")
 TABLE_KEYS = {
     "name", "data", "metadata", "jj", "dims", "response", "rules", "holding", "weight", "weight_mode",
     "waiver", "request", "method", "cost", "cost_lambda", "total", "tables", "apriori", "manual_range",
@@ -51,7 +51,8 @@ TABLE_KEYS = {
     "manual", "insider", "tabular", "frequency", "top", "given_status", "recompute_totals",
     "encoding", "jj_offsets", "bounds", "symmetric", "negative", "run_audit", "sliding", "freq_levels",
     "manual_margin", "missing_codes", "singleton", "capacity", "rounding_base", "readd_totals", "cta_cost",
-    "cta_directions", "fix_totals", *OUTPUT_KEYS,
+    "cta_directions", "fix_totals", "uncertainty", "uncertainty_p", "uncertainty_side", "midpoint_q",
+    "knowledge_kx", "knowledge_kx_low", "knowledge_kw", *OUTPUT_KEYS,
 }
 
 
@@ -153,7 +154,8 @@ def run_job(path: str | Path, *, progress: bool = False) -> list[tuple[TableJob,
     for job in jobs:  # before any table is protected
         o = job.outputs
         check_output_paths({"out": o["out"], "cells": o["cells"], "report": o["report"],
-                            "certificates": o["certificates"], "jj": o["write_jj"], "apriori": o["write_apriori"]})
+                            "certificates": o["certificates"], "jj": o["write_jj"], "apriori": o["write_apriori"],
+                            "contributions": o["contributions"]})
     results = []
     for job in jobs:
         opts = dict(job.options)
@@ -166,5 +168,5 @@ def run_job(path: str | Path, *, progress: bool = False) -> list[tuple[TableJob,
     for job, result in results:
         o = job.outputs
         result.write(out=o["out"], cells=o["cells"], report=o["report"], certificates=o["certificates"],
-                     jj=o["write_jj"], apriori=o["write_apriori"])
+                     jj=o["write_jj"], apriori=o["write_apriori"], contributions=o["contributions"])
     return results

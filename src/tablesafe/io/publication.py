@@ -288,7 +288,7 @@ def _write_any(frame: pd.DataFrame, path: Path, fmt: str, sheet: str) -> None:
 
 
 #: Output keys whose files are tables (format from the suffix).
-TABLE_OUTPUTS = ("out", "cells")
+TABLE_OUTPUTS = ("out", "cells", "contributions")
 
 
 def _existing_folder(path: Path) -> Path:

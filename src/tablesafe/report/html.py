@@ -11,6 +11,7 @@ import numpy as np
 from tablesafe.audit import findings_in_words, verdict_line
 from tablesafe.problem import EMPTY, MANUAL, PRIMARY, PROTECTED, SAFE, SECONDARY
 from tablesafe.report.adjustment import adjustment_section
+from tablesafe.report.contributions import contributions_section
 from tablesafe.report.figures import png, pyplot
 from tablesafe.report.published_intervals import intervals_section
 from tablesafe.version import __version__
@@ -245,6 +246,7 @@ def render_report(result: Any) -> str:
         timing_img=timing_plot(result.timings),
         adjustment=adjustment_section(result),
         published=intervals_section(result),
+        contributions=contributions_section(result),
         total_time=sum(result.timings.values()),
         escape=html.escape,
     )

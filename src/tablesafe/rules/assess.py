@@ -17,9 +17,18 @@ import pandas as pd
 
 from tablesafe.celltable import CellTable
 from tablesafe.errors import RuleError
-from tablesafe.problem import EMPTY, MANUAL, PRIMARY, PROTECTED, SAFE, Assessment, Problem
+from tablesafe.problem import (
+    EMPTY,
+    MANUAL,
+    PRIMARY,
+    PROTECTED,
+    SAFE,
+    Assessment,
+    Contributions,
+    Problem,
+)
 from tablesafe.rules.combine import RuleVerdicts, combine
-from tablesafe.rules.model import Rule
+from tablesafe.rules.model import PRule, Rule
 from tablesafe.rules.ruleset import RuleSet, RuleSpec
 from tablesafe.rules.view import ContributionView, Requests, RuleResult, expand_top
 from tablesafe.validation import BOOLEAN, NON_NEGATIVE, Constraints, OneOf, check_options
@@ -353,7 +362,8 @@ def assess(
 
     assessment = Assessment(rules=tuple(ruleset.to_strings()), fired=verdicts.fired, weight_mode=ruleset.weight_mode,
                             count=count, symmetric=symmetric, negative="abs" if use_abs else "none",
-                            levels_capped_at_bounds=int(capped.sum()), holding=cells.holding)
+                            levels_capped_at_bounds=int(capped.sum()), holding=cells.holding,
+                            percent=next(((float(r.p), int(r.n)) for r in ruleset.rules if isinstance(r, PRule)), None))
     return Problem(
         names=np.asarray(names, dtype=object),
         value=value.copy(),
@@ -374,7 +384,20 @@ def assess(
         response=cells.response,
         assessment=assessment,
         declared_missing=dict(cells.declared_missing),
+        contributions=_contributions(cells),
     )
+
+
+def _contributions(cells: CellTable) -> Contributions | None:
+    """The cells' largest contributions for the contribution-level audit, or None when
+    the input gave none (tabular input without top contributions)."""
+    if not getattr(cells, "top_given", True):
+        return None
+    return Contributions(
+        top=np.asarray(cells.top, dtype=float).copy(), count=np.asarray(cells.top_n, dtype=np.int64).copy(),
+        weight=np.asarray(cells.top_weight, dtype=float).copy(),
+        unweighted=np.asarray(cells.unweighted_value, dtype=float).copy(),
+        negative=np.asarray(cells.neg_count) > 0)
 
 
 def _check_cells(cells: CellTable, ruleset: RuleSet, negative: str, names: np.ndarray) -> bool:

@@ -169,7 +169,7 @@ def fast_pattern(
     bar = Progress(progress_label, total=len(targets)) if progress else None
     try:
         if workers > 1:
-            first = merge_results(run_parallel(job, partition(targets, space.geometry, workers)))
+            first = merge_results(run_parallel(job, partition(targets, space.geometry, workers), bar))
         else:
             one = FirstPass(job, search, bar)
             one.run(targets)

@@ -18,11 +18,11 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
 from tablesafe.errors import SolverTimeLimit
-from tablesafe.progress import Progress
 from tablesafe.suppress.fast_options import FastOptions
 from tablesafe.suppress.fast_ranges import CellRanges
 from tablesafe.suppress.local import (
@@ -109,10 +109,18 @@ class FirstPassResult:
     hurried: int | None = None
 
 
-def run_group(job: FirstPassJob, group: np.ndarray) -> FirstPassResult:
+class Reports(Protocol):
+    """Where a first pass reports each target it has protected (a :class:`~tablesafe.progress.Progress`,
+    or a worker's shared count)."""
+
+    def update(self, done: int, /) -> Any:
+        """``done`` targets protected so far."""
+
+
+def run_group(job: FirstPassJob, group: np.ndarray, progress: Reports | None = None) -> FirstPassResult:
     """Protect the targets of ``group`` with a solver of this process's own (the entry
     point of a worker process)."""
-    first = FirstPass(job, LocalSearch(job.space))
+    first = FirstPass(job, LocalSearch(job.space), progress)
     first.run(group)
     return first.result()
 
@@ -126,7 +134,7 @@ class FirstPass:
         progress: a progress display to update after each target.
     """
 
-    def __init__(self, job: FirstPassJob, search: LocalSearch, progress: Progress | None = None) -> None:
+    def __init__(self, job: FirstPassJob, search: LocalSearch, progress: Reports | None = None) -> None:
         self.job = job
         self.search = search
         self.progress = progress

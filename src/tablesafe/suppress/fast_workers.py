@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import multiprocessing as mp
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
+from tablesafe.progress import Progress
 from tablesafe.suppress.fast_first_pass import FirstPassJob, FirstPassResult, run_group
 from tablesafe.suppress.local import Certificates, Geometry
 
@@ -53,10 +55,43 @@ def partition(targets: np.ndarray, geo: Geometry | None, k: int, blocks: int = 8
     return [targets[group == g] for g in range(k)]
 
 
-def run_parallel(job: FirstPassJob, groups: list[np.ndarray]) -> list[FirstPassResult]:
-    """Protect every group in a forked worker process; their results, in order."""
-    with mp.get_context("fork").Pool(len(groups)) as pool:
-        return pool.starmap(run_group, [(job, group) for group in groups])
+_COUNT: Any = None
+"""In a worker: the count of protected targets shared with the parent (set by the pool)."""
+
+
+def _share_count(count: Any) -> None:
+    global _COUNT
+    _COUNT = count
+
+
+class _SharedCount:
+    """A worker's progress: each protected target adds one to the count the parent reads."""
+
+    def update(self, done: int, /) -> None:
+        with _COUNT.get_lock():
+            _COUNT.value += 1
+
+
+def _run_counted(job: FirstPassJob, group: np.ndarray) -> FirstPassResult:
+    return run_group(job, group, _SharedCount() if _COUNT is not None else None)
+
+
+def run_parallel(job: FirstPassJob, groups: list[np.ndarray], progress: Progress | None = None,
+                 poll: float = 2.0) -> list[FirstPassResult]:
+    """Protect every group in a forked worker process; their results, in order. While they
+    run, ``progress`` shows how many targets the workers have protected together."""
+    ctx = mp.get_context("fork")
+    count = ctx.Value("q", 0)
+    with ctx.Pool(len(groups), initializer=_share_count, initargs=(count,)) as pool:
+        pending = pool.starmap_async(_run_counted, [(job, group) for group in groups])
+        while not pending.ready():
+            pending.wait(poll)
+            if progress is not None:
+                progress.update(int(count.value))
+        results = pending.get()
+    if progress is not None:
+        progress.update(int(count.value), force=True)
+    return results
 
 
 def merge_results(parts: list[FirstPassResult]) -> FirstPassResult:
