@@ -136,3 +136,29 @@ def test_non_additive_table_is_reported(grid):
     p.value[at(1, 1)] += 0.5
     with pytest.raises(NonAdditiveError, match="relation"):
         feasibility_intervals(p, [at(1, 1), at(1, 2), at(2, 1), at(2, 2)])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_exact_bounds_one_direction_per_worker_match_fresh_lps(monkeypatch, workers):
+    """Exact intervals of a large block, one direction per forked worker (or both in this
+    process): the same bounds as fresh scipy LPs, whatever the number of workers."""
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from _oracle import exact_bounds
+
+    import tablesafe.audit.blocksolve as blocksolve
+    import tablesafe.parallel as parallel
+    from tablesafe.synthetic import problem_from_data, synthetic_data
+    from tablesafe.suppress.fast import fast_pattern
+
+    p = problem_from_data(synthetic_data([[3, 4], [2, 5]], 1_500, seed=5))
+    w = fast_pattern(p).withheld
+    monkeypatch.setattr(blocksolve, "SPLIT_MIN_TARGETS", 1)
+    monkeypatch.setattr(parallel, "worker_count", lambda most=2: workers)
+    res = solve_intervals(p, w)
+    assert res.stats["lp_solves"] > 0
+    lo, hi = exact_bounds(p, w)
+    for i in lo:
+        assert res.lower[i] == pytest.approx(lo[i], rel=1e-6, abs=1e-6)
+        assert res.upper[i] == pytest.approx(hi[i], rel=1e-6, abs=1e-6)
