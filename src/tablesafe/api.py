@@ -30,6 +30,7 @@ from tablesafe.io.hst import read_hst
 from tablesafe.io.inputs import read_inputs
 from tablesafe.io.publication import withheld_in
 from tablesafe.io.tauargus import read_tab
+from tablesafe.noise import NOISE, NoiseOptions
 from tablesafe.options import check_run_options, missing_codes_map, recorded
 from tablesafe.problem import Pattern, Problem
 from tablesafe.result import ProtectResult, information_loss
@@ -37,7 +38,7 @@ from tablesafe.rules import assess
 from tablesafe.rules.apriori import apply_requests, given_statuses
 from tablesafe.rules.assess import COST_KINDS
 from tablesafe.rules.ruleset import RuleSet
-from tablesafe.stages import protect_assessed
+from tablesafe.stages import protect_assessed, protect_noisy
 from tablesafe.stages import timed as _timed
 from tablesafe.suppress.methods import DEFAULT_METHOD, NONE
 from tablesafe.tabulate import dim_specs, from_tabular, tabulate
@@ -292,7 +293,7 @@ def protect(
     cta_directions: str = "auto", fix_totals: Any = "none",
     uncertainty: bool = False, uncertainty_p: float | None = None, uncertainty_side: str = "two-sided",
     midpoint_q: float | None = None, knowledge_kx: float = 2.0, knowledge_kx_low: float = 0.0,
-    knowledge_kw: float = 1.0,
+    knowledge_kw: float = 1.0, noise_percent: float = 10.0, noise_spread: float | None = None,
 ) -> ProtectResult:
     """Protect a table: tabulate, find sensitive cells, suppress (or adjust), audit.
 
@@ -314,12 +315,11 @@ def protect(
         weight, weight_mode: sampling weight variable and how the rules use it
             (``expand``, ``sample``, ``known``).
         waiver, request: per-record flags: waived protection / asked for protection.
-        method: a name of :data:`tablesafe.suppress.METHODS`: ``auto`` (default),
-            ``optimal``, ``modular``, ``fast`` or ``none`` (primary suppression only; no
-            safety claim).
-        cost: cost of withholding a cell: ``value``, ``unity``, ``freq`` or a variable
-            (summed per cell); ``cost_lambda`` transforms it (cost ** lambda, log for 0).
-        total: total code of every dimension.
+        method: ``auto`` (default) or another suppression method, ``none`` (primaries only,
+            no safety claim), an adjustment (``cta``, ``round``, ``random-round``),
+            ``intervals`` or ``noise`` (:data:`tablesafe.methods.ALL_METHODS`).
+        cost, total: cost of withholding a cell: ``value``, ``unity``, ``freq`` or a variable
+            (summed per cell; ``cost_lambda`` transforms it: cost ** lambda, log for 0); the total code.
         tables: linked tables, each a list of dimension names (default: one table).
         metadata: the ``.rda`` file of a tau-ARGUS ``.asc`` data file.
         apriori: a tau-ARGUS ``.hst`` file (or the frame
@@ -335,20 +335,19 @@ def protect(
             cells sensitive by hand without their own, and the codes standing for a
             missing value per dimension (a mapping ``{dimension: code or codes}`` or
             ``"dimension=code"`` strings); see ``tablesafe.rules.assess``.
-        top_k: number of largest contributions kept per cell.
-        missing_code: map codes unknown to a hierarchy to this code instead of failing.
+        top_k, missing_code: the largest contributions kept per cell; a code that codes
+            unknown to a hierarchy are mapped to instead of failing.
         tabular, frequency, top, given_status, recompute_totals: the data holds cells, not
             records (see :func:`prepare_problem`).
         encoding: text encoding of a CSV data file (default ``utf-8``; e.g. ``latin-1``).
         jj_offsets: for a ``.jj`` file whose rounded values do not add up exactly: take
             each relation's offset as its right-hand side (``--jj-offsets``).
-        time_limit: seconds for the suppression method (positive; None: a limit set from the table size).
-        certificates: ask the method for protection certificates (checked here).
+        time_limit, certificates: seconds for the suppression method (None: set from the
+            table size); ask the method for protection certificates (checked here).
         singleton, capacity: protect against the single respondent of a withheld cell
             (on by default) and let cells move down only by their protection capacity
             when they protect others; see ``tablesafe.suppress``.
-        progress: show progress bars.
-        seed: seed for randomised steps (same seed, same result).
+        progress, seed: show progress; the seed of randomised steps (same seed, same result).
         marker, empty_marker: publication text for withheld and empty cells.
         run_audit: with ``method="none"``, still audit (shows how exposed the primaries
             are); a suppression method is always audited.
@@ -360,18 +359,17 @@ def protect(
         uncertainty, uncertainty_p, uncertainty_side, midpoint_q, knowledge_kx, knowledge_kx_low,
             knowledge_kw: the contribution-level audit (Massell's uncertainty intervals) and its options, see
             :meth:`tablesafe.uncertainty.options.UncertaintyOptions.build`.
+        noise_percent, noise_spread: method ``noise``, see :class:`tablesafe.noise.NoiseOptions`.
 
-    Returns:
-        A :class:`ProtectResult`.
-
-    Raises:
-        TablesafeError: any bad input or failed stage, with a one-paragraph message.
+    Returns a :class:`ProtectResult`; raises :class:`TablesafeError` with a one-paragraph
+    message on any bad input or failed stage.
     """
     adjusting = check_run_options(method, time_limit, insider, seed=seed, rounding_base=rounding_base,
                                   readd_totals=readd_totals, cta_cost=cta_cost, cta_directions=cta_directions,
                                   fix_totals=fix_totals)
     knowing = UncertaintyOptions.build(uncertainty, uncertainty_p, uncertainty_side, midpoint_q, knowledge_kx,
                                        knowledge_kx_low, knowledge_kw)
+    noising = NoiseOptions.build(noise_percent, noise_spread, seed)
     timings: dict[str, float] = {}
     problem, resp, params = prepare_problem(
         data, dims, response, rules,
@@ -385,10 +383,14 @@ def protect(
         recompute_totals=recompute_totals, encoding=encoding, jj_offsets=jj_offsets,
         require_additive=method != NONE, progress=progress, timings=timings,
     )
-    return protect_assessed(problem, method=method, response=resp, time_limit=time_limit, certificates=certificates,
-                               singleton=singleton, capacity=capacity, progress=progress, seed=seed, marker=marker,
-                               empty_marker=empty_marker, run_audit=run_audit, insider=insider, params=params,
-                               timings=timings, adjusting=adjusting, knowing=knowing)
+    run = dict(response=resp, time_limit=time_limit, certificates=certificates, singleton=singleton,
+               capacity=capacity, progress=progress, seed=seed, marker=marker, empty_marker=empty_marker,
+               run_audit=run_audit, insider=insider, adjusting=adjusting, knowing=knowing, noising=noising)
+    if method == NOISE:
+        return protect_noisy(problem, data=None if tabular else data, dims=dims, total=total,
+                             tables=tables, holding=holding, weight=weight, missing_code=missing_code,
+                             params=params, timings=timings, method=DEFAULT_METHOD, **run)
+    return protect_assessed(problem, method=method, params=params, timings=timings, **run)
 
 
 def audit_publication(

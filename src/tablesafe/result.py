@@ -51,6 +51,8 @@ class ProtectResult:
             (:class:`~tablesafe.uncertainty.ContributionAudit`) when the run asked for it
             (``uncertainty=True``): the analyst table then adds, per sensitive cell, the
             most exposed attacker's interval of the largest contribution.
+        noise: for method ``noise``, the :class:`~tablesafe.noise.Noise` (true and noisy
+            values; ``problem`` is then the noisy table, whose values are published).
     """
 
     problem: Problem
@@ -65,6 +67,7 @@ class ProtectResult:
     adjustment: Any | None = None
     intervals: Any | None = None
     contributions: Any | None = None
+    noise: Any | None = None
 
     # ------------------------------------------------------------------ views
     @property
@@ -93,6 +96,10 @@ class ProtectResult:
             frame["deviation"] = stable_values(self.adjustment.deviation)
             frame["direction"] = np.select([self.adjustment.direction > 0, self.adjustment.direction < 0],
                                            ["up", "down"], "")
+        if self.noise is not None:
+            frame["true_value"] = stable_values(self.noise.true)
+            frame["noise"] = stable_values(self.noise.deviation)
+            frame["protected_by_noise"] = self.noise.by_noise
         if self.contributions is not None:
             worst = self.contributions.most_exposed()
             names = pd.Index(np.asarray(self.problem.names, dtype=object))
@@ -173,6 +180,10 @@ class ProtectResult:
             return f"auto: {chosen} ({stats.get('method_reason', '')})"
         if self.intervals is not None and chosen:
             return f"{self.method}: suppression by {chosen}, withheld cells published as intervals"
+        if self.noise is not None:
+            return (f"noise: multipliers {self.noise.options.percent:g} ± {self.noise.options.spread:g} % from 1 per "
+                    f"company; sensitive cells the noise does not protect withheld, complements by "
+                    f"{chosen or 'auto'}")
         return str(self.method)
 
     def parameters(self) -> dict[str, Any]:
@@ -217,6 +228,12 @@ class ProtectResult:
             lines.append(f"published as intervals (rounded outward to multiples of {self.intervals.base:g}): "
                          f"{int(self.intervals.withheld.sum())} withheld cells; the audit passed again "
                          "with the intervals known")
+        if self.noise is not None:
+            ns = self.noise.stats
+            lines.append(f"noise added to the microdata: {ns['published']:,} of {ns['cells']:,} cells published "
+                         f"with noisy values (mean relative error {100 * ns['mean_relative_error']:.2f}%); "
+                         f"{ns['sensitive_published_by_noise']:,} of {ns['sensitive']:,} sensitive cells protected "
+                         "by their noise")
         if self.contributions is not None:
             lines.append(self.contributions.summary())
         if self.audit is not None:

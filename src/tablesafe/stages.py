@@ -9,8 +9,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
 import tablesafe.suppress as suppression  # looked up per call, so a test may replace it
 from tablesafe.adjust.options import AdjustOptions
@@ -23,12 +25,21 @@ from tablesafe.audit import (
     findings_in_words,
     verdict_line,
 )
-from tablesafe.errors import AuditFailure, TablesafeError
+from tablesafe.errors import AuditFailure, InputError, TablesafeError
 from tablesafe.interval_publication import (
     SUPPRESSION_METHOD,
     IntervalOptions,
     check_intervals,
     interval_bounds,
+)
+from tablesafe.noise import (
+    NOISE,
+    NOISY_COLUMN,
+    Noise,
+    NoiseOptions,
+    noise_stats,
+    noised_problem,
+    noisy_data,
 )
 from tablesafe.options import recorded
 from tablesafe.problem import Pattern, Problem
@@ -80,16 +91,22 @@ def protect_assessed(
     timings: dict[str, float] | None,
     adjusting: AdjustOptions | IntervalOptions | None = None,
     knowing: UncertaintyOptions | None = None,
+    noising: NoiseOptions | None = None,
 ) -> ProtectResult:
     """The second half of :func:`protect` and :func:`protect_problem`, on options checked
     by them: suppress, audit (the gate), check the certificates; or, for an adjustment
     method (``adjusting``), the adjustment stage and its check; for interval publication
     also the intervals of the withheld cells and their own check. Then, when asked
     (``knowing``), the contribution-level audit of what was published."""
+    if method == NOISE:
+        raise InputError("method noise needs microdata (the records, to add noise to them), not an assessed "
+                         "problem or a tabulated table")
     timings = {} if timings is None else timings
     params = dict(params or {})
     knowing = knowing or UncertaintyOptions(enabled=False)
     params.update(knowing.recorded())
+    if noising is not None:  # recorded whatever the method (the report lists every option)
+        params.update(noise_percent=noising.percent, noise_spread=noising.spread)
     result = _protected(problem, method=method, response=response, time_limit=time_limit, certificates=certificates,
                         singleton=singleton, capacity=capacity, progress=progress, seed=seed, marker=marker,
                         empty_marker=empty_marker, run_audit=run_audit, insider=insider, params=params,
@@ -189,3 +206,30 @@ def _protected(
         empty_marker=empty_marker,
         intervals=intervals,
     )
+
+
+def protect_noisy(problem: Problem, *, data: Any, dims: Any, total: str,
+                  tables: Any, holding: str | None, weight: str | None, missing_code: str | None,
+                  params: dict, timings: dict[str, float], **run: Any) -> ProtectResult:
+    """Method ``noise`` (:mod:`tablesafe.noise`): tabulate the noise-multiplied microdata,
+    publish the sensitive cells their noise protects, withhold the others with complements
+    on the noisy table (suppression ``auto`` and its audit gate)."""
+    from tablesafe.tabulate import dim_specs, tabulate
+
+    if data is None or isinstance(data, Problem) or getattr(data, "tabular", False):
+        raise InputError("method noise needs microdata: records with the response, not a tabulated table")
+    options = run["noising"]
+    with timed(timings, "noise"):
+        frame = noisy_data(data, run["response"], holding, options)
+        cells = tabulate(frame, dim_specs(dims, total), NOISY_COLUMN, tables=tables, holding=holding,
+                         weight=weight, missing_code=missing_code, top_k=1)
+        got = pd.Series(np.asarray(cells.value, dtype=float), index=pd.Index(cells.model.cell_names()))
+        noisy = got.reindex(np.asarray(problem.names, dtype=object)).to_numpy()
+        if np.isnan(noisy).any():
+            raise InputError("the noisy tabulation lacks cells of the table; protect without noise")
+        nprob, by_noise = noised_problem(problem, noisy)
+    result = protect_assessed(nprob, params=params, timings=timings, **run)
+    stats = noise_stats(np.asarray(problem.value, dtype=float), noisy, result.withheld, by_noise, problem.sensitive)
+    return replace(result, method=NOISE,
+                   noise=Noise(true=np.asarray(problem.value, dtype=float), noisy=noisy, by_noise=by_noise,
+                               options=options, stats=stats))

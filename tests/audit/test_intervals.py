@@ -149,8 +149,8 @@ def test_exact_bounds_one_direction_per_worker_match_fresh_lps(monkeypatch, work
 
     import tablesafe.audit.blocksolve as blocksolve
     import tablesafe.parallel as parallel
-    from tablesafe.synthetic import problem_from_data, synthetic_data
     from tablesafe.suppress.fast import fast_pattern
+    from tablesafe.synthetic import problem_from_data, synthetic_data
 
     p = problem_from_data(synthetic_data([[3, 4], [2, 5]], 1_500, seed=5))
     w = fast_pattern(p).withheld

@@ -13,6 +13,7 @@ from tablesafe.problem import EMPTY, MANUAL, PRIMARY, PROTECTED, SAFE, SECONDARY
 from tablesafe.report.adjustment import adjustment_section
 from tablesafe.report.contributions import contributions_section
 from tablesafe.report.figures import png, pyplot
+from tablesafe.report.noise import noise_section
 from tablesafe.report.published_intervals import intervals_section
 from tablesafe.version import __version__
 
@@ -247,6 +248,7 @@ def render_report(result: Any) -> str:
         adjustment=adjustment_section(result),
         published=intervals_section(result),
         contributions=contributions_section(result),
+        noise=noise_section(result),
         total_time=sum(result.timings.values()),
         escape=html.escape,
     )

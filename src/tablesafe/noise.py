@@ -1,0 +1,163 @@
+"""Noise added to the microdata before tabulation (issue 14; seed 003 B.4, Evans' method).
+
+Every company (holding, or the record itself without holdings) gets one direction, up or
+down with equal probability; each of its records gets a multiplier ``1 + d u`` with ``u``
+drawn uniformly from ``[m - s, m + s]`` percent (``m`` the noise percentage, ``s`` its
+spread), so multipliers lie near ``1 + m/100`` or ``1 - m/100`` and their distribution is
+symmetric about 1 (the same shape and its mirror image). The table is tabulated from the
+noisy values, which keep it additive.
+
+A sensitive cell is published with its noisy value when its noise already protects it:
+the noisy value lies at least the upper protection level above the true value, or the
+lower level below it (as controlled tabular adjustment asks). Every other sensitive cell
+is withheld, with complements chosen by the default suppression method on the noisy
+table, so that an attacker who knows the published noisy values cannot bring the cell
+within its levels of the true value: its levels are measured from the true value, not the
+noisy one. The noise percentage, spread and seed stay confidential (the report, an analyst
+document, shows them; the publication does not).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tablesafe.errors import InputError
+from tablesafe.problem import SAFE, Problem
+from tablesafe.suppress.methods import MethodInfo
+
+NOISE = "noise"
+"""Noise added to the microdata (seed 003 B.4)."""
+
+NOISE_REGISTRY: tuple[MethodInfo, ...] = (
+    MethodInfo(NOISE, "noise added to the microdata (--noise-percent); sensitive cells the noise does not "
+                      "protect withheld with complements"),
+)
+
+NOISY_COLUMN = "__tablesafe_noisy__"
+"""The column of noisy response values added to the microdata for the second tabulation."""
+
+
+@dataclass(frozen=True)
+class NoiseOptions:
+    """The noise method's options as checked at the run's entry.
+
+    Attributes:
+        percent: the multipliers' distance from 1, in percent (0 < percent < 100).
+        spread: half-width of the uniform band around ``percent`` (0 <= spread < percent).
+        seed: the random seed (the same seed gives the same noise).
+    """
+
+    percent: float = 10.0
+    spread: float = 3.0
+    seed: int = 0
+
+    @classmethod
+    def build(cls, noise_percent: Any = 10.0, noise_spread: Any = None, seed: int = 0) -> NoiseOptions:
+        """Checked options (spread default: 0.3 times the percentage)."""
+        try:
+            p = float(noise_percent)
+            s = 0.3 * p if noise_spread is None else float(noise_spread)
+        except (TypeError, ValueError):
+            raise InputError(f"noise_percent and noise_spread must be numbers, got {noise_percent!r} and "
+                             f"{noise_spread!r}") from None
+        if not 0 < p < 100:
+            raise InputError(f"noise_percent must lie between 0 and 100 (--noise-percent), got {noise_percent!r}")
+        if not 0 <= s < p:
+            raise InputError(f"noise_spread must lie in [0, noise_percent) so that no multiplier reaches 1 "
+                             f"(--noise-spread), got {noise_spread!r} with noise_percent {p:g}")
+        return cls(percent=p, spread=s, seed=int(seed))
+
+
+def multipliers(companies: np.ndarray, options: NoiseOptions) -> np.ndarray:
+    """One multiplier per record: the direction of its company, the size uniform in
+    ``[percent - spread, percent + spread]`` percent (seed 003 B.4 Example 1)."""
+    labels = pd.Series(np.asarray(companies, dtype=object)).astype(str)
+    uniq, inverse = np.unique(labels.to_numpy(), return_inverse=True)  # sorted: order of rows does not matter
+    rng = np.random.default_rng([options.seed, 4])
+    direction = np.where(rng.random(len(uniq)) < 0.5, -1.0, 1.0)[inverse]
+    size = rng.uniform(options.percent - options.spread, options.percent + options.spread, len(labels)) / 100.0
+    return 1.0 + direction * size
+
+
+def noisy_data(data: Any, response: str, holding: str | None, options: NoiseOptions) -> pd.DataFrame:
+    """The microdata with :data:`NOISY_COLUMN`: the response times each record's multiplier
+    (records of one holding share its direction)."""
+    if isinstance(data, str):
+        import duckdb
+
+        frame = duckdb.sql(f"select * from read_csv_auto('{data}')" if not data.lower().endswith(".parquet")
+                           else f"select * from read_parquet('{data}')").df()
+    elif isinstance(data, pd.DataFrame):
+        frame = data.copy()
+    elif hasattr(data, "to_pandas"):
+        frame = data.to_pandas()
+    else:
+        raise InputError("method noise needs microdata (a frame, CSV or Parquet file)")
+    if response not in frame.columns:
+        raise InputError("the response variable is not a column of the data", column=response)
+    companies = frame[holding].to_numpy() if holding is not None else np.arange(len(frame))
+    frame[NOISY_COLUMN] = frame[response].to_numpy(dtype=float) * multipliers(companies, options)
+    return frame
+
+
+@dataclass(frozen=True)
+class Noise:
+    """What the noise did to the table (confidential: analyst file and report only).
+
+    Attributes:
+        true: the true cell values; noisy: the values tabulated from noisy microdata.
+        by_noise: sensitive cells the noise protects (published with their noisy value).
+        options: the percentage, spread and seed.
+        stats: counts and errors (:func:`noise_stats`).
+    """
+
+    true: np.ndarray
+    noisy: np.ndarray
+    by_noise: np.ndarray
+    options: NoiseOptions
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def deviation(self) -> np.ndarray:
+        """``noisy - true`` per cell."""
+        return self.noisy - self.true
+
+
+def noised_problem(problem: Problem, noisy: np.ndarray) -> tuple[Problem, np.ndarray]:
+    """The problem to suppress on the noisy table: noisy values and costs, sensitive cells
+    the noise protects made safe, the others with levels measured from the true value
+    (``true + upl`` and ``true - lpl`` must stay reachable). Returns it and the mask of
+    sensitive cells the noise protects."""
+    v = np.asarray(problem.value, dtype=float)
+    e = np.asarray(noisy, dtype=float) - v
+    sens = problem.sensitive
+    tol = 1e-9 * np.maximum(1.0, np.abs(v))
+    by_noise = sens & ((e >= problem.upl - tol) & (problem.upl > 0) | (-e >= problem.lpl - tol) & (problem.lpl > 0))
+    status = np.where(by_noise, SAFE, problem.status)
+    upl = np.where(sens & ~by_noise, np.maximum(problem.upl - e, 0.0), 0.0)
+    lpl = np.where(sens & ~by_noise, np.maximum(problem.lpl + e, 0.0), 0.0)
+    lower = np.minimum(problem.lower, noisy)
+    upper = np.maximum(problem.upper, noisy)
+    lpl = np.minimum(lpl, noisy - lower)
+    cost = np.abs(noisy) if np.allclose(problem.cost, np.abs(v)) else problem.cost
+    out = problem.copy(value=np.asarray(noisy, dtype=float), status=status, upl=upl, lpl=lpl, lower=lower,
+                       upper=upper, cost=cost, capacity=None)
+    return out, by_noise
+
+
+def noise_stats(true: np.ndarray, noisy: np.ndarray, withheld: np.ndarray, by_noise: np.ndarray,
+                sensitive: np.ndarray) -> dict:
+    """Share of cells published and their mean relative error (issue 14's measures)."""
+    published = ~withheld
+    nz = published & (true != 0)
+    rel = np.abs(noisy[nz] - true[nz]) / np.abs(true[nz])
+    return {"cells": len(true), "published": int(published.sum()),
+            "published_share": float(published.mean()) if len(true) else 0.0,
+            "mean_relative_error": float(rel.mean()) if rel.size else 0.0,
+            "largest_relative_error": float(rel.max()) if rel.size else 0.0,
+            "sensitive": int(sensitive.sum()), "sensitive_published_by_noise": int(by_noise.sum()),
+            "withheld": int(withheld.sum())}
