@@ -83,14 +83,21 @@ def multipliers(companies: np.ndarray, options: NoiseOptions) -> np.ndarray:
     return 1.0 + direction * size
 
 
-def noisy_data(data: Any, response: str, holding: str | None, options: NoiseOptions) -> pd.DataFrame:
+def noisy_data(data: Any, response: str, holding: str | None, options: NoiseOptions,
+               numbers: tuple[str, ...] = ()) -> pd.DataFrame:
     """The microdata with :data:`NOISY_COLUMN`: the response times each record's multiplier
-    (records of one holding share its direction)."""
+    (records of one holding share its direction). A file is read with every column as
+    text (codes keep their leading zeros, as the tabulation reads them) but the response
+    and ``numbers``."""
     if isinstance(data, str):
         import duckdb
 
-        frame = duckdb.sql(f"select * from read_csv_auto('{data}')" if not data.lower().endswith(".parquet")
-                           else f"select * from read_parquet('{data}')").df()
+        rel = (duckdb.read_parquet(data) if data.lower().endswith(".parquet")
+               else duckdb.read_csv(data, all_varchar=True))
+        frame = rel.df()
+        for col in (response, *numbers):
+            if col in frame.columns:
+                frame[col] = pd.to_numeric(frame[col])
     elif isinstance(data, pd.DataFrame):
         frame = data.copy()
     elif hasattr(data, "to_pandas"):

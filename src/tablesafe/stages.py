@@ -220,7 +220,7 @@ def protect_noisy(problem: Problem, *, data: Any, dims: Any, total: str,
         raise InputError("method noise needs microdata: records with the response, not a tabulated table")
     options = run["noising"]
     with timed(timings, "noise"):
-        frame = noisy_data(data, run["response"], holding, options)
+        frame = noisy_data(data, run["response"], holding, options, numbers=(weight,) if weight else ())
         cells = tabulate(frame, dim_specs(dims, total), NOISY_COLUMN, tables=tables, holding=holding,
                          weight=weight, missing_code=missing_code, top_k=1)
         got = pd.Series(np.asarray(cells.value, dtype=float), index=pd.Index(cells.model.cell_names()))
