@@ -1,11 +1,11 @@
 """Noise added to the microdata before tabulation (issue 14; seed 003 B.4, Evans' method).
 
 Every company (holding, or the record itself without holdings) gets one direction, up or
-down with equal probability; each of its records gets a multiplier ``1 + d u`` with ``u``
-drawn uniformly from ``[m - s, m + s]`` percent (``m`` the noise percentage, ``s`` its
-spread), so multipliers lie near ``1 + m/100`` or ``1 - m/100`` and their distribution is
-symmetric about 1 (the same shape and its mirror image). The table is tabulated from the
-noisy values, which keep it additive.
+down with equal probability, and each of its records a multiplier within ``m +- s``
+percent of 1 on that side (``m`` the noise percentage, ``s`` its spread), from
+:func:`tablesafe.adjust.noise.noise_multipliers`: the two sides are mirror images, so the
+multipliers are symmetric about 1. The table is tabulated from the noisy values, which
+keep it additive.
 
 A sensitive cell is published with its noisy value when its noise already protects it:
 the noisy value lies at least the upper protection level above the true value, or the
@@ -72,17 +72,6 @@ class NoiseOptions:
         return cls(percent=p, spread=s, seed=int(seed))
 
 
-def multipliers(companies: np.ndarray, options: NoiseOptions) -> np.ndarray:
-    """One multiplier per record: the direction of its company, the size uniform in
-    ``[percent - spread, percent + spread]`` percent (seed 003 B.4 Example 1)."""
-    labels = pd.Series(np.asarray(companies, dtype=object)).astype(str)
-    uniq, inverse = np.unique(labels.to_numpy(), return_inverse=True)  # sorted: order of rows does not matter
-    rng = np.random.default_rng([options.seed, 4])
-    direction = np.where(rng.random(len(uniq)) < 0.5, -1.0, 1.0)[inverse]
-    size = rng.uniform(options.percent - options.spread, options.percent + options.spread, len(labels)) / 100.0
-    return 1.0 + direction * size
-
-
 def noisy_data(data: Any, response: str, holding: str | None, options: NoiseOptions,
                numbers: tuple[str, ...] = ()) -> pd.DataFrame:
     """The microdata with :data:`NOISY_COLUMN`: the response times each record's multiplier
@@ -111,6 +100,18 @@ def noisy_data(data: Any, response: str, holding: str | None, options: NoiseOpti
     return frame
 
 
+def multipliers(companies: np.ndarray, options: NoiseOptions) -> np.ndarray:
+    """One multiplier per record (:func:`tablesafe.adjust.noise.noise_multipliers`: one
+    direction per company, sizes within ``percent +- spread`` percent)."""
+    # imported here: tablesafe.adjust imports the method registry, which imports this module
+    from tablesafe.adjust.noise import noise_multipliers
+
+    mult, _ = noise_multipliers(np.asarray(companies).astype(str), options.percent, seed=options.seed,
+                                spread=options.spread / options.percent)
+    return mult
+
+
+
 @dataclass(frozen=True)
 class Noise:
     """What the noise did to the table (confidential: analyst file and report only).
@@ -136,14 +137,15 @@ class Noise:
 
 def noised_problem(problem: Problem, noisy: np.ndarray) -> tuple[Problem, np.ndarray]:
     """The problem to suppress on the noisy table: noisy values and costs, sensitive cells
-    the noise protects made safe, the others with levels measured from the true value
-    (``true + upl`` and ``true - lpl`` must stay reachable). Returns it and the mask of
-    sensitive cells the noise protects."""
+    the noise protects (:func:`tablesafe.adjust.noise.noise_protects`) made safe, the others
+    with levels measured from the true value (``true + upl`` and ``true - lpl`` must stay
+    reachable). Returns it and the mask of sensitive cells the noise protects."""
+    from tablesafe.adjust.noise import noise_protects
+
     v = np.asarray(problem.value, dtype=float)
     e = np.asarray(noisy, dtype=float) - v
     sens = problem.sensitive
-    tol = 1e-9 * np.maximum(1.0, np.abs(v))
-    by_noise = sens & ((e >= problem.upl - tol) & (problem.upl > 0) | (-e >= problem.lpl - tol) & (problem.lpl > 0))
+    by_noise = sens & noise_protects(v, noisy, problem.upl, problem.lpl, sens)
     status = np.where(by_noise, SAFE, problem.status)
     upl = np.where(sens & ~by_noise, np.maximum(problem.upl - e, 0.0), 0.0)
     lpl = np.where(sens & ~by_noise, np.maximum(problem.lpl + e, 0.0), 0.0)

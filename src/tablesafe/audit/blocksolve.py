@@ -96,11 +96,13 @@ def block_bounds(b: Block, targets: np.ndarray, goal_hi: np.ndarray, goal_lo: np
         from tablesafe.parallel import map_forked, worker_count
 
         _SPLIT = (b, targets, goal_hi, goal_lo, imp_lo, imp_hi)
+        before = b.rescaled
         try:
             parts = map_forked(_one_direction, [1, -1], worker_count())
         finally:
             _SPLIT = None
-        (hi_out, c_hi, t_hi), (lo_out, c_lo, t_lo) = parts
+        (hi_out, c_hi, t_hi, r_hi), (lo_out, c_lo, t_lo, r_lo) = parts
+        b.rescaled = before + r_hi + r_lo  # a worker's rescaling happened on its own copy
         for c in (c_hi, c_lo):
             for key, v in c.items():
                 counts[key] = counts.get(key, 0) + v
@@ -113,14 +115,16 @@ def block_bounds(b: Block, targets: np.ndarray, goal_hi: np.ndarray, goal_lo: np
     return lo_out, hi_out, best
 
 
-def _one_direction(d: int) -> tuple[np.ndarray, dict, np.ndarray]:
-    """A direction worker: the bounds, the LP counts and the best values it found."""
+def _one_direction(d: int) -> tuple[np.ndarray, dict, np.ndarray, int]:
+    """A direction worker: the bounds, the LP counts, the best values it found and how
+    often it rebuilt the block scaled."""
     assert _SPLIT is not None
     b, targets, goal_hi, goal_lo, imp_lo, imp_hi = _SPLIT
+    before = b.rescaled
     best = BestTables(b.truth, False)
     counts = {"lp_solves": 0, "lp_skipped": 0, "lp_certified": 0, "lp_batch": 0}
     out = _direction(b, targets, d, goal_hi if d == 1 else goal_lo, imp_hi if d == 1 else imp_lo, best, counts)
-    return out, counts, (best.hi if d == 1 else best.lo)
+    return out, counts, (best.hi if d == 1 else best.lo), b.rescaled - before
 
 
 def _direction(b: Block, targets: np.ndarray, d: int, goal: np.ndarray, implied: np.ndarray, best: BestTables,
