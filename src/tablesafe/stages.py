@@ -107,48 +107,15 @@ def protect_assessed(
     params.update(knowing.recorded())
     if noising is not None:  # recorded whatever the method (the report lists every option)
         params.update(noise_percent=noising.percent, noise_spread=noising.spread)
-    result = _protected(problem, method=method, response=response, time_limit=time_limit, certificates=certificates,
-                        singleton=singleton, capacity=capacity, progress=progress, seed=seed, marker=marker,
-                        empty_marker=empty_marker, run_audit=run_audit, insider=insider, params=params,
-                        timings=timings, adjusting=adjusting)
-    if not knowing.enabled:
-        return result
-    with timed(timings, "contribution audit"):
-        p, coalition = knowing.settled(problem.assessment)
-        totals = publication_totals(result)
-        found = contribution_audit(problem, totals.ui, totals.form, p=p, coalition=coalition, side=knowing.side,
-                                   knowledge=knowing.knowledge, q=knowing.q)
-    return replace(result, contributions=found)
-
-
-def _protected(
-    problem: Problem,
-    *,
-    method: str,
-    response: str,
-    time_limit: float | None,
-    certificates: bool,
-    singleton: bool,
-    capacity: bool,
-    progress: bool,
-    seed: int,
-    marker: str | None,
-    empty_marker: str | None,
-    run_audit: bool,
-    insider: str,
-    params: dict,
-    timings: dict[str, float],
-    adjusting: AdjustOptions | IntervalOptions | None,
-) -> ProtectResult:
-    """Suppression and its audit, or the adjustment, or interval publication."""
     params.update({k: recorded(v) for k, v in (
         ("method", method), ("time_limit", time_limit), ("certificates", certificates), ("singleton", singleton),
         ("capacity", capacity), ("seed", seed), ("marker", marker), ("empty_marker", empty_marker),
         ("run_audit", run_audit), ("insider", insider))})
     params.update(recorded_adjustment(adjusting))
     if isinstance(adjusting, AdjustOptions):
-        return adjusted_result(problem, adjusting, response=response, params=params, timings=timings,
-                               marker=marker, empty_marker=empty_marker)
+        return _with_contributions(adjusted_result(problem, adjusting, response=response, params=params,
+                                                   timings=timings, marker=marker, empty_marker=empty_marker),
+                                   knowing, timings)
     if method == NONE:
         pattern = Pattern(withheld=problem.sensitive.copy(), method=NONE)
     else:
@@ -194,7 +161,7 @@ def _protected(
             intervals = interval_bounds(problem, pattern.withheld, adjusting)
             checked = check_intervals(problem, pattern.withheld, intervals, insider != "off")
         pattern = replace(pattern, stats={**pattern.stats, **{f"intervals_{k}": v for k, v in checked.items()}})
-    return ProtectResult(
+    result = ProtectResult(
         problem=problem,
         pattern=pattern,
         audit=audit_result,
@@ -206,6 +173,20 @@ def _protected(
         empty_marker=empty_marker,
         intervals=intervals,
     )
+    return _with_contributions(result, knowing, timings)
+
+
+def _with_contributions(result: ProtectResult, knowing: UncertaintyOptions, timings: dict[str, float]) -> ProtectResult:
+    """The result with its contribution-level audit when the run asks for one."""
+    if not knowing.enabled:
+        return result
+    problem = result.problem
+    with timed(timings, "contribution audit"):
+        p, coalition = knowing.settled(problem.assessment)
+        totals = publication_totals(result)
+        found = contribution_audit(problem, totals.ui, totals.form, p=p, coalition=coalition, side=knowing.side,
+                                   knowledge=knowing.knowledge, q=knowing.q)
+    return replace(result, contributions=found)
 
 
 def protect_noisy(problem: Problem, *, data: Any, dims: Any, total: str,

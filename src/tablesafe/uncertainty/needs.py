@@ -109,7 +109,25 @@ def rounded_interval(published, base: float, integers: bool = False) -> Interval
 
 
 @dataclass(frozen=True)
-class RoundedNeeds:
+class SideNeeds:
+    """The two sub-intervals of two-sided protection and what they miss.
+
+    Attributes:
+        w_right, w_left: the widths right and left of the protected value.
+        w_min, w_max: the smaller and the larger of them.
+        add_small, add_large: units to add to the smaller and the larger sub-interval.
+    """
+
+    w_right: float
+    w_left: float
+    w_min: float
+    w_max: float
+    add_small: float
+    add_large: float
+
+
+@dataclass(frozen=True)
+class RoundedNeeds(SideNeeds):
     """Seed 004 Example 3.4.3: a total ``T = x1 + x2 + rem`` published conventionally
     rounded to base ``B = 2b``, attacked by the holder of ``x2`` who knows the rest within
     ``[0, 2 rem]``, so that ``UI(x1) = [r(T) - b - x2 - 2 rem, r(T) + b - x2]``.
@@ -126,12 +144,6 @@ class RoundedNeeds:
     """
 
     width: float
-    w_right: float
-    w_left: float
-    w_min: float
-    w_max: float
-    add_small: float
-    add_large: float
     add_sliding: float
 
 
@@ -142,17 +154,20 @@ def rounded_total_needs(total: float, x1: float, x2: float, base: float, p: floa
     b = base / 2.0
     r = float(conventional_round(total, base))
     px = p / 100.0 * x1
-    wr = r - total + b + rem
-    wl = total - r + b + rem
-    lo, hi = min(wr, wl), max(wr, wl)
+    sides = _sides(r - total + b + rem, total - r + b + rem, px)
     width = 2.0 * b + 2.0 * rem
-    return RoundedNeeds(width=width, w_right=wr, w_left=wl, w_min=lo, w_max=hi,
-                        add_small=max(px - lo, 0.0), add_large=max(px - hi, 0.0),
-                        add_sliding=max(2.0 * px - width, 0.0))
+    return RoundedNeeds(width=width, **sides, add_sliding=max(2.0 * px - width, 0.0))
+
+
+def _sides(right: float, left: float, px: float) -> dict[str, float]:
+    """The two sub-intervals, the smaller and larger, and the units each misses below ``px``."""
+    lo, hi = min(right, left), max(right, left)
+    return {"w_right": right, "w_left": left, "w_min": lo, "w_max": hi,
+            "add_small": max(px - lo, 0.0), "add_large": max(px - hi, 0.0)}
 
 
 @dataclass(frozen=True)
-class PercentageNeeds:
+class PercentageNeeds(SideNeeds):
     """Seed 004 section 4.3: a row total published as a percentage of an exact grand total
     ``G``, rounded to the nearest whole percent.
 
@@ -173,12 +188,6 @@ class PercentageNeeds:
     px: float
     sensitive_sliding: bool
     add_sliding: float
-    w_right: float
-    w_left: float
-    w_min: float
-    w_max: float
-    add_small: float
-    add_large: float
 
 
 def rounded_percentage_needs(x1: float, x2: float, rem: float, grand_total: float, p: float,
@@ -192,12 +201,9 @@ def rounded_percentage_needs(x1: float, x2: float, rem: float, grand_total: floa
     rem_pct = 100.0 * rem / g
     px = p * x1 / g
     slide_width = 2.0 * rem_pct + 2.0 * half
-    wr = rounded - exact + half + rem_pct
-    wl = exact - rounded + half + rem_pct
-    lo, hi = min(wr, wl), max(wr, wl)
+    sides = _sides(rounded - exact + half + rem_pct, exact - rounded + half + rem_pct, px)
     return PercentageNeeds(exact=exact, rounded=rounded, px=px, sensitive_sliding=slide_width < 2.0 * px,
-                           add_sliding=max(2.0 * px - slide_width, 0.0), w_right=wr, w_left=wl,
-                           w_min=lo, w_max=hi, add_small=max(px - lo, 0.0), add_large=max(px - hi, 0.0))
+                           add_sliding=max(2.0 * px - slide_width, 0.0), **sides)
 
 
 def expected_rounding_error(base: float) -> float:
