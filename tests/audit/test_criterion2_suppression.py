@@ -59,7 +59,7 @@ def _sensitive_by_enumeration(problem, withheld, cf, p, q=100.0):
 
 
 def test_seed001_example4_pattern_grows_until_criterion2_holds(grid):
-    problem, at, cf = _table6(grid)
+    problem, _, cf = _table6(grid)
     w, stats = criterion2_pattern(problem, cf, p=20, q=100, method="optimal", singleton=False)
     assert criterion2(problem, w, cf, p=20, q=100).safe
     assert _sensitive_by_enumeration(problem, w, cf, p=20) is None
