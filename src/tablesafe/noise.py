@@ -20,6 +20,7 @@ document, shows them; the publication does not).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -78,8 +79,14 @@ def noisy_data(data: Any, response: str, holding: str | None, options: NoiseOpti
     (records of one holding share its direction). A file is read with every column as
     text (codes keep their leading zeros, as the tabulation reads them) but the response
     and ``numbers``."""
+    if isinstance(data, Path):
+        data = str(data)
     if isinstance(data, str):
         import duckdb
+
+        if not data.lower().endswith((".csv", ".parquet", ".txt")):
+            raise InputError("method noise reads microdata from a CSV or Parquet file or a frame "
+                             "(tau-ARGUS .asc files and tabulated input cannot be given noise)", file=data)
 
         rel = (duckdb.read_parquet(data) if data.lower().endswith(".parquet")
                else duckdb.read_csv(data, all_varchar=True))

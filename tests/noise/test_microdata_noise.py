@@ -122,3 +122,12 @@ def test_noised_problem_levels_are_measured_from_the_true_value():
     assert q.upl[1] == pytest.approx(6) and q.lpl[1] == pytest.approx(14)
     q2, by2 = noised_problem(p, np.array([112.0, 72.0, 40.0]))  # moved 12 >= 10: protected
     assert by2[1] and q2.status[1] == "S"
+
+
+def test_noise_refuses_files_it_cannot_read(tmp_path):
+    from tablesafe.noise import noisy_data
+
+    asc = tmp_path / "micro.asc"
+    asc.write_text("1 2 3\n")
+    with pytest.raises(InputError, match="CSV or Parquet"):
+        noisy_data(str(asc), "x", None, NoiseOptions.build(10))
