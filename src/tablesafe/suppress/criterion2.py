@@ -10,8 +10,9 @@ withheld cells is sensitive.
    with coefficients ``mu``.
 3. While it is sensitive: the aggregation exists because every relation it combines has
    its other cells published. Any larger pattern that keeps those cells published keeps
-   the same aggregation (the cut "at least one of them withheld" of section 7), so the
-   cheapest of them is withheld and the oracle asked again. Withholding more never
+   the same aggregation (the cut "at least one of them withheld" of section 7), so one
+   of them is withheld (the cheapest that makes the pattern safe, else the one leaving
+   the least sensitive aggregation, among the few cheapest) and the oracle asked again. Withholding more never
    narrows a criterion-1 interval, so criterion 1 still holds.
 
 A time limit ends the loop with :class:`~tablesafe.errors.AuditFailure` unless the oracle
@@ -35,7 +36,7 @@ from tablesafe.problem import EMPTY, PROTECTED, Problem
 
 def criterion2_pattern(problem: Problem, contributions: pd.DataFrame, *, p: float, q: float = 100.0,
                        method: str = "optimal", time_limit: float | None = None, singleton: bool = False,
-                       max_rounds: int = 200, log: Any = None) -> tuple[np.ndarray, dict]:
+                       max_rounds: int = 200, look_ahead: int = 8, log: Any = None) -> tuple[np.ndarray, dict]:
     """A pattern safe under criteria 1 and 2; returns ``(withheld mask, stats)``.
 
     Args:
@@ -47,6 +48,9 @@ def criterion2_pattern(problem: Problem, contributions: pd.DataFrame, *, p: floa
         time_limit: seconds for the whole loop (the criterion-1 suppression gets half).
         singleton: passed to the criterion-1 suppression.
         max_rounds: most cells added before giving up.
+        look_ahead: up to this many candidates (cheapest first) are each tried with the
+            oracle: the cheapest one that makes the pattern safe is taken, else the one
+            whose most sensitive aggregation is least sensitive (0: the cheapest).
 
     Raises:
         AuditFailure: the oracle did not prove a pattern safe within the limits.
@@ -85,7 +89,7 @@ def criterion2_pattern(problem: Problem, contributions: pd.DataFrame, *, p: floa
         if not len(cand):
             raise AuditFailure(f"criterion 2: the sensitive aggregation {res.describe(problem.names[res.cells])} "
                                "combines relations with no publishable cell left to withhold; nothing is published")
-        pick = int(cand[np.argmin(np.asarray(problem.cost, dtype=float)[cand])])
+        pick = _best_candidate(problem, w, cand, contributions, p, q, deadline, look_ahead)
         w[pick] = True
         added.append(pick)
         if log:
@@ -102,3 +106,26 @@ def _relations_used(problem: Problem, withheld: np.ndarray, mu: np.ndarray) -> n
     touches = np.flatnonzero(np.diff(a[:, np.flatnonzero(withheld)].tocsr().indptr) > 0)
     mu = np.asarray(mu, dtype=float)
     return touches[np.abs(mu) > 1e-9]
+
+
+def _best_candidate(problem: Problem, withheld: np.ndarray, cand: np.ndarray, contributions: pd.DataFrame,
+                    p: float, q: float, deadline: float, look_ahead: int) -> int:
+    """The cell to withhold next among ``cand`` (see ``look_ahead``)."""
+    from tablesafe.audit import criterion2
+
+    cost = np.asarray(problem.cost, dtype=float)
+    ordered = cand[np.argsort(cost[cand], kind="stable")]
+    best, best_obj = int(ordered[0]), np.inf
+    for c in ordered[:look_ahead].tolist():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        trial = withheld.copy()
+        trial[c] = True
+        res = criterion2(problem, trial, contributions, p=p, q=q, time_limit=left)
+        if res.status == "optimal" and res.safe:
+            return int(c)  # the cheapest that ends the loop
+        if res.objective < best_obj:
+            best, best_obj = int(c), res.objective
+    return best
+
