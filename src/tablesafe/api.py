@@ -389,7 +389,7 @@ def protect(
     if method == NOISE:
         return protect_noisy(problem, data=None if tabular else data, dims=dims, total=total,
                              tables=tables, holding=holding, weight=weight, missing_code=missing_code,
-                             params=params, timings=timings, method=DEFAULT_METHOD, **run)
+                             encoding=encoding, params=params, timings=timings, method=DEFAULT_METHOD, **run)
     return protect_assessed(problem, method=method, params=params, timings=timings, **run)
 
 

@@ -20,7 +20,6 @@ document, shows them; the publication does not).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,6 +28,7 @@ import pandas as pd
 from tablesafe.errors import InputError
 from tablesafe.problem import SAFE, Problem
 from tablesafe.suppress.methods import MethodInfo
+from tablesafe.validation import NONE, Constraints, Interval, check_options
 
 NOISE = "noise"
 """Noise added to the microdata (seed 003 B.4)."""
@@ -37,6 +37,12 @@ NOISE_REGISTRY: tuple[MethodInfo, ...] = (
     MethodInfo(NOISE, "noise added to the microdata (--noise-percent); sensitive cells the noise does not "
                       "protect withheld with complements"),
 )
+
+CONSTRAINTS: Constraints = {
+    "noise_percent": [Interval(0.0, 100.0, closed="neither")],
+    "noise_spread": [Interval(0.0), NONE],
+}
+"""The noise options (the spread must also stay below the percentage)."""
 
 NOISY_COLUMN = "__tablesafe_noisy__"
 """The column of noisy response values added to the microdata for the second tabulation."""
@@ -58,48 +64,37 @@ class NoiseOptions:
 
     @classmethod
     def build(cls, noise_percent: Any = 10.0, noise_spread: Any = None, seed: int = 0) -> NoiseOptions:
-        """Checked options (spread default: 0.3 times the percentage)."""
-        try:
-            p = float(noise_percent)
-            s = 0.3 * p if noise_spread is None else float(noise_spread)
-        except (TypeError, ValueError):
-            raise InputError(f"noise_percent and noise_spread must be numbers, got {noise_percent!r} and "
-                             f"{noise_spread!r}") from None
-        if not 0 < p < 100:
-            raise InputError(f"noise_percent must lie between 0 and 100 (--noise-percent), got {noise_percent!r}")
-        if not 0 <= s < p:
+        """Checked options (:data:`CONSTRAINTS`; spread default: 0.3 times the percentage)."""
+        check_options({"noise_percent": noise_percent, "noise_spread": noise_spread}, CONSTRAINTS, error=InputError)
+        p = float(noise_percent)
+        s = 0.3 * p if noise_spread is None else float(noise_spread)
+        if not s < p:
             raise InputError(f"noise_spread must lie in [0, noise_percent) so that no multiplier reaches 1 "
                              f"(--noise-spread), got {noise_spread!r} with noise_percent {p:g}")
         return cls(percent=p, spread=s, seed=int(seed))
 
 
 def noisy_data(data: Any, response: str, holding: str | None, options: NoiseOptions,
-               numbers: tuple[str, ...] = ()) -> pd.DataFrame:
+               numbers: tuple[str, ...] = (), encoding: str | None = None) -> pd.DataFrame:
     """The microdata with :data:`NOISY_COLUMN`: the response times each record's multiplier
-    (records of one holding share its direction). A file is read with every column as
-    text (codes keep their leading zeros, as the tabulation reads them) but the response
-    and ``numbers``."""
-    if isinstance(data, Path):
-        data = str(data)
-    if isinstance(data, str):
-        import duckdb
-
-        if not data.lower().endswith((".csv", ".parquet", ".txt")):
-            raise InputError("method noise reads microdata from a CSV or Parquet file or a frame "
-                             "(tau-ARGUS .asc files and tabulated input cannot be given noise)", file=data)
-
-        rel = (duckdb.read_parquet(data) if data.lower().endswith(".parquet")
-               else duckdb.read_csv(data, all_varchar=True))
-        frame = rel.df()
-        for col in (response, *numbers):
-            if col in frame.columns:
-                frame[col] = pd.to_numeric(frame[col])
-    elif isinstance(data, pd.DataFrame):
+    (records of one holding share its direction). Files and tau-ARGUS sources are read as
+    the tabulation reads them (:func:`tablesafe.io.frames.open_source`: CSV columns as
+    text, so codes keep their leading zeros), the response and ``numbers`` as numbers."""
+    if isinstance(data, pd.DataFrame):
         frame = data.copy()
     elif hasattr(data, "to_pandas"):
         frame = data.to_pandas()
     else:
-        raise InputError("method noise needs microdata (a frame, CSV or Parquet file)")
+        import duckdb
+
+        from tablesafe.io.frames import open_source
+
+        con = duckdb.connect()
+        src = open_source(con, data, encoding=encoding)
+        frame = con.sql(f"select * from {src.from_sql}").df()
+        for col in (response, *numbers):
+            if col in frame.columns:
+                frame[col] = pd.to_numeric(frame[col])
     if response not in frame.columns:
         raise InputError("the response variable is not a column of the data", column=response)
     companies = frame[holding].to_numpy() if holding is not None else np.arange(len(frame))
@@ -116,7 +111,6 @@ def multipliers(companies: np.ndarray, options: NoiseOptions) -> np.ndarray:
     mult, _ = noise_multipliers(np.asarray(companies).astype(str), options.percent, seed=options.seed,
                                 spread=options.spread / options.percent)
     return mult
-
 
 
 @dataclass(frozen=True)
@@ -165,12 +159,17 @@ def noised_problem(problem: Problem, noisy: np.ndarray) -> tuple[Problem, np.nda
     return out, by_noise
 
 
+def published_errors(true: np.ndarray, noisy: np.ndarray, withheld: np.ndarray) -> np.ndarray:
+    """``|noisy - true| / |true|`` of every published cell whose true value is not 0."""
+    keep = ~np.asarray(withheld, dtype=bool) & (true != 0)
+    return np.abs(noisy[keep] - true[keep]) / np.abs(true[keep])
+
+
 def noise_stats(true: np.ndarray, noisy: np.ndarray, withheld: np.ndarray, by_noise: np.ndarray,
                 sensitive: np.ndarray) -> dict:
     """Share of cells published and their mean relative error (issue 14's measures)."""
     published = ~withheld
-    nz = published & (true != 0)
-    rel = np.abs(noisy[nz] - true[nz]) / np.abs(true[nz])
+    rel = published_errors(true, noisy, withheld)
     return {"cells": len(true), "published": int(published.sum()),
             "published_share": float(published.mean()) if len(true) else 0.0,
             "mean_relative_error": float(rel.mean()) if rel.size else 0.0,

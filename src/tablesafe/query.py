@@ -22,10 +22,8 @@ database and answers :meth:`QueryServer.answer` with one grouping-sets query.
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -173,11 +171,4 @@ def _judge(raw: pd.DataFrame, dims: list[str], rules: QueryRules) -> pd.DataFram
     return out
 
 
-def timed_answer(server: QueryServer, dims: Sequence[str], response: str) -> tuple[pd.DataFrame, float]:
-    """An answer and the seconds it took (for benchmarks)."""
-    t0 = time.perf_counter()
-    ans = server.answer(dims, response)
-    return ans, time.perf_counter() - t0
-
-
-__all__: list[Any] = ["STATUSES", "TOTAL", "QueryRules", "QueryServer", "timed_answer"]
+__all__ = ["STATUSES", "TOTAL", "QueryRules", "QueryServer"]

@@ -191,17 +191,18 @@ def _with_contributions(result: ProtectResult, knowing: UncertaintyOptions, timi
 
 def protect_noisy(problem: Problem, *, data: Any, dims: Any, total: str,
                   tables: Any, holding: str | None, weight: str | None, missing_code: str | None,
-                  params: dict, timings: dict[str, float], **run: Any) -> ProtectResult:
+                  encoding: str | None, params: dict, timings: dict[str, float], **run: Any) -> ProtectResult:
     """Method ``noise`` (:mod:`tablesafe.noise`): tabulate the noise-multiplied microdata,
     publish the sensitive cells their noise protects, withhold the others with complements
     on the noisy table (suppression ``auto`` and its audit gate)."""
     from tablesafe.tabulate import dim_specs, tabulate
 
-    if data is None or isinstance(data, Problem) or getattr(data, "tabular", False):
+    if data is None or isinstance(data, Problem):
         raise InputError("method noise needs microdata: records with the response, not a tabulated table")
     options = run["noising"]
     with timed(timings, "noise"):
-        frame = noisy_data(data, run["response"], holding, options, numbers=(weight,) if weight else ())
+        frame = noisy_data(data, run["response"], holding, options, numbers=(weight,) if weight else (),
+                           encoding=encoding)
         cells = tabulate(frame, dim_specs(dims, total), NOISY_COLUMN, tables=tables, holding=holding,
                          weight=weight, missing_code=missing_code, top_k=1)
         got = pd.Series(np.asarray(cells.value, dtype=float), index=pd.Index(cells.model.cell_names()))

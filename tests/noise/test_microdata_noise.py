@@ -129,5 +129,5 @@ def test_noise_refuses_files_it_cannot_read(tmp_path):
 
     asc = tmp_path / "micro.asc"
     asc.write_text("1 2 3\n")
-    with pytest.raises(InputError, match="CSV or Parquet"):
+    with pytest.raises(InputError, match="tau-ARGUS microdata needs its metadata"):
         noisy_data(str(asc), "x", None, NoiseOptions.build(10))

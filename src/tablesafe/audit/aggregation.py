@@ -96,8 +96,15 @@ def explicit_aggregations(problem: Problem, withheld) -> tuple[sp.csr_matrix, np
     a = problem.relations
     aw = sp.csr_matrix(a[:, cells])
     b = problem.rhs - a[:, ~mask] @ problem.value[~mask]
-    keep = np.flatnonzero(np.diff(aw.indptr) > 0)
+    keep = explicit_rows(problem, mask)
     return sp.csr_matrix(aw[keep]), np.asarray(b[keep], dtype=float), cells
+
+
+def explicit_rows(problem: Problem, withheld) -> np.ndarray:
+    """The relations behind the explicit aggregations, in their order: those with at least
+    one withheld cell (an aggregation's ``mu_k`` belongs to the ``k``-th of them)."""
+    aw = sp.csr_matrix(problem.relations[:, np.flatnonzero(as_mask(problem, withheld))])
+    return np.flatnonzero(np.diff(aw.indptr) > 0)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from tablesafe.noise import published_errors
 from tablesafe.report.figures import png, pyplot
 
 
@@ -27,9 +28,7 @@ def noise_section(result: Any) -> dict | None:
     if nz is None:
         return None
     st = nz.stats
-    published = ~np.asarray(result.withheld, dtype=bool)
-    keep = published & (nz.true != 0)
-    rel = np.abs(nz.noisy[keep] - nz.true[keep]) / np.abs(nz.true[keep])
+    rel = published_errors(nz.true, nz.noisy, result.withheld)
     rows = [("noise percentage (confidential)", f"{nz.options.percent:g} %"),
             ("spread of the multiplier sizes (confidential)", f"± {nz.options.spread:g} %"),
             ("seed (confidential)", str(nz.options.seed)),

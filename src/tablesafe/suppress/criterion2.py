@@ -56,6 +56,7 @@ def criterion2_pattern(problem: Problem, contributions: pd.DataFrame, *, p: floa
         AuditFailure: the oracle did not prove a pattern safe within the limits.
     """
     from tablesafe.audit import criterion2
+    from tablesafe.audit.aggregation import explicit_rows
     from tablesafe.suppress import suppress
 
     t0 = time.monotonic()
@@ -83,7 +84,7 @@ def criterion2_pattern(problem: Problem, contributions: pd.DataFrame, *, p: floa
                        "seconds": time.monotonic() - t0, "criterion1": first.stats}
         if rounds == max_rounds:
             break
-        used = _relations_used(problem, w, res.mu)
+        used = explicit_rows(problem, w)[np.abs(np.asarray(res.mu, dtype=float)) > 1e-9]
         cand = np.unique(a[used].indices) if len(used) else np.zeros(0, dtype=np.int64)
         cand = cand[~w[cand] & allowed[cand]]
         if not len(cand):
@@ -97,15 +98,6 @@ def criterion2_pattern(problem: Problem, contributions: pd.DataFrame, *, p: floa
                 f"withholding {problem.names[pick]}")
     raise AuditFailure(f"criterion 2: still a sensitive aggregation after {max_rounds} added cells; "
                        "nothing is published")
-
-
-def _relations_used(problem: Problem, withheld: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """The problem's relations behind the explicit aggregations with ``mu != 0`` (the
-    explicit aggregations are the relations with at least one withheld cell, in order)."""
-    a = problem.relations.tocsr()
-    touches = np.flatnonzero(np.diff(a[:, np.flatnonzero(withheld)].tocsr().indptr) > 0)
-    mu = np.asarray(mu, dtype=float)
-    return touches[np.abs(mu) > 1e-9]
 
 
 def _best_candidate(problem: Problem, withheld: np.ndarray, cand: np.ndarray, contributions: pd.DataFrame,

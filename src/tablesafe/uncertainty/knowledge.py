@@ -17,6 +17,15 @@ import numpy as np
 
 from tablesafe.errors import InputError
 from tablesafe.uncertainty.interval import Intervals
+from tablesafe.validation import Constraints, Interval, check_options
+
+CONSTRAINTS: Constraints = {
+    "knowledge_kx": [Interval(1.0)],
+    "knowledge_kx_low": [Interval(0.0, 1.0)],
+    "knowledge_kw": [Interval(1.0)],
+}
+"""The knowledge model's options: others' contributions ``x`` within ``[kx_low*x, kx*x]``
+(``kx >= 1``, ``0 <= kx_low <= 1``), weights ``w > 1`` within ``[1, kw*w]`` (``kw >= 1``)."""
 
 
 @dataclass(frozen=True)
@@ -35,22 +44,10 @@ class KnowledgeModel:
 
     @classmethod
     def build(cls, kx: float = 2.0, kx_low: float = 0.0, kw: float = 1.0) -> KnowledgeModel:
-        """A model from the run's options, refused with one message when out of range."""
-        bad = []
-        for name, val, ok, what in (("knowledge_kx", kx, lambda v: v >= 1, "at least 1"),
-                                    ("knowledge_kx_low", kx_low, lambda v: 0 <= v <= 1, "between 0 and 1"),
-                                    ("knowledge_kw", kw, lambda v: v >= 1, "at least 1")):
-            try:
-                v = float(val)
-            except (TypeError, ValueError):
-                bad.append(f"{name}={val!r} is not a number")
-                continue
-            if not np.isfinite(v) or not ok(v):
-                bad.append(f"{name}={val!r} must be {what}")
-        if bad:
-            raise InputError("the knowledge model of the contribution-level audit: " + "; ".join(bad)
-                             + " (each other contribution x is known within [kx_low*x, kx*x], "
-                             "each weight w > 1 within [1, kw*w])")
+        """A model from the run's options, refused with one message when out of range
+        (:data:`CONSTRAINTS`)."""
+        check_options({"knowledge_kx": kx, "knowledge_kx_low": kx_low, "knowledge_kw": kw}, CONSTRAINTS,
+                      error=InputError)
         return cls(kx=float(kx), kx_low=float(kx_low), kw=float(kw))
 
     def others(self, x, weight=None) -> Intervals:

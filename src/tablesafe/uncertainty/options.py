@@ -9,6 +9,18 @@ from typing import Any
 from tablesafe.errors import InputError
 from tablesafe.uncertainty.knowledge import KnowledgeModel
 from tablesafe.uncertainty.needs import SIDES, TWO_SIDED
+from tablesafe.validation import BOOLEAN, NONE, Constraints, Interval, OneOf, check_options
+
+PERCENT = Interval(0.0, closed="right")
+"""A positive percentage."""
+
+CONSTRAINTS: Constraints = {
+    "uncertainty": [BOOLEAN],
+    "uncertainty_p": [PERCENT, NONE],
+    "uncertainty_side": [OneOf(SIDES)],
+    "midpoint_q": [PERCENT, NONE],
+}
+"""The contribution-level audit's options (the knowledge model's: :data:`tablesafe.uncertainty.knowledge.CONSTRAINTS`)."""
 
 
 @dataclass(frozen=True)
@@ -48,13 +60,11 @@ class UncertaintyOptions:
                 other respondents' contributions ``x`` within ``[kx_low*x, kx*x]``,
                 sampling weights ``w > 1`` within ``[1, kw*w]``.
         """
-        if uncertainty_side not in SIDES:
-            raise InputError(f"uncertainty_side must be {' or '.join(SIDES)}, not {uncertainty_side!r} "
-                             "(--uncertainty-side)")
-        p = _positive("uncertainty_p", uncertainty_p)
-        q = _positive("midpoint_q", midpoint_q)
+        check_options({"uncertainty": uncertainty, "uncertainty_p": uncertainty_p,
+                       "uncertainty_side": uncertainty_side, "midpoint_q": midpoint_q}, CONSTRAINTS, error=InputError)
         knowledge = KnowledgeModel.build(knowledge_kx, knowledge_kx_low, knowledge_kw)
-        return cls(enabled=bool(uncertainty), p=p, side=uncertainty_side, q=q, knowledge=knowledge)
+        return cls(enabled=bool(uncertainty), p=None if uncertainty_p is None else float(uncertainty_p),
+                   side=uncertainty_side, q=None if midpoint_q is None else float(midpoint_q), knowledge=knowledge)
 
     def recorded(self) -> dict[str, Any]:
         """The options as the run's parameters record them."""
@@ -71,15 +81,3 @@ class UncertaintyOptions:
                              "uncertainty_p (--uncertainty-p)")
         coalition = self.coalition if self.coalition is not None else (percent[1] if percent else 1)
         return float(p), int(coalition)
-
-
-def _positive(name: str, value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number of percent, got {value!r}") from None
-    if not v > 0:
-        raise InputError(f"{name} must be a positive percentage, got {value!r}")
-    return v

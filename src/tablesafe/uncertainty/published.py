@@ -46,20 +46,19 @@ def _within_bounds(problem: Problem, low: np.ndarray, high: np.ndarray) -> Inter
     return Intervals.of(np.minimum(lo, v), np.maximum(hi, v))
 
 
-def suppressed_totals(problem: Problem, withheld: np.ndarray, cells: np.ndarray | None = None) -> PublishedTotals:
-    """Totals of a suppression pattern: the exact audit interval of every withheld cell in
-    ``cells`` (default: the withheld sensitive cells), the value of every published one."""
+def suppressed_totals(problem: Problem, withheld: np.ndarray) -> PublishedTotals:
+    """Totals of a suppression pattern: the exact audit interval of every withheld
+    sensitive cell, the value of every published one."""
     from tablesafe.audit import audit
 
     w = np.asarray(withheld, dtype=bool)
     v = np.asarray(problem.value, dtype=float)
-    want = (w & problem.sensitive) if cells is None else (w & np.isin(np.arange(problem.n), cells))
+    want = w & problem.sensitive
     low, high = v.copy(), v.copy()
     if want.any():
-        res = audit(problem, w, insider=False, all_cells=not bool((want == (w & problem.sensitive)).all()),
-                    exact_intervals=True)
-        lo_a, hi_a = np.asarray(res.lower, dtype=float), np.asarray(res.upper, dtype=float)
-        low[want], high[want] = lo_a[want], hi_a[want]
+        res = audit(problem, w, insider=False, exact_intervals=True)
+        low[want] = np.asarray(res.lower, dtype=float)[want]
+        high[want] = np.asarray(res.upper, dtype=float)[want]
     form = np.where(w, WITHHELD, PUBLISHED).astype(object)
     return PublishedTotals(ui=_within_bounds(problem, low, high), form=form)
 
