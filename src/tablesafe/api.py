@@ -24,6 +24,7 @@ from tablesafe.audit import (
     check_certificates,
 )
 from tablesafe.celltable import CellTable
+from tablesafe.criterion2 import check_criterion, criterion2_inputs
 from tablesafe.errors import InputError, RuleError
 from tablesafe.io.analyst import codes_of
 from tablesafe.io.hst import read_hst
@@ -294,24 +295,22 @@ def protect(
     uncertainty: bool = False, uncertainty_p: float | None = None, uncertainty_side: str = "two-sided",
     midpoint_q: float | None = None, knowledge_kx: float = 2.0, knowledge_kx_low: float = 0.0,
     knowledge_kw: float = 1.0, noise_percent: float = 10.0, noise_spread: float | None = None,
+    criterion: int = 1,
 ) -> ProtectResult:
     """Protect a table: tabulate, find sensitive cells, suppress (or adjust), audit.
 
     Args:
-        data: microdata (pandas, polars or pyarrow frame, or a CSV/Parquet path, or a
-            tau-ARGUS ``.asc`` path with ``metadata``), an already tabulated
-            :class:`~tablesafe.CellTable`, an assessed :class:`~tablesafe.Problem`, or a
-            ``.jj`` file (then dims, response and rules are not needed).
+        data: microdata (pandas, polars or pyarrow frame, a CSV/Parquet path, or a tau-ARGUS
+            ``.asc`` path with ``metadata``), a tabulated :class:`~tablesafe.CellTable`, an assessed
+            :class:`~tablesafe.Problem`, or a ``.jj`` file (then dims, response and rules are not needed).
         dims: explanatory variables: names, ``"name=hierarchy"`` strings, ``(name,
             hierarchy)`` pairs or ``DimSpec`` objects (see :func:`dim_specs`).
         response: the variable summed in the cells.
-        rules: rule strings such as ``"p(15)"``, ``"freq(3)"``, ``"nk(2, 80)"``, or
-            tau-ARGUS strings such as ``"P(15,1)|FREQ(3,10)"``, or a
-            :class:`~tablesafe.rules.RuleSet`; read once, with ``weight_mode``,
-            ``zero_unsafe``, ``manual_margin`` and ``missing_codes``, into a rule set.
-        holding: unit variable (enterprise group) whose contributions are summed before
-            any rule; the frequency rule then counts holdings (``count="records"`` counts
-            records).
+        rules: rule strings such as ``"p(15)"``, ``"freq(3)"``, ``"nk(2, 80)"``, or tau-ARGUS strings
+            such as ``"P(15,1)|FREQ(3,10)"``, or a :class:`~tablesafe.rules.RuleSet`; read once, with
+            ``weight_mode``, ``zero_unsafe``, ``manual_margin`` and ``missing_codes``, into a rule set.
+        holding: unit variable (enterprise group) whose contributions are summed before any rule;
+            the frequency rule then counts holdings (``count="records"`` counts records).
         weight, weight_mode: sampling weight variable and how the rules use it
             (``expand``, ``sample``, ``known``).
         waiver, request: per-record flags: waived protection / asked for protection.
@@ -322,9 +321,9 @@ def protect(
             (summed per cell; ``cost_lambda`` transforms it: cost ** lambda, log for 0); the total code.
         tables: linked tables, each a list of dimension names (default: one table).
         metadata: the ``.rda`` file of a tau-ARGUS ``.asc`` data file.
-        apriori: a tau-ARGUS ``.hst`` file (or the frame
-            :func:`tablesafe.io.hst.read_hst` returns): statuses, costs, protection levels
-            or bounds per cell; cells it marks unsafe get ``manual_range`` percent.
+        apriori: a tau-ARGUS ``.hst`` file (or the frame :func:`tablesafe.io.hst.read_hst` returns):
+            statuses, costs, protection levels or bounds per cell; cells it marks unsafe get
+            ``manual_range`` percent.
         manual: statuses set by hand (frame or CSV path: codes or ``name``, ``status`` A
             or P, optional ``margin``).
         bounds, zero_unsafe, symmetric: a priori bounds (a percentage of the value, or
@@ -342,13 +341,12 @@ def protect(
         encoding: text encoding of a CSV data file (default ``utf-8``; e.g. ``latin-1``).
         jj_offsets: for a ``.jj`` file whose rounded values do not add up exactly: take
             each relation's offset as its right-hand side (``--jj-offsets``).
-        time_limit, certificates: seconds for the suppression method (None: set from the
-            table size); ask the method for protection certificates (checked here).
-        singleton, capacity: protect against the single respondent of a withheld cell
-            (on by default) and let cells move down only by their protection capacity
-            when they protect others; see ``tablesafe.suppress``.
-        progress, seed: show progress; the seed of randomised steps (same seed, same result).
-        marker, empty_marker: publication text for withheld and empty cells.
+        time_limit, certificates: seconds for the suppression method (None: set from the table size);
+            ask the method for protection certificates (checked here).
+        singleton, capacity: protect against the single respondent of a withheld cell (on by default)
+            and let cells move down only by their protection capacity when they protect others.
+        progress, seed, marker, empty_marker: show progress; the seed of randomised steps (same
+            seed, same result); publication text for withheld and empty cells.
         run_audit: with ``method="none"``, still audit (shows how exposed the primaries
             are); a suppression method is always audited.
         insider: what insider findings of the audit do: ``fail`` (default), ``warn`` or
@@ -360,6 +358,8 @@ def protect(
             knowledge_kw: the contribution-level audit (Massell's uncertainty intervals) and its options, see
             :meth:`tablesafe.uncertainty.options.UncertaintyOptions.build`.
         noise_percent, noise_spread: method ``noise``, see :class:`tablesafe.noise.NoiseOptions`.
+        criterion: 2: a suppression also safe under operational criterion 2 (no aggregation of
+            withheld cells sensitive under the p% rule; microdata only), see :mod:`tablesafe.criterion2`.
 
     Returns a :class:`ProtectResult`; raises :class:`TablesafeError` with a one-paragraph
     message on any bad input or failed stage.
@@ -370,22 +370,23 @@ def protect(
     knowing = UncertaintyOptions.build(uncertainty, uncertainty_p, uncertainty_side, midpoint_q, knowledge_kx,
                                        knowledge_kx_low, knowledge_kw)
     noising = NoiseOptions.build(noise_percent, noise_spread, seed)
+    criterion = check_criterion(criterion, method)
     timings: dict[str, float] = {}
     problem, resp, params = prepare_problem(
-        data, dims, response, rules,
-        holding=holding, weight=weight, weight_mode=weight_mode, waiver=waiver, request=request,
-        cost=cost, cost_lambda=cost_lambda, total=total, tables=tables, metadata=metadata,
+        data, dims, response, rules, holding=holding, weight=weight, weight_mode=weight_mode, waiver=waiver,
+        request=request, cost=cost, cost_lambda=cost_lambda, total=total, tables=tables, metadata=metadata,
         apriori=apriori, manual=manual, manual_range=manual_range, bounds=bounds, count=count,
         zero_unsafe=zero_unsafe, symmetric=symmetric, sliding=sliding, freq_levels=freq_levels,
         manual_margin=manual_margin, missing_codes=missing_codes, top_k=top_k, missing_code=missing_code,
-        negative=negative,
-        tabular=tabular, frequency=frequency, top=top, given_status=given_status,
+        negative=negative, tabular=tabular, frequency=frequency, top=top, given_status=given_status,
         recompute_totals=recompute_totals, encoding=encoding, jj_offsets=jj_offsets,
-        require_additive=method != NONE, progress=progress, timings=timings,
-    )
+        require_additive=method != NONE, progress=progress, timings=timings)
     run = dict(response=resp, time_limit=time_limit, certificates=certificates, singleton=singleton,
                capacity=capacity, progress=progress, seed=seed, marker=marker, empty_marker=empty_marker,
                run_audit=run_audit, insider=insider, adjusting=adjusting, knowing=knowing, noising=noising)
+    if criterion == 2:  # each unit's contributions, from the microdata
+        run["criterion2"] = criterion2_inputs(problem, None if tabular else data, dims, resp, total=total, holding=holding,
+                                              tables=tables, missing_code=missing_code, encoding=encoding)
     if method == NOISE:
         return protect_noisy(problem, data=None if tabular else data, dims=dims, total=total,
                              tables=tables, holding=holding, weight=weight, missing_code=missing_code,

@@ -25,6 +25,7 @@ from tablesafe.audit import (
     findings_in_words,
     verdict_line,
 )
+from tablesafe.criterion2 import Criterion2, criterion2_suppress
 from tablesafe.errors import AuditFailure, InputError, TablesafeError
 from tablesafe.interval_publication import (
     SUPPRESSION_METHOD,
@@ -92,11 +93,13 @@ def protect_assessed(
     adjusting: AdjustOptions | IntervalOptions | None = None,
     knowing: UncertaintyOptions | None = None,
     noising: NoiseOptions | None = None,
+    criterion2: Criterion2 | None = None,
 ) -> ProtectResult:
     """The second half of :func:`protect` and :func:`protect_problem`, on options checked
     by them: suppress, audit (the gate), check the certificates; or, for an adjustment
     method (``adjusting``), the adjustment stage and its check; for interval publication
-    also the intervals of the withheld cells and their own check. Then, when asked
+    also the intervals of the withheld cells and their own check; with ``criterion2``, a
+    pattern also safe under operational criterion 2. Then, when asked
     (``knowing``), the contribution-level audit of what was published."""
     if method == NOISE:
         raise InputError("method noise needs microdata (the records, to add noise to them), not an assessed "
@@ -110,7 +113,7 @@ def protect_assessed(
     params.update({k: recorded(v) for k, v in (
         ("method", method), ("time_limit", time_limit), ("certificates", certificates), ("singleton", singleton),
         ("capacity", capacity), ("seed", seed), ("marker", marker), ("empty_marker", empty_marker),
-        ("run_audit", run_audit), ("insider", insider))})
+        ("run_audit", run_audit), ("insider", insider), ("criterion", 2 if criterion2 is not None else 1))})
     params.update(recorded_adjustment(adjusting))
     if isinstance(adjusting, AdjustOptions):
         return _with_contributions(adjusted_result(problem, adjusting, response=response, params=params,
@@ -118,6 +121,10 @@ def protect_assessed(
                                    knowing, timings)
     if method == NONE:
         pattern = Pattern(withheld=problem.sensitive.copy(), method=NONE)
+    elif criterion2 is not None:
+        with timed(timings, "suppress"):
+            pattern = criterion2_suppress(problem, criterion2, method=method, time_limit=time_limit,
+                                          singleton=singleton)
     else:
         with timed(timings, "suppress"):
             pattern = suppression.suppress(

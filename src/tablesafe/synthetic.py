@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,7 @@ __all__ = [
     "SyntheticData",
     "make_hierarchy",
     "problem_from_data",
+    "synthetic_contributions",
     "synthetic_data",
     "synthetic_preset",
     "synthetic_problem",
@@ -273,6 +275,46 @@ def problem_from_data(
     """
     if syn.tables and len(syn.tables) > 1:
         return _linked_problem(syn, p=p, use_holdings=use_holdings, cost=cost)
+    model, per_unit = _tabulated(syn, use_holdings)
+    n = model.size
+    c = per_unit["cell"].to_numpy()
+    v = per_unit["v"].to_numpy()
+    value = np.bincount(c, weights=v, minlength=n)
+    count = np.bincount(c, minlength=n)
+    order = np.lexsort((-v, c))
+    c_s, v_s = c[order], v[order]
+    start = np.searchsorted(c_s, np.arange(n))
+    has1 = count >= 1
+    has2 = count >= 2
+    x1 = np.zeros(n)
+    x2 = np.zeros(n)
+    x1[has1] = v_s[start[has1]]
+    x2[has2] = v_s[start[has2] + 1]
+    value = np.round(value, 6)
+    upl = p / 100.0 * x1 - (value - x1 - x2)
+    sensitive = has1 & (upl > 1e-9)
+    status = np.where(count == 0, EMPTY, np.where(sensitive, PRIMARY, SAFE)).astype("<U1")
+    upl = np.where(sensitive, upl, 0.0)
+    lpl = np.minimum(upl, value)
+    return _problem(model, value, status, upl, lpl, count, cost,
+                    {"rule": f"p({p:g})", "holdings": use_holdings})
+
+
+def synthetic_contributions(syn: SyntheticData, *, use_holdings: bool = True) -> pd.DataFrame:
+    """Each unit's contribution to each cell of ``syn``'s (single) table, as
+    :func:`problem_from_data` sums them: ``cell`` (index into the problem's cells),
+    ``unit`` (the holding, or the enterprise ``id`` without holdings) and ``value``;
+    the frame the criterion-2 functions take (:func:`tablesafe.audit.criterion2`)."""
+    if syn.tables and len(syn.tables) > 1:
+        raise ValueError("contributions of linked tables are not listed; use one table")
+    _, per_unit = _tabulated(syn, use_holdings)
+    return pd.DataFrame({"cell": per_unit["cell"].to_numpy(np.int64), "unit": per_unit["unit"].to_numpy(),
+                         "value": per_unit["v"].to_numpy(float)})
+
+
+def _tabulated(syn: SyntheticData, use_holdings: bool) -> tuple[Any, pd.DataFrame]:
+    """The compiled model of ``syn``'s table and each unit's sum per cell (``cell``,
+    ``unit``, ``v``): every record counts in its leaf cell and all ancestors' cells."""
     dims = [Dimension(name, h) for name, h in syn.hierarchies.items()]
     ts = TableStructure(tuple(dims))
     model = compile_tables(ts)
@@ -307,28 +349,7 @@ def problem_from_data(
     val = data[syn.response].to_numpy(float)
     frame = pd.DataFrame({"cell": cell, "unit": unit[rec], "v": val[rec]})
     per_unit = frame.groupby(["cell", "unit"], sort=False)["v"].sum().reset_index()
-    n = ts.size
-    c = per_unit["cell"].to_numpy()
-    v = per_unit["v"].to_numpy()
-    value = np.bincount(c, weights=v, minlength=n)
-    count = np.bincount(c, minlength=n)
-    order = np.lexsort((-v, c))
-    c_s, v_s = c[order], v[order]
-    start = np.searchsorted(c_s, np.arange(n))
-    has1 = count >= 1
-    has2 = count >= 2
-    x1 = np.zeros(n)
-    x2 = np.zeros(n)
-    x1[has1] = v_s[start[has1]]
-    x2[has2] = v_s[start[has2] + 1]
-    value = np.round(value, 6)
-    upl = p / 100.0 * x1 - (value - x1 - x2)
-    sensitive = has1 & (upl > 1e-9)
-    status = np.where(count == 0, EMPTY, np.where(sensitive, PRIMARY, SAFE)).astype("<U1")
-    upl = np.where(sensitive, upl, 0.0)
-    lpl = np.minimum(upl, value)
-    return _problem(model, value, status, upl, lpl, count, cost,
-                    {"rule": f"p({p:g})", "holdings": use_holdings})
+    return model, per_unit
 
 
 def _problem(model, value: np.ndarray, status: np.ndarray, upl: np.ndarray, lpl: np.ndarray,

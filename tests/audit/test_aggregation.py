@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,9 +22,10 @@ def _example7():
 
 
 def test_seed001_example7_most_sensitive_aggregation():
-    """seed 001 section 6, Example 7: optimum 6720, -2 x2 + 2 x3 = -680, R4 attacks R3."""
+    """seed 001 section 6, Example 7: optimum 6720, -2 x2 + 2 x3 = -680, R4 attacks R3
+    (the model as printed: -1 <= mu <= 1, so the optimum is in value units)."""
     a, b, cf = _example7()
-    r = most_sensitive_aggregation(a, b, cf, p=20, q=100)
+    r = most_sensitive_aggregation(a, b, cf, p=20, q=100, scale="box")
     assert r.objective == pytest.approx(6720)
     assert not r.safe
     # aggregations are defined up to a factor (seed 001 end of section 3)
@@ -34,11 +37,79 @@ def test_seed001_example7_most_sensitive_aggregation():
     assert "x2" in r.describe() and "x3" in r.describe()
 
 
+def _relative_by_enumeration(a, cf, p, q, attackers=None, attacked=None, ordered=False):
+    """The largest ((p+q) A1 + q A2 - q T) / T over all aggregations, independently of the
+    MIP: for every ordered pair of units (attacked, attacker; the attacker may also be
+    any outsider, share 0) and every sign of lambda_i, one LP with T = 1 (scipy)."""
+    from scipy.optimize import linprog
+
+    a = np.asarray(a.toarray() if sp.issparse(a) else a, dtype=float)
+    kk, ns = a.shape
+    x = cf.pivot_table(index="unit", columns="cell", values="value", aggfunc="sum", fill_value=0.0)
+    x = x.reindex(columns=range(ns), fill_value=0.0)
+    units = list(x.index)
+    xa = np.abs(x.to_numpy(float))
+    total = xa.sum(axis=0)
+    live = np.flatnonzero(total > 0)
+    best = -np.inf
+    atk = [u for u in units if attacked is None or u in attacked]
+    att = [u for u in units if attackers is None or u in attackers] + [None]
+    for signs in itertools.product((-1.0, 1.0), repeat=live.size):
+        s = np.zeros(ns)
+        s[live] = signs
+        # variables mu (free); |lambda_i| = s_i (A^T mu)_i >= 0 on live cells; T = 1
+        g = (a.T * s[:, None])[live]          # rows: s_i lambda_i as a function of mu
+        for r1 in atk:
+            for r2 in att:
+                if r2 == r1:
+                    continue
+                w = (p + q) * xa[units.index(r1)] - q * total
+                if r2 is not None:
+                    w = w + q * xa[units.index(r2)]
+                a_ub, b_ub = -g, np.zeros(live.size)
+                if ordered and r2 is not None:  # the attacked unit's share at least the attacker's
+                    gap = (xa[units.index(r2)] - xa[units.index(r1)])[live] @ g
+                    a_ub, b_ub = np.vstack([a_ub, gap[None, :]]), np.append(b_ub, 0.0)
+                res = linprog(-(w[live] @ g), A_ub=a_ub, b_ub=b_ub,
+                              A_eq=(total[live] @ g)[None, :], b_eq=[1.0], bounds=[(None, None)] * kk)
+                if res.status == 0:
+                    best = max(best, -res.fun)
+    return best
+
+
+def test_most_sensitive_relative_to_its_total_matches_enumeration():
+    """The default model (T = 1) finds the aggregation most sensitive relative to its
+    total, here -2 x1 + 2 x4 = -160 (R1 310 of 480, R6 160), more sensitive by that
+    measure than the seed's optimum (6720 / 840 = 8 < 5200 / 480)."""
+    a, b, cf = _example7()
+    r = most_sensitive_aggregation(a, b, cf, p=20, q=100)
+    assert r.relative == pytest.approx(_relative_by_enumeration(a, cf, 20, 100), rel=1e-7)
+    assert r.relative == pytest.approx(r.objective / r.total)
+    assert (r.attacked, r.attacker) == ("R1", "R6") and r.total == pytest.approx(480)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_parts_match_enumeration(seed):
+    """Random small tables of relations and contributions (negative ones and units in
+    several cells included): the MIP's relative optimum equals the enumeration's."""
+    rng = np.random.default_rng(seed)
+    kk, ns = 3, 4
+    a = rng.choice([-1.0, 0.0, 1.0], size=(kk, ns), p=[0.25, 0.35, 0.4])
+    a[np.arange(kk), rng.integers(0, ns, kk)] = 1.0
+    rows = [(int(c), f"u{int(u)}", float(v)) for c, u, v in zip(
+        rng.integers(0, ns, 9), rng.integers(0, 5, 9), rng.lognormal(3, 1, 9) * rng.choice([1, 1, 1, -1], 9))]
+    cf = pd.DataFrame(rows, columns=["cell", "unit", "value"])
+    r = most_sensitive_aggregation(sp.csr_matrix(a), np.zeros(kk), cf, p=15, q=100)
+    want = _relative_by_enumeration(sp.csr_matrix(a), cf.groupby(["cell", "unit"], as_index=False)["value"].sum(), 15, 100)
+    assert r.relative == pytest.approx(want, rel=1e-6, abs=1e-6)
+
+
 def test_seed001_example7_reduced_model():
     """seed 001 section 6, reduced model: only R1 may be attacked, only R2 attacks."""
     a, b, cf = _example7()
     r = most_sensitive_aggregation(a, b, cf, p=20, q=100, attacked=["R1"], attackers=["R2"])
     assert (r.attacker, r.attacked) == ("R2", "R1")
+    assert r.relative == pytest.approx(_relative_by_enumeration(a, cf, 20, 100, ["R2"], ["R1"]), rel=1e-7)
     # objective equals the formula (6.6) evaluated at the reported shares
     assert r.objective == pytest.approx(120 * r.attacked_share + 100 * r.attacker_share
                                         - 100 * r.total, abs=1e-6)
@@ -112,3 +183,67 @@ def test_explicit_aggregations_move_published_cells(grid):
     assert got[(1.0, 1.0, 0.0, 0.0)] == 540 and got[(0.0, 0.0, 1.0, 1.0)] == 120
     assert got[(1.0, 0.0, 1.0, 0.0)] == 200 and got[(0.0, 1.0, 0.0, 1.0)] == 460
     np.testing.assert_array_equal(cells, sorted(w))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_yes_no_question_agrees_with_the_full_model(seed):
+    """``decide=True`` (one attacked unit at a time, a virtual attacker's bound, then named
+    attackers) says 'sensitive' exactly when the full model's optimum is >= 0, and the
+    aggregation it returns is sensitive."""
+    rng = np.random.default_rng(100 + seed)
+    kk, ns = 4, 6
+    a = rng.choice([-1.0, 0.0, 1.0], size=(kk, ns), p=[0.2, 0.4, 0.4])
+    a[np.arange(kk), rng.integers(0, ns, kk)] = 1.0
+    n = 14
+    rows = [(int(c), f"u{int(u)}", float(v)) for c, u, v in zip(
+        rng.integers(0, ns, n), rng.integers(0, 7, n), rng.lognormal(3, 1.5, n))]
+    cf = pd.DataFrame(rows, columns=["cell", "unit", "value"])
+    full = most_sensitive_aggregation(sp.csr_matrix(a), np.zeros(kk), cf, p=15, q=100)
+    quick = most_sensitive_aggregation(sp.csr_matrix(a), np.zeros(kk), cf, p=15, q=100, decide=True)
+    assert quick.safe == full.safe
+    if not quick.safe:
+        assert quick.relative >= -1e-6
+
+
+def test_independent_parts_are_solved_apart():
+    """Two relations on disjoint cells form two parts; the table's verdict is the worse."""
+    a = sp.csr_matrix(np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]]))
+    cf = pd.DataFrame({"cell": [0, 0, 1, 2, 2, 3], "unit": ["a", "b", "c", "d", "e", "f"],
+                       "value": [100.0, 1.0, 1.0, 50.0, 40.0, 45.0]})
+    r = most_sensitive_aggregation(a, np.array([102.0, 135.0]), cf, p=15, q=100)
+    assert r.parts == 2 and r.sensitive_parts == 1 and not r.safe
+    assert r.attacked == "a" and set(np.flatnonzero(np.abs(r.coefficients) > 1e-9)) <= {0, 1}
+
+
+def test_a_total_and_its_only_part_are_not_an_aggregation(grid):
+    """A total whose other parts are empty equals its one non-empty part: withholding both
+    publishes nothing about either unit (their leaf coefficients cancel), so criterion 2
+    holds although the cell-by-cell shares of seed 001's tables would call it sensitive."""
+    p, at = grid([[100, 100, 0], [0, 0, 0], [100, 100, 0]], sensitive=[(1, 1)],
+                 upl={(1, 1): 10}, lpl={(1, 1): 10})
+    w = [at(1, 1), at(0, 1), at(1, 0), at(0, 0)]
+    cf = pd.DataFrame({"cell": [at(1, 1), at(1, 1)], "unit": ["big", "small"], "value": [99.0, 1.0]})
+    anc = pd.DataFrame({"cell": [c for c in (at(0, 1), at(1, 0), at(0, 0)) for _ in range(2)],
+                        "unit": ["big", "small"] * 3, "value": [99.0, 1.0] * 3})
+    both = pd.concat([cf, anc], ignore_index=True)
+    assert criterion2(p, w, both, p=15, q=100).safe
+    cell_by_cell = criterion2(p, w, both, p=15, q=100, basis=sp.identity(p.n, format="csr"))
+    assert not cell_by_cell.safe and cell_by_cell.attacked == "big"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_disclosed_unit_is_listed(seed):
+    """``every=True`` lists exactly the units that some aggregation discloses to an
+    attacker with a share no larger than theirs (by enumeration)."""
+    rng = np.random.default_rng(200 + seed)
+    kk, ns = 4, 6
+    a = rng.choice([-1.0, 0.0, 1.0], size=(kk, ns), p=[0.2, 0.4, 0.4])
+    a[np.arange(kk), rng.integers(0, ns, kk)] = 1.0
+    rows = [(int(c), f"u{int(u)}", float(v)) for c, u, v in zip(
+        rng.integers(0, ns, 14), rng.integers(0, 7, 14), rng.lognormal(3, 1.5, 14))]
+    cf = pd.DataFrame(rows, columns=["cell", "unit", "value"])
+    got = most_sensitive_aggregation(sp.csr_matrix(a), np.zeros(kk), cf, p=15, q=100, decide=True, every=True)
+    summed = cf.groupby(["cell", "unit"], as_index=False)["value"].sum()
+    want = {u for u in cf["unit"].unique()
+            if _relative_by_enumeration(sp.csr_matrix(a), summed, 15, 100, attacked=[u], ordered=True) >= -1e-7}
+    assert set(got.disclosed) == want

@@ -27,14 +27,18 @@ negative. The model can be reduced to chosen attackers and attacked units (the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from tablesafe.audit import lp as _lp
+from tablesafe.audit.aggregation_decide import decide_part
+from tablesafe.audit.aggregation_model import PartModel, candidates, solve_part
 from tablesafe.audit.intervals import as_mask
 from tablesafe.errors import InfeasibleError, InputError
 from tablesafe.problem import Problem
@@ -42,7 +46,8 @@ from tablesafe.problem import Problem
 
 @dataclass
 class AggregationResult:
-    """The most sensitive aggregation found by the MIP.
+    """The most sensitive aggregation found by the MIP (or, when only deciding, a
+    sensitive one).
 
     Attributes:
         objective: optimum of (6.6); the table is safe under criterion 2 iff negative.
@@ -54,6 +59,10 @@ class AggregationResult:
         attacker_share, attacked_share: their absolute contributions ``A2``, ``A1``.
         total: ``T``, the sum of absolute contributions.
         status: HiGHS model status.
+        relative: ``objective / T``, the measure the parts are compared by (scale-free).
+        parts: independent parts of the withheld cells solved.
+        sensitive_parts: parts with a sensitive aggregation.
+        disclosed: with ``every``, the units some aggregation discloses.
     """
 
     objective: float
@@ -67,6 +76,10 @@ class AggregationResult:
     attacked_share: float
     total: float
     status: str
+    relative: float = float("nan")
+    parts: int = 1
+    sensitive_parts: int = 0
+    disclosed: tuple = ()
 
     @property
     def safe(self) -> bool:
@@ -107,27 +120,46 @@ def explicit_rows(problem: Problem, withheld) -> np.ndarray:
     return np.flatnonzero(np.diff(aw.indptr) > 0)
 
 
+def aggregation_blocks(a, basis=None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The independent parts of the explicit aggregations ``A_W``: ``(rows, columns)``
+    per part, two relations being in one part when they share a withheld cell, or
+    withheld cells when they share an element of ``basis`` (elements x withheld cells:
+    the leaf cells inside each withheld cell); parts in order of their first withheld
+    cell, relations without a withheld cell left out.
+
+    An aggregation that combines parts is never more sensitive than its parts together:
+    its ``T`` is the sum of the parts' and each unit's share the sum of its shares, so
+    ``(p+q) A1 + q A2 - q T`` is at most the sum of the parts' values for the same two
+    units, each at most that part's optimum. The table is safe iff every part is.
+    """
+    a = sp.csr_matrix(a)
+    kk, ns = a.shape
+    pattern = sp.csr_matrix((np.ones(a.nnz), a.indices, a.indptr), shape=(kk, ns))
+    link = sp.csr_matrix((ns, ns))
+    if basis is not None:  # cells sharing an element: linked through it
+        bas = abs(sp.csr_matrix(basis, dtype=float))
+        link = sp.csr_matrix(bas.T @ bas)
+    graph = sp.bmat([[sp.csr_matrix((kk, kk)), pattern], [pattern.T, link]]).tocsr()
+    _, label = connected_components(graph, directed=False)
+    rows_of, cols_of = label[:kk], label[kk:]
+    used = np.diff(a.indptr) > 0
+    parts = []
+    for lab in pd.unique(cols_of):
+        rows = np.flatnonzero((rows_of == lab) & used)
+        if rows.size:
+            parts.append((rows, np.flatnonzero(cols_of == lab)))
+    return parts
+
+
 @dataclass(frozen=True)
-class _Pairs:
-    """The non-zero contributions ``x_i^r`` to the withheld cells, one per (cell, unit)."""
+class _Units:
+    """The contributions to the withheld cells: ``x`` (units x cells, sparse) and labels."""
 
-    units: pd.Index      # the units, in order of first appearance
-    ur: np.ndarray       # unit of each pair (position in ``units``)
-    ic: np.ndarray       # cell of each pair (column of ``a``)
-    xv: np.ndarray       # the contribution
-    atk_idx: np.ndarray  # units that may be attacked
-    att_idx: np.ndarray  # units that may attack
-
-    @property
-    def npair(self) -> int:
-        return len(self.xv)
-
-    @property
-    def nunit(self) -> int:
-        return len(self.units)
+    labels: pd.Index
+    x: sp.csr_matrix
 
 
-def _pairs(contributions: pd.DataFrame, cells: Any, attackers: Any, attacked: Any) -> _Pairs:
+def _unit_matrix(contributions: pd.DataFrame, cells: Any, ns: int) -> _Units:
     """Contributions summed per (cell, unit), cells mapped to the columns of ``a``."""
     cf = contributions[["cell", "unit", "value"]].copy()
     if cells is not None:
@@ -139,41 +171,33 @@ def _pairs(contributions: pd.DataFrame, cells: Any, attackers: Any, attacked: An
     cf = cf[cf["value"] != 0].reset_index(drop=True)
     if cf.empty:
         raise InputError("no non-zero contributions to the withheld cells")
-    units = pd.Index(pd.unique(cf["unit"]))
-    att_set = units if attackers is None else units.intersection(pd.Index(attackers))
-    atk_set = units if attacked is None else units.intersection(pd.Index(attacked))
-    if len(att_set) == 0 or len(atk_set) == 0:
-        raise InputError("attackers/attacked name no unit with contributions")
-    return _Pairs(units, units.get_indexer(cf["unit"]), cf["cell"].to_numpy(), cf["value"].to_numpy(),
-                  units.get_indexer(atk_set), units.get_indexer(att_set))
+    labels = pd.Index(pd.unique(cf["unit"]))
+    x = sp.csr_matrix((cf["value"].to_numpy(float), (labels.get_indexer(cf["unit"]), cf["cell"].to_numpy())),
+                      shape=(len(labels), ns))
+    return _Units(labels, x)
 
 
-class _Layout:
-    """Where each group of variables lies in the MIP's columns.
-
-    The groups follow one another in the order of the model (6.6)-(6.20): ``mu`` (one
-    per explicit aggregation), ``xp``/``xm`` (xi+ and xi-), ``al`` (alpha) and ``be``
-    (beta), one per (cell, unit) pair, ``u`` and ``v`` (one per attacked and attacking
-    unit), then the scalars ``a1``, ``a2`` and ``t`` (A1, A2, T).
-    """
-
-    def __init__(self, kk: int, npair: int, nu: int, nv: int) -> None:
-        self.widths: dict[str, int] = {
-            "mu": kk, "xp": npair, "xm": npair, "al": npair, "be": npair,
-            "u": nu, "v": nv, "a1": 1, "a2": 1, "t": 1,
-        }
-        ends = np.cumsum(list(self.widths.values()))
-        self.start: dict[str, int] = {g: int(e) - w for (g, w), e in zip(self.widths.items(), ends, strict=True)}
-        self.nvar = int(ends[-1])
-
-    def span(self, group: str) -> slice:
-        """The columns of one group."""
-        return slice(self.start[group], self.start[group] + self.widths[group])
-
-    def block(self, parts: dict[str, sp.spmatrix], nrow: int) -> sp.csr_matrix:
-        """Rows with the given blocks (by group) and zeros elsewhere."""
-        cols = [parts.get(g, sp.csr_matrix((nrow, w))) for g, w in self.widths.items()]
-        return sp.csr_matrix(sp.hstack(cols))
+def _box_scale(a: sp.csr_matrix, lam: np.ndarray) -> tuple[np.ndarray, float]:
+    """``mu`` with ``A^T mu = lambda`` and the smallest largest ``|mu_k|`` (that value):
+    the aggregation at the scale of seed 001's model, whose ``mu`` lie in [-1, 1]."""
+    kk = a.shape[0]
+    h = _lp.new_highs()
+    at = sp.csr_matrix(a.T)
+    ones = sp.csr_matrix(np.ones((kk, 1)))
+    eye = sp.identity(kk, format="csr")
+    mat = sp.vstack([sp.hstack([at, sp.csr_matrix((at.shape[0], 1))]),
+                     sp.hstack([eye, -ones]), sp.hstack([eye, ones])]).tocsr()
+    rlo = np.concatenate([lam, np.full(kk, -np.inf), np.zeros(kk)])
+    rhi = np.concatenate([lam, np.zeros(kk), np.full(kk, np.inf)])
+    cost = np.zeros(kk + 1)
+    cost[-1] = 1.0
+    lo = np.concatenate([np.full(kk, -np.inf), [0.0]])
+    _lp.pass_lp(h, cost, lo, np.full(kk + 1, np.inf), mat, rlo, rhi)
+    h.run()
+    x = _lp.col_values(h)
+    if _lp.status(h) != "optimal" or x[-1] <= 0:
+        return np.zeros(kk), 1.0
+    return x[:kk], float(x[-1])
 
 
 def most_sensitive_aggregation(
@@ -187,155 +211,228 @@ def most_sensitive_aggregation(
     attackers=None,
     attacked=None,
     time_limit: float | None = None,
+    cache: dict | None = None,
+    scale: str = "total",
+    basis=None,
+    elements=None,
+    decide: bool = False,
+    prefer=None,
+    every: bool = False,
 ) -> AggregationResult:
     """Solve the MIP of seed 001 section 6 for the most sensitive aggregation.
+
+    The model is solved per independent part of ``a`` (:func:`aggregation_blocks`), in
+    the compact form the module docstring describes; the result is the part whose
+    aggregation is most sensitive relative to its ``T``.
 
     Args:
         a: explicit aggregations, (K x Ns) matrix (``a_ik``).
         b: their right-hand sides (``b_k``).
         contributions: frame with ``cell`` (position 0..Ns-1, or a problem index listed
             in ``cells``), ``unit`` and ``value`` (``x_i^r``; holdings summed, may be
-            negative).
+            negative); with ``basis``, the cells are its elements (positions, or the
+            problem indices listed in ``elements``).
         p, q: rule parameters; the p% rule is ``q = 100`` (seed 001 section 5).
         cells: problem indices of the Ns columns of ``a`` (to map ``contributions``).
         attackers, attacked: optional unit lists restricting who may attack / be
             attacked (the reduced model of section 6).
-        time_limit: seconds for HiGHS.
+        time_limit: seconds for all parts together.
+        cache: a dict kept between calls on one table and one contributions frame: parts
+            (by their withheld cells) solved before are not solved again.
+        scale: ``total`` (default): the most sensitive aggregation relative to its
+            ``T`` (solved with ``T = 1``, then reported at seed 001's scale); ``box``:
+            seed 001's model as printed, ``-1 <= mu <= 1`` with ``T >= tau`` (for its worked
+            examples; it can miss aggregations whose ``T`` is below ``tau``, see the
+            module docstring).
+        basis, elements: the elements the withheld cells are sums of, as an (E x Ns)
+            0/1 matrix (the leaf cells of a hierarchical table), and their problem
+            indices. Each unit's contribution is then counted once per element with the
+            aggregation's coefficient of that element, the sum of the coefficients of the
+            withheld cells containing it; without a basis every withheld cell is its own
+            element (seed 001's tables of disjoint cells).
+        decide: only decide, per part, whether some aggregation is sensitive (faster):
+            a sensitive part reports the first sensitive aggregation found, not the
+            most sensitive (``scale="total"`` only).
+        prefer: with ``decide``, units to ask about first (e.g. those disclosed in the
+            previous round of a suppression loop).
+        every: with ``decide``, ask about every unit and list those some aggregation
+            discloses (``disclosed``) instead of stopping at the first.
+
+    Raises:
+        InputError: no contributions, or the unit lists name no contributing unit.
+        InfeasibleError: a part's MIP stopped (time limit) without any aggregation.
     """
     a = sp.csr_matrix(a, dtype=float)
     b = np.asarray(b, dtype=float)
     kk, ns = a.shape
     if len(b) != kk:
         raise InputError("b must have one entry per explicit aggregation")
-    pr = _pairs(contributions, cells, attackers, attacked)
-    lay = _Layout(kk, pr.npair, len(pr.atk_idx), len(pr.att_idx))
-    # |l_ir| <= |x_i^r| * sum_k |a_ik| since |mu_k| <= 1.
-    colabs = np.asarray(abs(a).sum(axis=0)).ravel()
-    bound = np.abs(pr.xv) * colabs[pr.ic]
-    per_unit = np.bincount(pr.ur, weights=bound, minlength=pr.nunit)
-    amax = float(per_unit.max()) if pr.nunit else 0.0
+    if scale not in ("total", "box"):
+        raise InputError(f"scale must be 'total' or 'box', not {scale!r}")
+    box = scale == "box"
+    decide = decide and not box
+    if basis is None:
+        basis, elements = sp.identity(ns, format="csr"), cells
+    basis = sp.csr_matrix(basis, dtype=float)
+    units = _unit_matrix(contributions, elements, basis.shape[0])
+    restricted = attackers is not None or attacked is not None
+    atk_set = units.labels if attackers is None else units.labels.intersection(pd.Index(attackers))
+    att_set = units.labels if attacked is None else units.labels.intersection(pd.Index(attacked))
+    if len(atk_set) == 0 or len(att_set) == 0:
+        raise InputError("attackers/attacked name no unit with contributions")
+    is_atk = units.labels.isin(atk_set)
+    is_att = units.labels.isin(att_set)
+    deadline = None if time_limit is None else time.monotonic() + float(time_limit)
+    glob = np.arange(ns) if cells is None else np.asarray(cells)
+    found: list[AggregationResult] = []
+    disclosed: list = []
+    statuses = []
+    for rows, cols in aggregation_blocks(a, basis):
+        elem = np.flatnonzero(np.diff(sp.csr_matrix(basis[:, cols]).indptr) > 0)
+        xb = sp.csr_matrix(units.x[:, elem])
+        onto = sp.csr_matrix(a[rows][:, cols] @ basis[elem][:, cols].T)  # mu -> element coefficients
+        present = np.flatnonzero(np.diff(xb.indptr) > 0)
+        if not present.size:
+            continue
+        xp = abs(xb[present])
+        peak = float(xp.max())
+        if restricted:
+            att_i, atk_i = np.flatnonzero(is_att[present]), np.flatnonzero(is_atk[present])
+            phantom = attackers is None or len(pd.Index(attackers).difference(units.labels[present])) > 0
+        else:
+            cand = candidates(xp)
+            # the attacked unit holds at least q / (p + 2q) of T (p A1 >= q (T - 2 A1)), so
+            # one whose largest share of an element's total is below that never is
+            ratio = np.asarray(sp.csr_matrix(xp @ sp.diags(1.0 / np.maximum(
+                np.asarray(xp.sum(axis=0)).ravel(), 1e-300))).max(axis=1).todense()).ravel()
+            att_i = cand[ratio[cand] >= q / (p + 2.0 * q) * (1.0 - 1e-9)]
+            atk_i = cand
+            phantom = True
+        key = (glob[cols].tobytes(), float(p), float(q), scale, decide,
+               restricted and (repr(attackers), repr(attacked)))
+        if cache is not None and key in cache:
+            st, mu = cache[key]
+        else:
+            left = None if deadline is None else deadline - time.monotonic()
+            model = PartModel(onto, sp.csr_matrix(xp / peak), att_i, atk_i, phantom, not restricted)
+            if decide:
+                first = np.flatnonzero(units.labels[present].isin(list(prefer or [])))
+                hits: list | None = [] if every else None
+                st, mu = decide_part(model, p, q, deadline, first, hits)
+                disclosed.extend(units.labels[present[hits or []]])
+            else:
+                st, mu = solve_part(model, p, q, left, box)
+            if decide and mu is not None:
+                st = "optimal"  # a sensitive aggregation found: decided
+            if cache is not None and st in ("optimal", "safe"):
+                cache[key] = (st, mu)
+        statuses.append(st)
+        if mu is None:
+            if st != "safe":
+                raise InfeasibleError(f"the aggregation MIP stopped without a solution ({st})")
+            continue
+        found.append(_part_result(a, b, (rows, cols, onto), glob, sp.csr_matrix(xp[:, :]),
+                                  (units.labels[present], att_i, atk_i, phantom), mu, p, q, st, box))
+    bad = [s for s in statuses if s not in ("optimal", "safe")]
+    if not found:
+        return AggregationResult(objective=-np.inf, mu=np.zeros(kk), coefficients=np.zeros(ns), cells=glob,
+                                 value=0.0, attacker=None, attacked=None, attacker_share=0.0,
+                                 attacked_share=0.0, total=0.0, status=bad[0] if bad else "optimal",
+                                 relative=-np.inf, parts=len(statuses), sensitive_parts=0)
+    best = max(found, key=lambda r: r.relative)
+    sensitive = sum(r.relative >= 0 for r in found)
+    status = best.status if best.relative >= 0 or not bad else bad[0]
+    return replace(best, status=status, parts=len(statuses), sensitive_parts=int(sensitive),
+                   disclosed=tuple(disclosed))
 
-    lo, hi, integ, cost = _columns(lay, bound, amax, p, q)
-    mat, rlo, rhi = _rows(a, lay, pr, 2.0 * bound + 1.0, amax + 1.0,
-                          ordered=attackers is None and attacked is None)
-    # T >= tau: excludes the trivial aggregations (see the module docstring).
-    per_row = np.asarray(abs(a) @ np.bincount(pr.ic, weights=np.abs(pr.xv), minlength=ns)).ravel()
-    per_row = per_row[per_row > 0]
-    lo[lay.start["t"]] = float(per_row.min()) if per_row.size else 1.0
 
-    h = _lp.new_highs()
-    h.setOptionValue("mip_rel_gap", 0.0)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
-    _lp.pass_lp(h, cost, lo, hi, mat, rlo, rhi, integrality=integ, maximize=True)
-    h.run()
-    st = _lp.status(h)
-    if st not in ("optimal",):
-        if st == "infeasible":
-            raise InfeasibleError("the aggregation MIP is infeasible (fewer than two units?)")
-        if h.getInfo().primal_solution_status < 2:
-            raise InfeasibleError(f"the aggregation MIP stopped without a solution ({st})")
-    x = _lp.col_values(h)
-    mu = x[lay.span("mu")]
-    lam = np.asarray(a.T @ mu).ravel()
-    # Recompute shares exactly from the aggregation (robust to MIP tolerances).
-    share = np.bincount(pr.ur, weights=np.abs(pr.xv * lam[pr.ic]), minlength=pr.nunit)
-    atk_u = pr.atk_idx[int(np.argmax(x[lay.span("u")]))]
-    att_u = pr.att_idx[int(np.argmax(x[lay.span("v")]))]
+def _part_result(a: sp.csr_matrix, b: np.ndarray, where: tuple, glob: np.ndarray, xabs: sp.csr_matrix,
+                 who: tuple, mu_part: np.ndarray, p: float, q: float, status: str,
+                 box: bool) -> AggregationResult:
+    """A part's aggregation at seed 001's scale (``mu`` in [-1, 1], the largest at 1 unless
+    solved so), its shares recomputed exactly from the elements' coefficients (``xabs``:
+    absolute contributions, units x elements; the two units with the largest shares among
+    those allowed: ``who`` = unit labels, attacked, attackers, phantom)."""
+    rows, cols, onto = where
+    labels, att_i, atk_i, phantom = who
+    kk, ns = a.shape
+    part = sp.csr_matrix(a[rows][:, cols])
+    lam = np.asarray(part.T @ mu_part).ravel()
+    if not box:
+        mu_part, s = _box_scale(part, lam)
+        mu_part, lam = mu_part / s, lam / s
+    share = np.asarray(xabs @ np.abs(onto.T @ mu_part)).ravel()
+    total = float(share.sum())
+    r1 = att_i[int(np.argmax(share[att_i]))]
+    others = atk_i[atk_i != r1]
+    r2 = others[int(np.argmax(share[others]))] if others.size else None
+    s2 = float(share[r2]) if r2 is not None else 0.0
+    if phantom and s2 <= 0:
+        r2, s2 = None, 0.0
+    # every coefficient cancels (T = 0): no aggregation at all, nothing disclosed
+    f = (p + q) * float(share[r1]) + q * s2 - q * total if total > 0 else -np.inf
+    mu = np.zeros(kk)
+    mu[rows] = mu_part
+    coef = np.zeros(ns)
+    coef[cols] = lam
     return AggregationResult(
-        objective=float(h.getInfo().objective_function_value),
-        mu=mu, coefficients=lam,
-        cells=np.asarray(cells) if cells is not None else np.arange(ns),
-        value=float(mu @ b), attacker=pr.units[att_u], attacked=pr.units[atk_u],
-        attacker_share=float(share[att_u]), attacked_share=float(share[atk_u]),
-        total=float(share.sum()), status=st,
-    )
+        objective=float(f), mu=mu, coefficients=coef, cells=glob, value=float(mu @ b),
+        attacker="(any other unit)" if r2 is None else labels[r2],
+        attacked=labels[r1], attacker_share=s2, attacked_share=float(share[r1]),
+        total=total, status=status, relative=float(f / total) if total > 0 else -np.inf)
 
 
-def _columns(lay: _Layout, bound: np.ndarray, amax: float, p: float,
-             q: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Bounds, integrality and objective of the MIP's variables: max (p+q) A1 + q A2 - q T."""
-    lo = np.zeros(lay.nvar)
-    hi = np.full(lay.nvar, np.inf)
-    lo[lay.span("mu")] = -1.0
-    hi[lay.span("mu")] = 1.0
-    hi[lay.span("al")] = bound
-    integ = np.zeros(lay.nvar, dtype=bool)
-    for binary in ("be", "u", "v"):
-        hi[lay.span(binary)] = 1.0
-        integ[lay.span(binary)] = True
-    cost = np.zeros(lay.nvar)
-    for group, top, weight in (("a1", amax, p + q), ("a2", amax, q), ("t", np.inf, -q)):
-        hi[lay.start[group]] = top
-        cost[lay.start[group]] = weight
-    return lo, hi, integ, cost
-
-
-def _rows(a: sp.csr_matrix, lay: _Layout, pr: _Pairs, big_alpha: np.ndarray, big_a: float, *,
-          ordered: bool) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
-    """The constraints (6.7)-(6.16) as one matrix with row bounds; ``ordered`` adds A1 >= A2
-    (valid when anyone may be attacker and attacked)."""
-    npair = pr.npair
-    # l_ir as a row over mu: x_i^r * a[:, i]  (coefficients of mu_k).
-    l_rows = sp.csr_matrix(sp.csc_matrix(a)[:, pr.ic].T.multiply(pr.xv[:, None]))  # npair x K
-    rows: list[sp.csr_matrix] = []
-    rlo: list[np.ndarray] = []
-    rhi: list[np.ndarray] = []
-
-    def add(block: sp.csr_matrix, low: np.ndarray, high: np.ndarray) -> None:
-        rows.append(block)
-        rlo.append(low)
-        rhi.append(high)
-
-    eye = sp.identity(npair, format="csr")
-    ones_t = sp.csr_matrix(np.ones((1, npair)))
-    # (6.7) T - sum xi+ - sum xi- = 0
-    add(lay.block({"xp": -ones_t, "xm": -ones_t, "t": sp.csr_matrix([[1.0]])}, 1),
-        np.zeros(1), np.zeros(1))
-    # (6.8) xi+ - l >= 0 ; (6.9) xi- + l >= 0
-    add(lay.block({"mu": -l_rows, "xp": eye}, npair), np.zeros(npair), np.full(npair, np.inf))
-    add(lay.block({"mu": l_rows, "xm": eye}, npair), np.zeros(npair), np.full(npair, np.inf))
-    # (6.12) alpha - l + M beta <= M ; (6.13) alpha + l - M beta <= 0
-    mb = sp.diags(big_alpha, format="csr")
-    add(lay.block({"mu": -l_rows, "al": eye, "be": mb}, npair), np.full(npair, -np.inf), big_alpha)
-    add(lay.block({"mu": l_rows, "al": eye, "be": -mb}, npair), np.full(npair, -np.inf),
-        np.zeros(npair))
-    # (6.10)/(6.11): A - sum_i alpha_ir + M u_r <= M
-    member = sp.csr_matrix((np.ones(npair), (pr.ur, np.arange(npair))), shape=(pr.nunit, npair))
-    for idx, o_sel, o_a in ((pr.atk_idx, "u", "a1"), (pr.att_idx, "v", "a2")):
-        nsel = len(idx)
-        add(lay.block({
-            "al": -member[idx],
-            o_sel: sp.identity(nsel, format="csr") * big_a,
-            o_a: sp.csr_matrix(np.ones((nsel, 1))),
-        }, nsel), np.full(nsel, -np.inf), np.full(nsel, big_a))
-    # (6.14), (6.15)
-    add(lay.block({"u": sp.csr_matrix(np.ones((1, lay.widths["u"])))}, 1), np.ones(1), np.ones(1))
-    add(lay.block({"v": sp.csr_matrix(np.ones((1, lay.widths["v"])))}, 1), np.ones(1), np.ones(1))
-    # (6.16) u_r + v_r <= 1 for units in both sets
-    both = np.intersect1d(pr.atk_idx, pr.att_idx)
-    if both.size:
-        pu = pd.Index(pr.atk_idx).get_indexer(both)
-        pv = pd.Index(pr.att_idx).get_indexer(both)
-        nb = both.size
-        su = sp.csr_matrix((np.ones(nb), (np.arange(nb), pu)), shape=(nb, lay.widths["u"]))
-        sv = sp.csr_matrix((np.ones(nb), (np.arange(nb), pv)), shape=(nb, lay.widths["v"]))
-        add(lay.block({"u": su, "v": sv}, nb), np.full(nb, -np.inf), np.ones(nb))
-    if ordered:
-        add(lay.block({"a1": sp.csr_matrix([[1.0]]), "a2": sp.csr_matrix([[-1.0]])}, 1),
-            np.zeros(1), np.full(1, np.inf))
-    return sp.vstack(rows).tocsr(), np.concatenate(rlo), np.concatenate(rhi)
+def leaf_basis(problem: Problem) -> sp.csr_matrix:
+    """The leaf cells inside each cell, as an (n x n) 0/1 matrix (row ``i``: the leaves
+    whose sum cell ``i`` is; a leaf's row is itself). A cell is a sum when some relation
+    reads ``-x_i + sum of other cells = 0``; every other cell is a leaf. Tables whose
+    relations are not all such sums get the identity (each cell its own element)."""
+    a = sp.csr_matrix(problem.relations)
+    n = problem.n
+    row = np.repeat(np.arange(a.shape[0]), np.diff(a.indptr))
+    neg = np.bincount(row, weights=(a.data < 0), minlength=a.shape[0])
+    odd = np.bincount(row, weights=(a.data > 0) & (a.data != 1.0), minlength=a.shape[0])
+    sums = (neg == 1) & (odd == 0) & np.isclose(np.asarray(a.min(axis=1).todense()).ravel(), -1.0) \
+        & (np.abs(problem.rhs) == 0)
+    if not sums.all():
+        return sp.identity(n, format="csr")
+    total_of = np.asarray(a.argmin(axis=1)).ravel()
+    first = pd.Series(np.arange(a.shape[0])).groupby(total_of).first()  # one defining relation per sum
+    parts = a[first.to_numpy()].copy()
+    parts.data[parts.data < 0] = 0.0
+    parts.eliminate_zeros()
+    owner = np.repeat(first.index.to_numpy(), np.diff(parts.indptr))
+    step = sp.csr_matrix((np.ones(parts.nnz), (owner, parts.indices)), shape=(n, n))  # sum -> its parts
+    is_leaf = np.ones(n, dtype=bool)
+    is_leaf[first.index.to_numpy()] = False
+    leaf = sp.diags(is_leaf.astype(float), format="csr")
+    out = leaf.copy()
+    for _ in range(n):
+        nxt = sp.csr_matrix(leaf + step @ out)
+        nxt.data = np.minimum(nxt.data, 1.0)
+        if (nxt != out).nnz == 0:
+            return nxt
+        out = nxt
+    return out
 
 
 def criterion2(problem: Problem, withheld, contributions: pd.DataFrame, *, p: float,
-               q: float = 100.0, **kw) -> AggregationResult:
-    """Convenience: :func:`most_sensitive_aggregation` for a problem and pattern.
+               q: float = 100.0, basis: sp.csr_matrix | None = None, **kw) -> AggregationResult:
+    """:func:`most_sensitive_aggregation` for a problem and pattern.
 
-    ``contributions`` has ``cell`` as problem index or cell name; only withheld cells
-    are used.
+    ``contributions`` has ``cell`` as problem index or cell name. Each unit counts with its
+    contributions to the leaf cells (:func:`leaf_basis`; pass the matrix as ``basis``
+    when calling often): in a hierarchical table a unit in a leaf and in the totals
+    above it makes one contribution, which an aggregation of a total and its leaf weighs
+    with the sum of their coefficients. Contributions to leaves inside withheld cells
+    are used; a withheld cell that is itself a leaf uses its own.
     """
     from tablesafe.audit.insider import contribution_frame
 
     aw, b, cells = explicit_aggregations(problem, withheld)
+    full = leaf_basis(problem) if basis is None else basis
+    inside = sp.csr_matrix(full[cells].T)  # n x Ns: leaf e inside withheld cell i
+    elements = np.flatnonzero(np.diff(inside.indptr) > 0)
     cf = contribution_frame(problem, contributions)
-    return most_sensitive_aggregation(aw, b, cf, p=p, q=q, cells=cells, **kw)
+    return most_sensitive_aggregation(aw, b, cf, p=p, q=q, cells=cells, basis=inside[elements],
+                                      elements=elements, **kw)

@@ -103,6 +103,28 @@ _DATA_OPTIONS = ("metadata", "holding", "weight", "weight_mode", "waiver", "requ
 (with ``--table``)."""
 
 
+CriterionOpt = typer.Option(1, "--criterion", help="2: the suppression is also safe under operational criterion 2: no aggregation of withheld cells is sensitive under the p% rule (needs microdata).")
+
+
+def _criterion2_audit(problem: Any, withheld: Any, criterion: int, data: str, dims: Any, response: str,
+                      quiet: bool, options: dict) -> bool:
+    """``audit --criterion 2``: say whether the publication passes operational criterion 2."""
+    from tablesafe.criterion2 import check_criterion, criterion2_check, criterion2_inputs
+
+    check_criterion(criterion, "auto")
+    need = criterion2_inputs(problem, data, dims, response, total=options.get("total", "Total"),
+                             holding=options.get("holding"), tables=options.get("tables"),
+                             missing_code=options.get("missing_code"), encoding=options.get("encoding"))
+    found = criterion2_check(problem, withheld, need)
+    if found["safe"]:
+        say(quiet, f"criterion 2: no sensitive aggregation of withheld cells ({found['parts']} independent parts)")
+    else:
+        say(quiet, f"criterion 2: {found['sensitive parts']} of {found['parts']} independent parts of the withheld "
+                   f"cells have a sensitive aggregation, e.g. {found.get('aggregation', '')} (unit "
+                   f"{found.get('attacked')} disclosed, attacker {found.get('attacker')})")
+    return bool(found["safe"])
+
+
 def _data_options(given: dict[str, Any]) -> dict:
     """The shared options of a command's arguments (``locals()``), as
     :func:`tablesafe.api.prepare_problem` takes them: paths as strings, choices by value,
@@ -182,6 +204,7 @@ def protect(
     noise_percent: float = typer.Option(10.0, "--noise-percent", help="Method noise: the multipliers' distance from 1, in percent (confidential)."),
     noise_spread: float | None = typer.Option(None, "--noise-spread", help="Method noise: half-width of the band of multiplier sizes around --noise-percent (default 0.3 times it)."),
     contributions: Path | None = typer.Option(None, "--contributions", help="Write the contribution-level audit (confidential; needs --uncertainty)."),
+    criterion: int = CriterionOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Protect a table: tabulate, find sensitive cells, suppress or adjust, audit, write files."""
@@ -233,6 +256,7 @@ def protect(
             uncertainty=uncertainty, uncertainty_p=uncertainty_p, uncertainty_side=uncertainty_side.value,
             midpoint_q=midpoint_q, knowledge_kx=knowledge_kx, knowledge_kx_low=knowledge_kx_low,
             knowledge_kw=knowledge_kw, noise_percent=noise_percent, noise_spread=noise_spread,
+            criterion=criterion,
             **_table_options(
                 bounds=bounds,
                 zero_unsafe=zero_unsafe,
@@ -319,11 +343,13 @@ def audit(
     report: Path | None = typer.Option(None, "--report", help="HTML report of the audit."),
     certificates: Path | None = typer.Option(None, "--certificates", help="Certificates (Parquet) to check against the pattern."),
     encoding: str | None = EncodingOpt,
+    criterion: int = typer.Option(1, "--criterion", help="2: also check operational criterion 2 (no aggregation of withheld cells sensitive under the p% rule; needs microdata)."),
     quiet: bool = QuietOpt,
 ) -> None:
     """Audit a publication: can any sensitive cell be recalculated too closely?
 
-    Exits with status 1 when any sensitive cell is not protected.
+    Exits with status 1 when any sensitive cell is not protected (or, with
+    ``--criterion 2``, when an aggregation of withheld cells is sensitive).
     """
     data_options = _data_options(locals())
 
@@ -372,7 +398,11 @@ def audit(
             if cells:
                 out.print(f"wrote analyst file: {cells}")
         failed_certs = bool(params.get("certificate failures"))
-        return 0 if result.ok and not failed_certs else EXIT_UNSAFE
+        second_ok = True
+        if criterion != 1:
+            second_ok = _criterion2_audit(problem, result.withheld, criterion, str(data), dim, resp, quiet,
+                                          data_options)
+        return 0 if result.ok and not failed_certs and second_ok else EXIT_UNSAFE
 
     code = guarded(body)
     if code:

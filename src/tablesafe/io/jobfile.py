@@ -52,7 +52,7 @@ TABLE_KEYS = {
     "encoding", "jj_offsets", "bounds", "symmetric", "negative", "run_audit", "sliding", "freq_levels",
     "manual_margin", "missing_codes", "singleton", "capacity", "rounding_base", "readd_totals", "cta_cost",
     "cta_directions", "fix_totals", "uncertainty", "uncertainty_p", "uncertainty_side", "midpoint_q",
-    "knowledge_kx", "knowledge_kx_low", "knowledge_kw", "noise_percent", "noise_spread", *OUTPUT_KEYS,
+    "knowledge_kx", "knowledge_kx_low", "knowledge_kw", "noise_percent", "noise_spread", "criterion", *OUTPUT_KEYS,
 }
 
 

@@ -4,22 +4,25 @@ withheld cells is sensitive.
 
 1. A pattern safe under criterion 1 (every sensitive cell's interval wide enough) comes
    from :func:`tablesafe.suppress.suppress`.
-2. The separation oracle is the aggregation MIP of seed 001 section 6
-   (:func:`tablesafe.audit.criterion2`): the most sensitive aggregation of the withheld
-   cells, built from the explicit aggregations (relations restricted to withheld cells)
-   with coefficients ``mu``.
-3. While it is sensitive: the aggregation exists because every relation it combines has
-   its other cells published. Any larger pattern that keeps those cells published keeps
-   the same aggregation (the cut "at least one of them withheld" of section 7), so one
-   of them is withheld (the cheapest that makes the pattern safe, else the one leaving
-   the least sensitive aggregation, among the few cheapest) and the oracle asked again. Withholding more never
-   narrows a criterion-1 interval, so criterion 1 still holds.
+2. A screen: every explicit aggregation on its own (one relation restricted to the
+   withheld cells, its published cells moved to the right-hand side) is checked with the
+   (p,q) rule extended to aggregations, all at once; each sensitive one gets its
+   cheapest publishable cell withheld. Repeated until none is sensitive.
+3. The separation oracle is the aggregation MIP of seed 001 section 6
+   (:func:`tablesafe.audit.criterion2`, asked only whether some aggregation is
+   sensitive): while one is, it exists because every relation it combines has its other
+   cells published. Any larger pattern that keeps those cells published keeps the same
+   aggregation (the cut "at least one of them withheld" of section 7), so one of them is
+   withheld (among the few cheapest, the first that ends that unit's disclosure, else the
+   cheapest), the screen run again and the oracle asked again. Withholding more never narrows a criterion-1 interval, so criterion 1
+   still holds.
 
-A time limit ends the loop with :class:`~tablesafe.errors.AuditFailure` unless the oracle
-has proved the pattern safe: no pattern is returned without that proof. Contributions
-must be given per unit and cell for every cell a relation may combine (the cells that
-may be withheld); an aggregation whose relations have no published cell left cannot be
-broken this way and also ends the loop with an error.
+Contributions count per leaf cell (:func:`tablesafe.audit.aggregation.leaf_basis`): a
+unit in a leaf and in the totals above it makes one contribution. A time limit ends the
+loop with :class:`~tablesafe.errors.AuditFailure` unless the oracle has proved the
+pattern safe: no pattern is returned without that proof. An aggregation whose relations
+have no published cell left cannot be broken this way and also ends the loop with an
+error.
 """
 
 from __future__ import annotations
@@ -29,95 +32,181 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
-from tablesafe.errors import AuditFailure
+from tablesafe.errors import AuditFailure, InfeasibleError
 from tablesafe.problem import EMPTY, PROTECTED, Problem
 
 
 def criterion2_pattern(problem: Problem, contributions: pd.DataFrame, *, p: float, q: float = 100.0,
                        method: str = "optimal", time_limit: float | None = None, singleton: bool = False,
-                       max_rounds: int = 200, look_ahead: int = 8, log: Any = None) -> tuple[np.ndarray, dict]:
+                       max_rounds: int = 500, look_ahead: int = 8, log: Any = None,
+                       start: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
     """A pattern safe under criteria 1 and 2; returns ``(withheld mask, stats)``.
 
     Args:
         problem: the table.
         contributions: ``cell`` (index or name), ``unit``, ``value``: each unit's
-            contribution to each cell (holdings summed, may be negative).
+            contribution to each cell (holdings summed, may be negative); the leaf cells'
+            are the ones used.
         p, q: the (p,q) prior/posterior rule extended to aggregations (``q = 100``: the p% rule).
         method: the criterion-1 suppression method the loop starts from.
         time_limit: seconds for the whole loop (the criterion-1 suppression gets half).
         singleton: passed to the criterion-1 suppression.
         max_rounds: most cells added before giving up.
         look_ahead: up to this many candidates (cheapest first) are each tried with the
-            oracle: the cheapest one that makes the pattern safe is taken, else the one
-            whose most sensitive aggregation is least sensitive (0: the cheapest).
+            oracle asked only about the disclosed unit: the cheapest that ends its
+            disclosure is taken, else the cheapest (0 or 1: the cheapest).
+        start: a criterion-1 pattern to start from instead of suppressing with ``method``.
 
     Raises:
         AuditFailure: the oracle did not prove a pattern safe within the limits.
     """
-    from tablesafe.audit import criterion2
-    from tablesafe.audit.aggregation import explicit_rows
+    from tablesafe.audit.aggregation import leaf_basis
+    from tablesafe.audit.insider import contribution_frame
     from tablesafe.suppress import suppress
 
     t0 = time.monotonic()
     deadline = t0 + (time_limit if time_limit is not None else 1e12)
-    first = suppress(problem, method, time_limit=None if time_limit is None else 0.5 * time_limit,
-                     singleton=singleton)
-    w = np.asarray(first.withheld, dtype=bool).copy()
-    start = w.copy()
-    allowed = ~np.isin(problem.status, (PROTECTED, EMPTY))
-    a = problem.relations.tocsr()
-    added: list[int] = []
+    stats1: dict = {}
+    if start is None:
+        first = suppress(problem, method, time_limit=None if time_limit is None else 0.5 * time_limit,
+                         singleton=singleton)
+        start, stats1 = np.asarray(first.withheld, dtype=bool), dict(first.stats)
+    w = np.asarray(start, dtype=bool).copy()
+    t1 = time.monotonic()
+    loop = _Loop(problem, contribution_frame(problem, contributions), leaf_basis(problem), p, q, deadline, log)
+    screened = 0
     for rounds in range(max_rounds + 1):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise AuditFailure("criterion 2: no pattern proved safe within the time limit; nothing is published")
-        res = criterion2(problem, w, contributions, p=p, q=q, time_limit=left)
-        if res.status != "optimal" and res.safe:  # an incumbent below 0 proves nothing
+        screened += loop.screen(w)
+        res = loop.ask(w)
+        if res.safe and res.status in ("optimal",):
+            cost = np.asarray(problem.cost, dtype=float)
+            added = np.flatnonzero(w & ~start)
+            return w, {"rounds": rounds, "added": len(added), "screened": screened, "oracle calls": loop.calls,
+                       "added_cells": [str(problem.names[i]) for i in added],
+                       "criterion1_cost": float(cost[start & ~problem.sensitive].sum()),
+                       "cost": float(cost[w & ~problem.sensitive].sum()), "parts": res.parts,
+                       "seconds": time.monotonic() - t0, "criterion 2 seconds": time.monotonic() - t1,
+                       "criterion1": stats1}
+        if res.safe:  # an incumbent below 0 proves nothing
             raise AuditFailure(f"criterion 2: the aggregation MIP ended with status {res.status!r}, so the "
                                "pattern is not proved safe; nothing is published")
-        if res.safe:
-            cost = np.asarray(problem.cost, dtype=float)
-            return w, {"rounds": rounds, "added": len(added), "added_cells": [str(problem.names[i]) for i in added],
-                       "criterion1_cost": float(cost[start & ~problem.sensitive].sum()),
-                       "cost": float(cost[w & ~problem.sensitive].sum()), "objective": float(res.objective),
-                       "seconds": time.monotonic() - t0, "criterion1": first.stats}
         if rounds == max_rounds:
             break
-        used = explicit_rows(problem, w)[np.abs(np.asarray(res.mu, dtype=float)) > 1e-9]
-        cand = np.unique(a[used].indices) if len(used) else np.zeros(0, dtype=np.int64)
-        cand = cand[~w[cand] & allowed[cand]]
-        if not len(cand):
-            raise AuditFailure(f"criterion 2: the sensitive aggregation {res.describe(problem.names[res.cells])} "
-                               "combines relations with no publishable cell left to withhold; nothing is published")
-        pick = _best_candidate(problem, w, cand, contributions, p, q, deadline, look_ahead)
+        pick = loop.break_aggregation(w, res, look_ahead)
         w[pick] = True
-        added.append(pick)
         if log:
-            log(f"criterion 2 round {rounds + 1}: sensitive aggregation (objective {res.objective:,.0f}); "
+            log(f"criterion 2 round {rounds + 1}: sensitive aggregation (relative {res.relative:.3g}); "
                 f"withholding {problem.names[pick]}")
     raise AuditFailure(f"criterion 2: still a sensitive aggregation after {max_rounds} added cells; "
                        "nothing is published")
 
 
-def _best_candidate(problem: Problem, withheld: np.ndarray, cand: np.ndarray, contributions: pd.DataFrame,
-                    p: float, q: float, deadline: float, look_ahead: int) -> int:
-    """The cell to withhold next among ``cand`` (see ``look_ahead``)."""
-    from tablesafe.audit import criterion2
+class _Loop:
+    """What the rounds share: the contributions at the leaves, the oracle's cache of parts
+    already decided, the costs and the cells that may be withheld."""
 
-    cost = np.asarray(problem.cost, dtype=float)
-    ordered = cand[np.argsort(cost[cand], kind="stable")]
-    best, best_obj = int(ordered[0]), np.inf
-    for c in ordered[:look_ahead].tolist():
-        left = deadline - time.monotonic()
+    def __init__(self, problem: Problem, cf: pd.DataFrame, basis: sp.csr_matrix, p: float, q: float,
+                 deadline: float, log: Any) -> None:
+        self.problem, self.cf, self.basis, self.p, self.q = problem, cf, basis, p, q
+        self.deadline, self.log = deadline, log
+        self.cache: dict = {}
+        self.recent: list = []  # units disclosed in recent rounds, asked about first
+        self.calls = 0
+        self.cost = np.asarray(problem.cost, dtype=float)
+        self.allowed = ~np.isin(problem.status, (PROTECTED, EMPTY))
+        self.a = problem.relations.tocsr()
+        leaves = np.flatnonzero(np.diff(basis.indptr) > 0)
+        own = cf[cf["cell"].isin(leaves)]
+        units = pd.Index(pd.unique(own["unit"]))
+        self.x = sp.csr_matrix((np.abs(own["value"].to_numpy(float)), (own["cell"].to_numpy(),
+                                units.get_indexer(own["unit"]))), shape=(problem.n, len(units)))  # leaf x unit
+        self.xtotal = np.asarray(self.x.sum(axis=1)).ravel()
+
+    def left(self) -> float:
+        left = self.deadline - time.monotonic()
         if left <= 0:
-            break
-        trial = withheld.copy()
-        trial[c] = True
-        res = criterion2(problem, trial, contributions, p=p, q=q, time_limit=left)
-        if res.status == "optimal" and res.safe:
-            return int(c)  # the cheapest that ends the loop
-        if res.objective < best_obj:
-            best, best_obj = int(c), res.objective
-    return best
+            raise AuditFailure("criterion 2: no pattern proved safe within the time limit; nothing is published")
+        return left
 
+    def ask(self, w: np.ndarray, limit: float | None = None, attacked: list | None = None):
+        """The oracle: is some aggregation of ``w`` sensitive (disclosing one of
+        ``attacked``, when given)?"""
+        from tablesafe.audit import criterion2
+
+        self.calls += 1
+        try:
+            res = criterion2(self.problem, w, self.cf, p=self.p, q=self.q, basis=self.basis, cache=self.cache,
+                             decide=True, prefer=self.recent, attacked=attacked,
+                             time_limit=self.left() if limit is None else min(limit, self.left()))
+        except InfeasibleError as err:
+            raise AuditFailure(f"criterion 2: the aggregation MIP did not decide within the time limit ({err}); "
+                               "nothing is published") from err
+        if not res.safe and res.attacked is not None and attacked is None:
+            self.recent = [res.attacked] + [u for u in self.recent if u != res.attacked][:19]
+        return res
+
+    def screen(self, w: np.ndarray) -> int:
+        """Withhold, for every sensitive single explicit aggregation, its cheapest
+        publishable cell, until none is left; returns the cells added."""
+        added = 0
+        while True:
+            self.left()
+            rows = self._sensitive_rows(w)
+            picks = set()
+            for k in rows.tolist():
+                lo, hi = self.a.indptr[k], self.a.indptr[k + 1]
+                cells = self.a.indices[lo:hi]
+                cand = cells[~w[cells] & self.allowed[cells]]
+                if cand.size:
+                    picks.add(int(cand[np.argmin(self.cost[cand])]))
+            if not picks:
+                return added
+            w[sorted(picks)] = True
+            added += len(picks)
+            if self.log:
+                self.log(f"criterion 2 screen: {len(rows)} sensitive explicit aggregations; withholding "
+                         f"{len(picks)} cells")
+
+    def _sensitive_rows(self, w: np.ndarray) -> np.ndarray:
+        """Relations whose explicit aggregation alone is sensitive."""
+        cols = np.flatnonzero(w)
+        aw = sp.csr_matrix(self.a[:, cols])
+        rows = np.flatnonzero(np.diff(aw.indptr) > 0)
+        if not rows.size:
+            return rows
+        coef = sp.csr_matrix(aw[rows] @ self.basis[cols])  # relation x leaf: each leaf's coefficient
+        coef.data = np.abs(np.round(coef.data, 12))
+        coef.eliminate_zeros()
+        share = sp.csr_matrix(coef @ self.x)  # relation x unit
+        total = coef @ self.xtotal
+        a1 = np.zeros(rows.size)
+        a2 = np.zeros(rows.size)
+        for r in range(rows.size):
+            d = np.sort(share.data[share.indptr[r]:share.indptr[r + 1]])[::-1]
+            if d.size:
+                a1[r] = d[0]
+                a2[r] = d[1] if d.size > 1 else 0.0
+        sens = (self.p + self.q) * a1 + self.q * a2 - self.q * total
+        return rows[(total > 0) & (sens >= -1e-9 * total)]
+
+    def break_aggregation(self, w: np.ndarray, res, look_ahead: int) -> int:
+        """The cell to withhold against the sensitive aggregation ``res`` (see ``look_ahead``)."""
+        from tablesafe.audit.aggregation import explicit_rows
+
+        used = explicit_rows(self.problem, w)[np.abs(np.asarray(res.mu, dtype=float)) > 1e-9]
+        cand = np.unique(self.a[used].indices) if len(used) else np.zeros(0, dtype=np.int64)
+        cand = cand[~w[cand] & self.allowed[cand]]
+        if not len(cand):
+            raise AuditFailure(f"criterion 2: the sensitive aggregation {res.describe(self.problem.names[res.cells])} "
+                               "combines relations with no publishable cell left to withhold; nothing is published")
+        ordered = cand[np.argsort(self.cost[cand], kind="stable")]
+        if look_ahead <= 1 or res.attacked is None:
+            return int(ordered[0])
+        for c in ordered[:look_ahead].tolist():
+            trial = w.copy()
+            trial[c] = True
+            if self.ask(trial, attacked=[res.attacked]).safe:
+                return int(c)  # the cheapest that stops this unit's disclosure
+        return int(ordered[0])

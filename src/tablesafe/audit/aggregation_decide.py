@@ -1,0 +1,166 @@
+"""Whether some aggregation of one part is sensitive, decided one attacked unit at a time
+(the question the criterion-2 suppression asks in every round).
+
+For an attacked unit ``r`` and any attacker, ``f = (p+q) s_r + q s_2 - q T`` (seed 001
+(6.6)) is at most ``(p+q) s_r - q sum_e (X_e - m_e) |c_e|``, where ``c_e`` is the
+aggregation's coefficient of element ``e``, ``X_e`` the element's sum of absolute
+contributions and ``m_e`` the largest contribution to ``e`` of a unit other than ``r`` (a
+virtual attacker holding, in every element, the largest of the others' contributions).
+As ``r`` is the attacked unit (the largest share), also ``s_2 <= s_r``, so
+``T <= (p + 2q) / q s_r``. With ``s_r = 1`` (the bound is homogeneous) the right-hand side is concave in ``c`` except
+through ``s_r``, so its maximum is a small programme: binaries only for the signs of the
+elements ``r`` contributes to, none when that is one element (a linear programme). If
+its optimum is below 0, no aggregation discloses ``r``; otherwise the aggregation found
+is checked exactly with the real attackers, and only when it then falls short is the
+full model (:func:`~tablesafe.audit.aggregation_model.solve_part`) solved for ``r``
+alone. Units that can never be attacked (their largest share of an element below
+``q / (p + 2q)``) are skipped by the caller.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from tablesafe.audit import lp as _lp
+from tablesafe.audit.aggregation_model import DECIDE_SLACK, PartModel, solve_part
+
+
+def decide_part(m: PartModel, p: float, q: float, deadline: float | None,
+                first: np.ndarray | None = None, every: list | None = None) -> tuple[str, np.ndarray | None]:
+    """``("optimal", mu)`` of a sensitive aggregation of the part, or ``("safe", None)``
+    when none exists (proved), or a solver status and None when the time ran out.
+    ``first``: units (rows of ``m.x``) to ask about before the others; ``every``: a list
+    to which every disclosed unit is added (all units are then asked about)."""
+    x = sp.csr_matrix(m.x)  # units x elements, absolute values
+    total = np.asarray(x.sum(axis=0)).ravel()
+    onto_t = sp.csr_matrix(m.a.T)  # element x mu
+    order = _order(x, m.attacked, total)
+    if first is not None and len(first):
+        front = order[np.isin(order, first)]
+        order = np.concatenate([front, order[~np.isin(order, front)]])
+    found: tuple[str, np.ndarray | None] = ("safe", None)
+    for r in order.tolist():
+        if deadline is not None and time.monotonic() > deadline:
+            return "Time limit reached", None
+        st, mu = _decide_unit(m, x, total, onto_t, r, p, q, deadline)
+        if st == "safe":
+            continue
+        if every is None or mu is None:
+            return st, mu
+        every.append(r)
+        if found[1] is None:
+            found = (st, mu)
+    return found
+
+
+MAX_NAMED = 40
+"""Attackers named one by one for an attacked unit before its full model is solved instead."""
+
+
+def _decide_unit(m: PartModel, x: sp.csr_matrix, total: np.ndarray, onto_t: sp.csr_matrix, r: int, p: float,
+                 q: float, deadline: float | None) -> tuple[str, np.ndarray | None]:
+    """Whether some aggregation discloses unit ``r``: the virtual attacker's bound over the
+    units not yet named; when it holds, the real attacker with the largest share in its
+    aggregation is named and its own (exact) programme solved, until the bound fails."""
+    own = np.flatnonzero(np.asarray(x[r].todense()).ravel() > 0)
+    xr = np.asarray(x[r, own].todense()).ravel()
+    named = [r]
+    attackers = np.asarray(m.attackers, dtype=np.int64)
+    for _ in range(MAX_NAMED):
+        if deadline is not None and time.monotonic() > deadline:
+            return "Time limit reached", None
+        keep = np.ones(x.shape[0])
+        keep[named] = 0.0
+        others = sp.csr_matrix(sp.diags(keep) @ x).max(axis=0).toarray().ravel()  # largest of the rest
+        mu = _bound(onto_t, total - others, total, own, xr, p, q)
+        if mu is None:
+            return "safe", None  # no attacker outside those named discloses r
+        if _exact(m, x, total, mu, p, q) >= -DECIDE_SLACK:
+            return "optimal", mu
+        share = np.asarray(x @ np.abs(onto_t @ mu)).ravel()
+        free = attackers[~np.isin(attackers, named)]
+        if not free.size:
+            break
+        r2 = int(free[int(np.argmax(share[free]))])
+        named.append(r2)
+        pair = _bound(onto_t, total - np.asarray(x[r2].todense()).ravel(), None, own, xr, p, q)
+        if pair is not None and _exact(m, x, total, pair, p, q) >= -DECIDE_SLACK:
+            return "optimal", pair
+    left = None if deadline is None else deadline - time.monotonic()
+    st, mu = solve_part(PartModel(m.a, m.x, np.array([r]), m.attackers, m.phantom, m.ordered), p, q, left,
+                        decide=True)
+    return ("optimal", mu) if mu is not None else (st, None)
+
+
+def _order(x: sp.csr_matrix, attacked: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """The attacked units, those with the largest share of an element first (the likeliest
+    to be disclosed, so a sensitive aggregation is found early)."""
+    ratio = np.asarray(sp.csr_matrix(x @ sp.diags(1.0 / np.maximum(total, 1e-300))).max(axis=1).todense()).ravel()
+    att = np.asarray(attacked, dtype=np.int64)
+    return att[np.argsort(-ratio[att], kind="stable")]
+
+
+def _bound(onto_t: sp.csr_matrix, weight: np.ndarray, total: np.ndarray | None, own: np.ndarray,
+           xr: np.ndarray, p: float, q: float) -> np.ndarray | None:
+    """``mu`` of an aggregation with ``s_r = 1`` and ``sum_e weight_e |c_e| <= (p+q)/q`` (the
+    bound of the module docstring at least 0), the smallest such sum; None if none."""
+    ne, kk = onto_t.shape
+    budget = (p + q) / q
+    cap = np.where(weight > 0, budget / np.maximum(weight, 1e-300), np.inf)  # |c_e| at most this
+    no = own.size
+    signs = no > 1
+    # columns: mu (kk, free), t (ne), al (no), be (no, binary when several)
+    nvar = kk + ne + 2 * no
+    lo = np.concatenate([np.full(kk, -np.inf), np.zeros(ne), np.zeros(no), np.zeros(no)])
+    hi = np.concatenate([np.full(kk, np.inf), np.where(np.isfinite(cap), cap, np.inf), cap[own],
+                         np.ones(no)])
+    if not signs:  # one element: by symmetry its coefficient is >= 0
+        lo[kk + ne + no] = hi[kk + ne + no] = 1.0
+    cost = np.concatenate([np.zeros(kk), weight, np.zeros(2 * no)])
+    eye = sp.identity(ne, format="csr")
+    pick = sp.csr_matrix((np.ones(no), (np.arange(no), own)), shape=(no, ne))
+    c_own = sp.csr_matrix(pick @ onto_t)
+    big = 2.0 * cap[own]
+    big = np.where(np.isfinite(big), big, 2.0 * budget / max(float(xr.min()), 1e-300))
+    z = sp.csr_matrix
+    rows = [
+        (sp.hstack([-onto_t, eye, z((ne, 2 * no))]), np.zeros(ne), np.full(ne, np.inf)),  # t >= c
+        (sp.hstack([onto_t, eye, z((ne, 2 * no))]), np.zeros(ne), np.full(ne, np.inf)),   # t >= -c
+        (sp.hstack([z((1, kk)), z(weight[None, :]), z((1, 2 * no))]), np.full(1, -np.inf), np.full(1, budget)),
+        # the attacker's share at most r's (r the largest; ``total`` given): (p+q) + q - q T >= 0
+        (sp.hstack([z((1, kk)), z((np.zeros(ne) if total is None else total)[None, :]), z((1, 2 * no))]),
+         np.full(1, -np.inf), np.full(1, np.inf if total is None else (p + 2.0 * q) / q)),
+        (sp.hstack([z((1, kk + ne)), z(xr[None, :]), z((1, no))]), np.ones(1), np.full(1, np.inf)),  # s_r >= 1
+        (sp.hstack([-c_own, z((no, ne)), sp.identity(no), sp.diags(big)]), np.full(no, -np.inf), big),
+        (sp.hstack([c_own, z((no, ne)), sp.identity(no), -sp.diags(big)]), np.full(no, -np.inf), np.zeros(no)),
+    ]
+    mat = sp.vstack([r[0] for r in rows]).tocsr()
+    h = _lp.new_highs()
+    integ = np.zeros(nvar, dtype=bool)
+    if signs:
+        integ[kk + ne + no:] = True
+    _lp.pass_lp(h, cost, lo, hi, mat, np.concatenate([r[1] for r in rows]), np.concatenate([r[2] for r in rows]),
+                integrality=integ if signs else None)
+    h.run()
+    if _lp.status(h) != "optimal":
+        return None
+    return _lp.col_values(h)[:kk]
+
+
+def _exact(m: PartModel, x: sp.csr_matrix, total: np.ndarray, mu: np.ndarray, p: float, q: float) -> float:
+    """``f / T`` of the aggregation ``mu`` with the real units (largest share attacked, the
+    next attacking; an outsider with no share when allowed and no one else has any)."""
+    c = np.abs(np.asarray(m.a.T @ mu).ravel())
+    tt = float(total @ c)
+    if tt <= 0:
+        return -np.inf
+    share = np.asarray(x @ c).ravel()
+    att = np.asarray(m.attacked)
+    r1 = att[int(np.argmax(share[att]))]
+    rest = np.asarray(m.attackers)
+    rest = rest[rest != r1]
+    s2 = float(share[rest].max()) if rest.size else 0.0
+    return ((p + q) * float(share[r1]) + q * s2 - q * tt) / tt
