@@ -98,10 +98,10 @@ def main() -> None:
         t0 = time.monotonic()
         try:
             w2, stats = criterion2_pattern(problem, cf, p=15, start=w1, time_limit=args.limit, look_ahead=4)
-            s2 = s1 + time.monotonic() - t0
-            row = {**base, "tool": "tablesafe auto, criterion 2", **figures(problem, cf, basis, w2, s2),
+            after = time.monotonic() - t0
+            row = {**base, "tool": "tablesafe auto, criterion 2", **figures(problem, cf, basis, w2, s1 + after),
                    "note": f"{stats['added']} cells added in {stats['rounds']} rounds, {stats['oracle calls']} "
-                           f"oracle calls, {time.monotonic() - t0:.1f} s after criterion 1; "
+                           f"oracle calls, {after:.1f} s after criterion 1; "
                            f"{stats['cost'] / max(stats['criterion1_cost'], 1e-9):.3f}x criterion 1's value"}
         except Exception as exc:  # a time limit: no pattern proved safe
             row = {**base, "tool": "tablesafe auto, criterion 2", "seconds": s1 + time.monotonic() - t0,

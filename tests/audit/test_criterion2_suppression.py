@@ -88,3 +88,35 @@ def test_a_time_limit_never_returns_an_unproved_pattern(grid, monkeypatch):
     monkeypatch.setattr(audit_pkg, "criterion2", never_optimal)
     with pytest.raises(AuditFailure, match="not proved safe"):
         criterion2_pattern(problem, cf, p=20, q=100)
+
+
+@pytest.mark.parametrize("inner, sensitive, pp", [
+    ([[100, 1, 3], [100, 2, 1], [70, 3, 2]], [(1, 1), (2, 1)], 2.0),            # seed 001 Tables 1 and 2
+    ([[100, 200, 150], [250, 150, 300], [600, 450, 500]], [(1, 1), (1, 3)], 15.0),  # seed 001 Tables 3 to 5
+])
+def test_seed001_tables_get_patterns_safe_under_criterion2(grid, inner, sensitive, pp):
+    """seed 001 section 3: the tables of Example 1 and of Tables 1-2 with their sensitive
+    cells of one contributor each (p% rule; p = 2 for Table 1, whose rows allow x11 to rise
+    by at most 4, p = 15 for Table 3), the other inner cells of five equal
+    units and the margins published as in the seed: the criterion-2 loop's pattern passes
+    the aggregation check, the enumeration of aggregations and the criterion-1 audit."""
+    levels = {rc: pp / 100 * inner[rc[0] - 1][rc[1] - 1] for rc in sensitive}
+    p, at = grid(inner, sensitive=sensitive, upl=levels, lpl=levels)
+    rows = []
+    for r in range(1, 4):
+        for c in range(1, 4):
+            v = p.value[at(r, c)]
+            if (r, c) in sensitive:
+                rows.append((at(r, c), f"s{r}{c}", v))
+            else:
+                rows += [(at(r, c), f"u{r}{c}-{k}", v / 5) for k in range(5)]
+    margins = np.array([i for i in range(p.n) if i % 4 == 0 or i < 4])
+    status = p.status.copy()
+    status[margins] = PROTECTED
+    problem = p.copy(status=status)
+    cf = pd.DataFrame(rows, columns=["cell", "unit", "value"])
+    w, stats = criterion2_pattern(problem, cf, p=pp, q=100, method="optimal", singleton=False)
+    assert criterion2(problem, w, cf, p=pp, q=100).safe
+    assert _sensitive_by_enumeration(problem, w, cf, p=pp) is None
+    assert audit(problem, w, insider=False).ok
+    assert stats["cost"] >= stats["criterion1_cost"]

@@ -19,6 +19,7 @@ alone. Units that can never be attacked (their largest share of an element below
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import numpy as np
@@ -42,10 +43,12 @@ def decide_part(m: PartModel, p: float, q: float, deadline: float | None,
         front = order[np.isin(order, first)]
         order = np.concatenate([front, order[~np.isin(order, front)]])
     found: tuple[str, np.ndarray | None] = ("safe", None)
+    warm = (_Warm(onto_t, total, total - x.max(axis=0).toarray().ravel(), p, q, cut=True),
+            _Warm(onto_t, total, total.copy(), p, q, cut=False))
     for r in order.tolist():
         if deadline is not None and time.monotonic() > deadline:
             return "Time limit reached", None
-        st, mu = _decide_unit(m, x, total, onto_t, r, p, q, deadline)
+        st, mu = _decide_unit(m, x, total, onto_t, r, p, q, deadline, warm)
         if st == "safe":
             continue
         if every is None or mu is None:
@@ -56,12 +59,18 @@ def decide_part(m: PartModel, p: float, q: float, deadline: float | None,
     return found
 
 
+MAX_SIGNED = 4
+"""Units in at most this many elements are decided with the kept programme, one linear
+programme per sign pattern of their elements (the first element's sign fixed by symmetry);
+units in more get a mixed-integer programme of their own."""
+
 MAX_NAMED = 40
 """Attackers named one by one for an attacked unit before its full model is solved instead."""
 
 
 def _decide_unit(m: PartModel, x: sp.csr_matrix, total: np.ndarray, onto_t: sp.csr_matrix, r: int, p: float,
-                 q: float, deadline: float | None) -> tuple[str, np.ndarray | None]:
+                 q: float, deadline: float | None,
+                 warm: tuple[_Warm, _Warm] | None = None) -> tuple[str, np.ndarray | None]:
     """Whether some aggregation discloses unit ``r``: the virtual attacker's bound over the
     units not yet named; when it holds, the real attacker with the largest share in its
     aggregation is named and its own (exact) programme solved, until the bound fails."""
@@ -75,7 +84,10 @@ def _decide_unit(m: PartModel, x: sp.csr_matrix, total: np.ndarray, onto_t: sp.c
         keep = np.ones(x.shape[0])
         keep[named] = 0.0
         others = sp.csr_matrix(sp.diags(keep) @ x).max(axis=0).toarray().ravel()  # largest of the rest
-        mu = _bound(onto_t, total - others, total, own, xr, p, q)
+        if warm is not None and own.size <= MAX_SIGNED:
+            mu = warm[0].solve(total - others, own, xr)
+        else:
+            mu = _bound(onto_t, total - others, total, own, xr, p, q)
         if mu is None:
             return "safe", None  # no attacker outside those named discloses r
         if _exact(m, x, total, mu, p, q) >= -DECIDE_SLACK:
@@ -86,13 +98,82 @@ def _decide_unit(m: PartModel, x: sp.csr_matrix, total: np.ndarray, onto_t: sp.c
             break
         r2 = int(free[int(np.argmax(share[free]))])
         named.append(r2)
-        pair = _bound(onto_t, total - np.asarray(x[r2].todense()).ravel(), None, own, xr, p, q)
+        weight = total - np.asarray(x[r2].todense()).ravel()
+        if warm is not None and own.size <= MAX_SIGNED:
+            pair = warm[1].solve(weight, own, xr)
+        else:
+            pair = _bound(onto_t, weight, None, own, xr, p, q)
         if pair is not None and _exact(m, x, total, pair, p, q) >= -DECIDE_SLACK:
             return "optimal", pair
     left = None if deadline is None else deadline - time.monotonic()
     st, mu = solve_part(PartModel(m.a, m.x, np.array([r]), m.attackers, m.phantom, m.ordered), p, q, left,
                         decide=True)
     return ("optimal", mu) if mu is not None else (st, None)
+
+
+class _Warm:
+    """One part's virtual-attacker programme for units of a single element, kept in HiGHS
+    from one unit to the next: only the weights of elements whose largest other
+    contribution differs from the largest contribution, and the lower bound of the unit's
+    own element's coefficient (``c_e >= 1 / x_re``, its sign by symmetry), change, so each
+    solve starts from the last basis. The same programme as :func:`_bound` for one element
+    (``cut``: with the row ``T <= (p+2q)/q`` of the virtual attacker's bound; without it
+    for a named attacker's programme, whose base weights are ``X``)."""
+
+    def __init__(self, onto_t: sp.csr_matrix, total: np.ndarray, base: np.ndarray, p: float, q: float, *,
+                 cut: bool) -> None:
+        ne, kk = onto_t.shape
+        self.kk, self.ne, self.base, self.onto_t = kk, ne, base.copy(), onto_t
+        eye = sp.identity(ne, format="csr")
+        z = sp.csr_matrix
+        mat = sp.vstack([
+            sp.hstack([-onto_t, eye]), sp.hstack([onto_t, eye]),     # t >= c, t >= -c
+            sp.hstack([onto_t, z((ne, ne))]),                         # c, bounded for the unit's own element
+            sp.hstack([z((1, kk)), z(base[None, :])]),                # the budget: sum w t <= (p+q)/q
+            sp.hstack([z((1, kk)), z(total[None, :])]),               # T <= (p+2q)/q (the attacker's share <= r's)
+        ]).tocsr()
+        rlo = np.concatenate([np.zeros(2 * ne), np.full(ne, -np.inf), [-np.inf, -np.inf]])
+        rhi = np.concatenate([np.full(3 * ne, np.inf), [(p + q) / q, (p + 2.0 * q) / q if cut else np.inf]])
+        self.h = _lp.new_highs()
+        _lp.pass_lp(self.h, np.concatenate([np.zeros(kk), base]), np.concatenate([np.full(kk, -np.inf),
+                    np.zeros(ne)]), np.full(kk + ne, np.inf), mat, rlo, rhi)
+        self.row_c, self.row_budget = 2 * ne, 3 * ne
+
+    def solve(self, weight: np.ndarray, own: np.ndarray, xr: np.ndarray) -> np.ndarray | None:
+        """``mu`` of the programme with these weights for a unit of the elements ``own``
+        (its contributions ``xr``), or None when the budget cannot be met: for one element
+        ``c_e >= 1 / x_re``; for several, each sign pattern in turn (``sigma_e c_e >= 0`` and
+        ``sum_e sigma_e x_re c_e >= 1``)."""
+        h, kk = self.h, self.kk
+        changed = np.flatnonzero(weight != self.base)
+        for e in changed.tolist():
+            h.changeColCost(kk + e, float(weight[e]))
+            h.changeCoeff(self.row_budget, kk + e, float(weight[e]))
+        mu = None
+        if own.size == 1:
+            h.changeRowBounds(self.row_c + int(own[0]), 1.0 / float(xr[0]), _lp.INF)
+            h.run()
+            mu = _lp.col_values(h)[:kk] if _lp.status(h) == "optimal" else None
+        else:
+            rows = self.onto_t[own]
+            for tail in itertools.product((1.0, -1.0), repeat=own.size - 1):
+                sign = np.array((1.0, *tail))
+                for e, sg in zip(own.tolist(), sign.tolist(), strict=True):
+                    h.changeRowBounds(self.row_c + e, 0.0 if sg > 0 else -_lp.INF, _lp.INF if sg > 0 else 0.0)
+                share = sp.csr_matrix((sign * xr)[None, :] @ rows)
+                h.addRow(1.0, _lp.INF, share.nnz, share.indices.astype(np.int32), share.data.astype(float))
+                h.run()
+                ok = _lp.status(h) == "optimal"
+                mu = _lp.col_values(h)[:kk] if ok else None
+                h.deleteRows(1, np.array([h.getNumRow() - 1], dtype=np.int32))
+                if ok:
+                    break
+        for e in changed.tolist():
+            h.changeColCost(kk + e, float(self.base[e]))
+            h.changeCoeff(self.row_budget, kk + e, float(self.base[e]))
+        for e in own.tolist():
+            h.changeRowBounds(self.row_c + e, -_lp.INF, _lp.INF)
+        return mu
 
 
 def _order(x: sp.csr_matrix, attacked: np.ndarray, total: np.ndarray) -> np.ndarray:
