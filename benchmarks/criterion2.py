@@ -34,9 +34,15 @@ from tau_runner import run_tau
 
 from tablesafe.audit import audit, criterion2
 from tablesafe.audit.aggregation import leaf_basis
+from tablesafe.errors import AuditFailure
 from tablesafe.suppress import suppress
 from tablesafe.suppress.criterion2 import criterion2_pattern
-from tablesafe.synthetic import problem_from_data, synthetic_contributions, synthetic_data, synthetic_preset
+from tablesafe.synthetic import (
+    problem_from_data,
+    synthetic_contributions,
+    synthetic_data,
+    synthetic_preset,
+)
 
 SECTION = "## Suppression safe under criterion 2 (issue 15)"
 
@@ -103,7 +109,7 @@ def main() -> None:
                    "note": f"{stats['added']} cells added in {stats['rounds']} rounds, {stats['oracle calls']} "
                            f"oracle calls, {after:.1f} s after criterion 1; "
                            f"{stats['cost'] / max(stats['criterion1_cost'], 1e-9):.3f}x criterion 1's value"}
-        except Exception as exc:  # a time limit: no pattern proved safe
+        except AuditFailure as exc:  # a time limit: no pattern proved safe
             row = {**base, "tool": "tablesafe auto, criterion 2", "seconds": s1 + time.monotonic() - t0,
                    "note": f"no pattern: {exc}"[:160]}
         rows.append(row)
