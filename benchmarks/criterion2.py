@@ -29,7 +29,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from results_file import write_subsection
+from results_file import run_lines, write_subsection
 from tau_runner import run_tau
 
 from tablesafe.audit import audit, criterion2
@@ -117,17 +117,14 @@ def main() -> None:
     load1 = os.getloadavg()
     if args.no_write:
         return
-    cmd = "PYTHONPATH=src /work/benchvenv/bin/python benchmarks/criterion2.py " + " ".join(sys.argv[1:])
     lines = [
-        "### Criterion 2 beside tau-ARGUS and criterion 1", "",
-        f"Command: `{cmd.strip()}`", "",
-        (f"Machine: {os.cpu_count()} cores; load average (1/5/15 min) {'/'.join(f'{x:.1f}' for x in load0)} at "
-         f"the start and {'/'.join(f'{x:.1f}' for x in load1)} at the end. Targets (issue 15): criterion-2 "
-         "suppression of a 1,000-cell table in under 2 minutes with at most 15 % more withheld value than "
-         "criterion 1. 'disclosed' counts units that some aggregation of withheld cells discloses (p% rule "
-         "p=15 on the aggregation); 'under-protected' counts sensitive cells whose LP audit interval is too "
-         "narrow (criterion 1); tau-ARGUS's patterns are on its own primaries (the same as ours, compared in "
-         "compare_tauargus.py)."), "",
+        *run_lines("### Criterion 2 beside tau-ARGUS and criterion 1", "criterion2.py", load0, load1,
+                   "Targets (issue 15): criterion-2 suppression of a 1,000-cell table in under 2 minutes with "
+                   "at most 15 % more withheld value than criterion 1. 'disclosed' counts units that some "
+                   "aggregation of withheld cells discloses (p% rule p=15 on the aggregation); "
+                   "'under-protected' counts sensitive cells whose LP audit interval is too narrow "
+                   "(criterion 1); tau-ARGUS's patterns are on its own primaries (the same as ours, compared "
+                   "in compare_tauargus.py)."),
         "| table | cells | sensitive | tool | seconds | withheld | withheld value (secondaries) | "
         "under-protected (criterion 1) | units disclosed (criterion 2) | parts / with a sensitive aggregation | "
         "check s | note |",

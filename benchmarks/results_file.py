@@ -32,3 +32,16 @@ def write_subsection(section: str, sub: str, block: str, path: Path = RESULTS) -
 def _ending(block: str, rest: str) -> str:
     """The block, followed by a blank line when a heading follows it."""
     return block.rstrip("\n") + ("\n\n" if rest else "\n")
+
+
+def run_lines(heading: str, script: str, load0: tuple, load1: tuple, note: str) -> list[str]:
+    """The opening lines of a subsection: its heading, the command that wrote it (this
+    run's arguments) and the machine with its load at the start and the end, then ``note``."""
+    import os
+    import sys
+
+    cmd = f"PYTHONPATH=src /work/benchvenv/bin/python benchmarks/{script} " + " ".join(sys.argv[1:])
+    loads = ["/".join(f"{x:.1f}" for x in load) for load in (load0, load1)]
+    return [heading, "", f"Command: `{cmd.strip()}`", "",
+            f"Machine: {os.cpu_count()} cores; load average (1/5/15 min) {loads[0]} at the start and {loads[1]} "
+            f"at the end. {note}", ""]

@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-from results_file import write_subsection
+from results_file import run_lines, write_subsection
 
 import tablesafe
 from tablesafe.synthetic import synthetic_preset
@@ -63,13 +63,9 @@ def main() -> None:
     load1 = os.getloadavg()
     if args.no_write:
         return
-    cmd = "PYTHONPATH=src /work/benchvenv/bin/python benchmarks/uncertainty.py " + " ".join(sys.argv[1:])
     lines = [
-        "### Contribution-level audit of generated tables", "",
-        f"Command: `{cmd.strip()}`", "",
-        (f"Machine: {os.cpu_count()} cores; load average (1/5/15 min) {'/'.join(f'{x:.1f}' for x in load0)} at "
-         f"the start and {'/'.join(f'{x:.1f}' for x in load1)} at the end. Target (issue 15): the "
-         "contribution-level audit of a 13,000-cell table in under 60 s."), "",
+        *run_lines("### Contribution-level audit of generated tables", "uncertainty.py", load0, load1,
+                   "Target (issue 15): the contribution-level audit of a 13,000-cell table in under 60 s."),
         "| table | cells | sensitive | method | contribution audit s | whole run s | attacks | cells within p% | midpoint within p% |",
         "|---|---:|---:|---|---:|---:|---:|---:|---:|",
         *[f"| {r['table']} | {r['cells']:,} | {r['sensitive']:,} | {r['method']} | {r['seconds']:.1f} | {r['run']:.1f} | "
