@@ -70,3 +70,14 @@ def test_repair_protects_every_cell_and_keeps_the_pattern_given(seed):
     assert independent_audit(p, w) == []
     # the attacks returned are those of the final pattern: every one passes
     assert all(a.ok for a in atts.values())
+
+
+def test_cover_reads_the_optimum_not_its_start():
+    """A case hypothesis found: HiGHS 1.16, given the greedy choice (cost 17) as a start,
+    reported the optimum 15 with the start's values; the cover must return cost 15."""
+    rows = [(np.array([0, 2, 4, 7]), np.array([2.0, 5.0, 1.0, 5.0]), 6.0),
+            (np.array([1, 3, 5, 6, 7]), np.array([5.0, 5.0, 5.0, 4.0, 3.0]), 9.0),
+            (np.array([2]), np.array([4.0]), 3.0)]
+    cost = np.array([17.0, 1.0, 3.0, 10.0, 1.0, 14.0, 18.0, 2.0])
+    got = cover(cost, rows, seconds=5.0)
+    assert covers(got, rows) and cost[got].sum() == 15.0

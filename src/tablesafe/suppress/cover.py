@@ -68,21 +68,32 @@ def cover(cost: np.ndarray, rows: list[Row], seconds: float, start: np.ndarray |
         idx.append(np.fromiter((col[j] for j in cells.tolist()), dtype=np.int32, count=len(cells)))
         val.append(np.minimum(coef, deficit) / deficit)  # scaled to 1 for numerics
         nnz += len(cells)
-    h = new_highs()
-    h.setOptionValue("time_limit", float(seconds))
-    h.setOptionValue("mip_rel_gap", 1e-4)
     c = np.abs(cost[var]).astype(float)
     nv = len(var)
-    h.addVars(nv, np.zeros(nv), np.ones(nv))
-    h.changeColsCost(nv, np.arange(nv, dtype=np.int32), c)
-    h.changeColsIntegrality(nv, np.arange(nv, dtype=np.int32), np.array([highspy.HighsVarType.kInteger] * nv))
-    h.addRows(len(rows), np.full(len(rows), 1.0 - 1e-9), np.full(len(rows), highspy.kHighsInf), nnz,
-              np.array(starts, dtype=np.int32), np.concatenate(idx), np.concatenate(val))
-    sol = highspy.HighsSolution()
-    sol.col_value = np.isin(var, greedy).astype(float)
-    sol.value_valid = True
-    h.setSolution(sol)
-    h.run()
+
+    def solve(with_start: bool) -> highspy.Highs:
+        h = new_highs()
+        h.setOptionValue("time_limit", float(seconds))
+        h.setOptionValue("mip_rel_gap", 1e-4)
+        h.addVars(nv, np.zeros(nv), np.ones(nv))
+        h.changeColsCost(nv, np.arange(nv, dtype=np.int32), c)
+        h.changeColsIntegrality(nv, np.arange(nv, dtype=np.int32),
+                                np.array([highspy.HighsVarType.kInteger] * nv))
+        h.addRows(len(rows), np.full(len(rows), 1.0 - 1e-9), np.full(len(rows), highspy.kHighsInf), nnz,
+                  np.array(starts, dtype=np.int32), np.concatenate(idx), np.concatenate(val))
+        if with_start:
+            sol = highspy.HighsSolution()
+            sol.col_value = np.isin(var, greedy).astype(float)
+            sol.value_valid = True
+            h.setSolution(sol)
+        h.run()
+        return h
+
+    h = solve(True)
+    if h.getInfo().primal_solution_status == 2 and abs(
+            float(c @ np.asarray(h.getSolution().col_value)) - h.getInfo().objective_function_value) > 1e-6:
+        # HiGHS 1.16 can report the start's values beside a better optimum: solve again without it
+        h = solve(False)
     if h.getInfo().primal_solution_status != 2:
         return greedy
     x = np.asarray(h.getSolution().col_value) > 0.5
