@@ -3,26 +3,32 @@
 An aggregation is a linear combination ``sum_k mu_k (sum_i a_ik x_i) = sum_k mu_k b_k`` of
 the explicit aggregations ``A_W x_W = b`` (the relations restricted to withheld cells,
 with the published cells moved to the right-hand side). With the (p,q) prior/posterior
-rule extended to aggregations (seed 001 section 5, (5.4)) the table is safe if and only
-if the mixed-integer programme (6.6)-(6.20) has a negative optimum (Theorem 3):
+rule extended to aggregations (seed 001 section 5, (5.4)) it is sensitive when
+``(p+q) A1 + q A2 - q T >= 0``, ``A1 >= A2`` the two largest units' absolute shares and
+``T`` the sum of all; the table is safe iff the maximum of that over all aggregations is
+negative (Theorem 3; the seed's MIP (6.6)-(6.20)).
 
-    max (p+q) A1 + q A2 - q T
-    T = sum_{i,r} (xi+_ir + xi-_ir),   xi+_ir >= l_ir, xi-_ir >= -l_ir,
-    l_ir = x_i^r sum_k mu_k a_ik  (contribution of r to cell i in the aggregation),
-    A1 <= sum_i alpha_ir + M (1 - u_r),  A2 <= sum_i alpha_ir + M (1 - v_r),
-    alpha_ir <= l_ir + M (1 - beta_ir),  alpha_ir <= -l_ir + M beta_ir,
-    sum u = 1, sum v = 1, u_r + v_r <= 1, -1 <= mu_k <= 1, u, v, beta binary.
+How it is solved here:
 
-The model as printed admits the trivial aggregation (``mu = 0``, or any ``mu`` whose
-``lambda = A^T mu`` vanishes because relations are dependent) with objective 0, so a
-negative optimum (Theorem 3) could never occur. We add ``T >= tau`` with ``tau`` the
-smallest ``T`` of a single explicit aggregation (``mu = e_k``); that excludes only the
-trivial aggregations (the objective is homogeneous in ``mu``), and the box
-``-1 <= mu <= 1`` still contains every solution of the original model with ``T >= tau``.
+- Parts: withheld cells that share no relation (and no leaf) are solved apart
+  (:func:`aggregation_blocks`; the table is safe iff every part is).
+- Elements: with a ``basis`` (:func:`leaf_basis` for hierarchical tables) a unit's share
+  is ``sum_e |x_e^r| |c_e|`` over the leaf cells ``e`` with ``c_e`` the sum of the
+  coefficients of the withheld cells containing ``e``, so a unit in a leaf and its totals
+  counts once; without one each withheld cell is its own element (the seed's tables).
+- The compact MIP (:mod:`tablesafe.audit.aggregation_model`): absolute values per
+  element, not per (cell, unit) pair, and the scale fixed by ``T = 1``. The seed's model as
+  printed bounds ``-1 <= mu <= 1`` and, to exclude the trivial aggregation, needs a floor
+  ``T >= tau`` (the smallest ``T`` of one explicit aggregation), which also excludes
+  aggregations whose ``T`` is below ``tau`` at every scale the box allows; it is kept as
+  ``scale="box"`` for the seed's worked examples. Results are reported at the seed's
+  scale (``mu`` in [-1, 1]) and compared by ``relative = objective / T``.
+- Yes or no (``decide=True``, :mod:`tablesafe.audit.aggregation_decide`): one attacked
+  unit at a time, for the suppression loop.
 
 Units may be holdings (a unit contributing to several cells) and contributions may be
-negative. The model can be reduced to chosen attackers and attacked units (the
-``u``/``v`` variables and constraints (6.10)-(6.13) only for them).
+negative. The model can be reduced to chosen attackers and attacked units (the reduced
+model of section 6).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from scipy.sparse.csgraph import connected_components
 
 from tablesafe.audit import lp as _lp
 from tablesafe.audit.aggregation_decide import decide_part
-from tablesafe.audit.aggregation_model import PartModel, candidates, solve_part
+from tablesafe.audit.aggregation_model import PartModel, candidates, largest_share, solve_part
 from tablesafe.audit.intervals import as_mask
 from tablesafe.errors import InfeasibleError, InputError
 from tablesafe.problem import Problem
@@ -303,9 +309,7 @@ def most_sensitive_aggregation(
             cand = candidates(xp)
             # the attacked unit holds at least q / (p + 2q) of T (p A1 >= q (T - 2 A1)), so
             # one whose largest share of an element's total is below that never is
-            ratio = np.asarray(sp.csr_matrix(xp @ sp.diags(1.0 / np.maximum(
-                np.asarray(xp.sum(axis=0)).ravel(), 1e-300))).max(axis=1).todense()).ravel()
-            att_i = cand[ratio[cand] >= q / (p + 2.0 * q) * (1.0 - 1e-9)]
+            att_i = cand[largest_share(xp)[cand] >= q / (p + 2.0 * q) * (1.0 - 1e-9)]
             atk_i = cand
             phantom = True
         key = (glob[cols].tobytes(), float(p), float(q), scale, decide,
@@ -322,8 +326,6 @@ def most_sensitive_aggregation(
                 disclosed.extend(units.labels[present[hits or []]])
             else:
                 st, mu = solve_part(model, p, q, left, box)
-            if decide and mu is not None:
-                st = "optimal"  # a sensitive aggregation found: decided
             if cache is not None and st in ("optimal", "safe"):
                 cache[key] = (st, mu)
         statuses.append(st)
@@ -331,7 +333,7 @@ def most_sensitive_aggregation(
             if st != "safe":
                 raise InfeasibleError(f"the aggregation MIP stopped without a solution ({st})")
             continue
-        found.append(_part_result(a, b, (rows, cols, onto), glob, sp.csr_matrix(xp[:, :]),
+        found.append(_part_result(a, b, (rows, cols, onto), glob, xp,
                                   (units.labels[present], att_i, atk_i, phantom), mu, p, q, st, box))
     bad = [s for s in statuses if s not in ("optimal", "safe")]
     if not found:

@@ -7,13 +7,15 @@ aggregation's coefficient of element ``e``, ``X_e`` the element's sum of absolut
 contributions and ``m_e`` the largest contribution to ``e`` of a unit other than ``r`` (a
 virtual attacker holding, in every element, the largest of the others' contributions).
 As ``r`` is the attacked unit (the largest share), also ``s_2 <= s_r``, so
-``T <= (p + 2q) / q s_r``. With ``s_r = 1`` (the bound is homogeneous) the right-hand side is concave in ``c`` except
-through ``s_r``, so its maximum is a small programme: binaries only for the signs of the
-elements ``r`` contributes to, none when that is one element (a linear programme). If
-its optimum is below 0, no aggregation discloses ``r``; otherwise the aggregation found
-is checked exactly with the real attackers, and only when it then falls short is the
-full model (:func:`~tablesafe.audit.aggregation_model.solve_part`) solved for ``r``
-alone. Units that can never be attacked (their largest share of an element below
+``T <= (p + 2q) / q s_r``. With ``s_r = 1`` (the bound is homogeneous) the right-hand
+side is concave in ``c`` except through ``s_r``, so its maximum is a small programme: one
+linear programme per sign pattern of the elements ``r`` contributes to, on a model kept
+per part and warm-started from unit to unit (:class:`_Warm`), or for units in many
+elements a mixed-integer programme with the signs as binaries (:func:`_bound`). If its
+optimum is below 0, no aggregation discloses ``r``; otherwise the aggregation found is
+checked exactly with the real attackers, who are then named one by one (each its own
+programme), and only after :data:`MAX_NAMED` is the full model
+(:func:`~tablesafe.audit.aggregation_model.solve_part`) solved for ``r`` alone. Units that can never be attacked (their largest share of an element below
 ``q / (p + 2q)``) are skipped by the caller.
 """
 
@@ -26,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from tablesafe.audit import lp as _lp
-from tablesafe.audit.aggregation_model import DECIDE_SLACK, PartModel, solve_part
+from tablesafe.audit.aggregation_model import DECIDE_SLACK, PartModel, largest_share, solve_part
 
 
 def decide_part(m: PartModel, p: float, q: float, deadline: float | None,
@@ -38,7 +40,7 @@ def decide_part(m: PartModel, p: float, q: float, deadline: float | None,
     x = sp.csr_matrix(m.x)  # units x elements, absolute values
     total = np.asarray(x.sum(axis=0)).ravel()
     onto_t = sp.csr_matrix(m.a.T)  # element x mu
-    order = _order(x, m.attacked, total)
+    order = _order(x, m.attacked)
     if first is not None and len(first):
         front = order[np.isin(order, first)]
         order = np.concatenate([front, order[~np.isin(order, front)]])
@@ -69,13 +71,20 @@ MAX_NAMED = 40
 
 
 def _decide_unit(m: PartModel, x: sp.csr_matrix, total: np.ndarray, onto_t: sp.csr_matrix, r: int, p: float,
-                 q: float, deadline: float | None,
-                 warm: tuple[_Warm, _Warm] | None = None) -> tuple[str, np.ndarray | None]:
+                 q: float, deadline: float | None, warm: tuple[_Warm, _Warm]) -> tuple[str, np.ndarray | None]:
     """Whether some aggregation discloses unit ``r``: the virtual attacker's bound over the
     units not yet named; when it holds, the real attacker with the largest share in its
     aggregation is named and its own (exact) programme solved, until the bound fails."""
     own = np.flatnonzero(np.asarray(x[r].todense()).ravel() > 0)
     xr = np.asarray(x[r, own].todense()).ravel()
+
+    def programme(virtual: bool, weight: np.ndarray) -> np.ndarray | None:
+        """The virtual attacker's bound (``virtual``) or a named attacker's programme: kept
+        and warm-started for units in few elements, a mixed-integer programme otherwise."""
+        if own.size <= MAX_SIGNED:
+            return warm[0 if virtual else 1].solve(weight, own, xr)
+        return _bound(onto_t, weight, total if virtual else None, own, xr, p, q)
+
     named = [r]
     attackers = np.asarray(m.attackers, dtype=np.int64)
     for _ in range(MAX_NAMED):
@@ -84,10 +93,7 @@ def _decide_unit(m: PartModel, x: sp.csr_matrix, total: np.ndarray, onto_t: sp.c
         keep = np.ones(x.shape[0])
         keep[named] = 0.0
         others = sp.csr_matrix(sp.diags(keep) @ x).max(axis=0).toarray().ravel()  # largest of the rest
-        if warm is not None and own.size <= MAX_SIGNED:
-            mu = warm[0].solve(total - others, own, xr)
-        else:
-            mu = _bound(onto_t, total - others, total, own, xr, p, q)
+        mu = programme(True, total - others)
         if mu is None:
             return "safe", None  # no attacker outside those named discloses r
         if _exact(m, x, total, mu, p, q) >= -DECIDE_SLACK:
@@ -98,11 +104,7 @@ def _decide_unit(m: PartModel, x: sp.csr_matrix, total: np.ndarray, onto_t: sp.c
             break
         r2 = int(free[int(np.argmax(share[free]))])
         named.append(r2)
-        weight = total - np.asarray(x[r2].todense()).ravel()
-        if warm is not None and own.size <= MAX_SIGNED:
-            pair = warm[1].solve(weight, own, xr)
-        else:
-            pair = _bound(onto_t, weight, None, own, xr, p, q)
+        pair = programme(False, total - np.asarray(x[r2].todense()).ravel())
         if pair is not None and _exact(m, x, total, pair, p, q) >= -DECIDE_SLACK:
             return "optimal", pair
     left = None if deadline is None else deadline - time.monotonic()
@@ -176,10 +178,10 @@ class _Warm:
         return mu
 
 
-def _order(x: sp.csr_matrix, attacked: np.ndarray, total: np.ndarray) -> np.ndarray:
+def _order(x: sp.csr_matrix, attacked: np.ndarray) -> np.ndarray:
     """The attacked units, those with the largest share of an element first (the likeliest
     to be disclosed, so a sensitive aggregation is found early)."""
-    ratio = np.asarray(sp.csr_matrix(x @ sp.diags(1.0 / np.maximum(total, 1e-300))).max(axis=1).todense()).ravel()
+    ratio = largest_share(x)
     att = np.asarray(attacked, dtype=np.int64)
     return att[np.argsort(-ratio[att], kind="stable")]
 
@@ -187,19 +189,18 @@ def _order(x: sp.csr_matrix, attacked: np.ndarray, total: np.ndarray) -> np.ndar
 def _bound(onto_t: sp.csr_matrix, weight: np.ndarray, total: np.ndarray | None, own: np.ndarray,
            xr: np.ndarray, p: float, q: float) -> np.ndarray | None:
     """``mu`` of an aggregation with ``s_r = 1`` and ``sum_e weight_e |c_e| <= (p+q)/q`` (the
-    bound of the module docstring at least 0), the smallest such sum; None if none."""
+    bound of the module docstring at least 0), the smallest such sum; None if none. A
+    mixed-integer programme with the signs of the unit's elements as binaries (units in
+    more than :data:`MAX_SIGNED` elements; the others go to :class:`_Warm`)."""
     ne, kk = onto_t.shape
     budget = (p + q) / q
     cap = np.where(weight > 0, budget / np.maximum(weight, 1e-300), np.inf)  # |c_e| at most this
     no = own.size
-    signs = no > 1
-    # columns: mu (kk, free), t (ne), al (no), be (no, binary when several)
+    # columns: mu (kk, free), t (ne), al (no), be (no, binary)
     nvar = kk + ne + 2 * no
     lo = np.concatenate([np.full(kk, -np.inf), np.zeros(ne), np.zeros(no), np.zeros(no)])
     hi = np.concatenate([np.full(kk, np.inf), np.where(np.isfinite(cap), cap, np.inf), cap[own],
                          np.ones(no)])
-    if not signs:  # one element: by symmetry its coefficient is >= 0
-        lo[kk + ne + no] = hi[kk + ne + no] = 1.0
     cost = np.concatenate([np.zeros(kk), weight, np.zeros(2 * no)])
     eye = sp.identity(ne, format="csr")
     pick = sp.csr_matrix((np.ones(no), (np.arange(no), own)), shape=(no, ne))
@@ -221,10 +222,9 @@ def _bound(onto_t: sp.csr_matrix, weight: np.ndarray, total: np.ndarray | None, 
     mat = sp.vstack([r[0] for r in rows]).tocsr()
     h = _lp.new_highs()
     integ = np.zeros(nvar, dtype=bool)
-    if signs:
-        integ[kk + ne + no:] = True
+    integ[kk + ne + no:] = True
     _lp.pass_lp(h, cost, lo, hi, mat, np.concatenate([r[1] for r in rows]), np.concatenate([r[2] for r in rows]),
-                integrality=integ if signs else None)
+                integrality=integ)
     h.run()
     if _lp.status(h) != "optimal":
         return None

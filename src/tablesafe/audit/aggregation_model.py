@@ -35,6 +35,13 @@ def candidates(x: sp.csr_matrix) -> np.ndarray:
     return np.sort(np.asarray(keep, dtype=np.int64))
 
 
+def largest_share(x: sp.csr_matrix) -> np.ndarray:
+    """Per unit (row of the non-negative units x elements matrix): its largest share of an
+    element's total."""
+    total = np.asarray(x.sum(axis=0)).ravel()
+    return sp.csr_matrix(x @ sp.diags(1.0 / np.maximum(total, 1e-300))).max(axis=1).toarray().ravel()
+
+
 def _top(x: sp.csr_matrix, k: int) -> np.ndarray:
     """Per column: the sum of the ``k`` largest entries of the (non-negative) matrix."""
     c = sp.csc_matrix(x)
