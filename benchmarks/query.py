@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE))
 
 import numpy as np
 import pandas as pd
-from results_file import write_subsection
+from results_file import run_lines, write_subsection
 
 from tablesafe.query import QueryServer
 
@@ -65,12 +65,9 @@ def main() -> None:
         print(rows[-1], flush=True)
     load1 = os.getloadavg()
     block = "\n".join([
-        SUB, "",
-        f"Command: `PYTHONPATH=src /work/benchvenv/bin/python benchmarks/query.py --records {n}`. Machine: "
-        f"{os.cpu_count()} cores, load average {'/'.join(f'{x:.1f}' for x in load0)} at the start, "
-        f"{'/'.join(f'{x:.1f}' for x in load1)} at the end. {n:,} records, 300,000 farms; setting the server up "
-        f"(noisy weights, the records into DuckDB) took {setup:.1f} s. Every query was answered five times with "
-        "the same answer.", "",
+        *run_lines(SUB, "query.py", load0, load1,
+                   f"{n:,} records, 300,000 farms; setting the server up (noisy weights, the records into "
+                   f"DuckDB) took {setup:.1f} s. Every query was answered five times with the same answer."),
         "| query | cells | median seconds | slowest | cells by status |", "|---|---:|---:|---:|---|",
         *rows, ""])
     print(block)
