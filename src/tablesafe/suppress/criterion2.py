@@ -130,7 +130,7 @@ class _Loop:
             raise AuditFailure("criterion 2: no pattern proved safe within the time limit; nothing is published")
         return left
 
-    def ask(self, w: np.ndarray, limit: float | None = None, attacked: list | None = None):
+    def ask(self, w: np.ndarray, attacked: list | None = None):
         """The oracle: is some aggregation of ``w`` sensitive (disclosing one of
         ``attacked``, when given)?"""
         from tablesafe.audit import criterion2
@@ -139,7 +139,7 @@ class _Loop:
         try:
             res = criterion2(self.problem, w, self.cf, p=self.p, q=self.q, basis=self.basis, cache=self.cache,
                              decide=True, prefer=self.recent, attacked=attacked,
-                             time_limit=self.left() if limit is None else min(limit, self.left()))
+                             time_limit=self.left())
         except InfeasibleError as err:
             raise AuditFailure(f"criterion 2: the aggregation MIP did not decide within the time limit ({err}); "
                                "nothing is published") from err
