@@ -103,7 +103,7 @@ def main() -> None:
         print(rows[-1], flush=True)
         t0 = time.monotonic()
         try:
-            w2, stats = criterion2_pattern(problem, cf, p=15, start=w1, time_limit=args.limit, look_ahead=4)
+            w2, stats = criterion2_pattern(problem, cf, p=15, start=w1, time_limit=args.limit)
             after = time.monotonic() - t0
             row = {**base, "tool": "tablesafe auto, criterion 2", **figures(problem, cf, basis, w2, s1 + after),
                    "note": f"{stats['added']} cells added in {stats['rounds']} rounds, {stats['oracle calls']} "

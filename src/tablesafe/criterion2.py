@@ -74,7 +74,7 @@ def criterion2_suppress(problem: Problem, need: Criterion2, *, method: str, time
     from tablesafe.suppress.criterion2 import criterion2_pattern
 
     withheld, stats = criterion2_pattern(problem, need.contributions, p=need.p, q=need.q, method=method,
-                                         time_limit=time_limit, singleton=singleton, look_ahead=4, log=log)
+                                         time_limit=time_limit, singleton=singleton, log=log)
     first = stats.pop("criterion1", {})
     stats.pop("added_cells", None)
     return Pattern(withheld=withheld, method=method, stats={**first, "criterion2": stats})

@@ -247,3 +247,41 @@ def test_every_disclosed_unit_is_listed(seed):
     want = {u for u in cf["unit"].unique()
             if _relative_by_enumeration(sp.csr_matrix(a), summed, 15, 100, attacked=[u], ordered=True) >= -1e-7}
     assert set(got.disclosed) == want
+
+
+def test_a_unit_not_decided_in_its_time_is_never_called_safe(monkeypatch):
+    """With a time cap per unit, a unit the bound leaves open and no named attacker settles
+    (forced here: the exact check of the bound's aggregations made to say "not sensitive",
+    one attacker named, the full model made to run out of time) is reported
+    ``undecided``: never safe, its own label as the attacked unit. Every part with a
+    sensitive aggregation (by the full model) must come out undecided, as the bound
+    cannot prove it safe."""
+    import tablesafe.audit.aggregation_decide as decide_mod
+
+    cases = []
+    for seed in range(20):
+        rng = np.random.default_rng(300 + seed)
+        kk, ns = 4, 6
+        a = rng.choice([-1.0, 0.0, 1.0], size=(kk, ns), p=[0.2, 0.4, 0.4])
+        a[np.arange(kk), rng.integers(0, ns, kk)] = 1.0
+        rows = [(int(c), f"u{int(u)}", float(v)) for c, u, v in zip(
+            rng.integers(0, ns, 40), rng.integers(0, 12, 40), rng.lognormal(3, 1.0, 40))]
+        cf = pd.DataFrame(rows, columns=["cell", "unit", "value"])
+        full = most_sensitive_aggregation(sp.csr_matrix(a), np.zeros(kk), cf, p=15, q=100)
+        cases.append((a, cf, full.safe))
+    monkeypatch.setattr(decide_mod, "MAX_NAMED", 1)
+    monkeypatch.setattr(decide_mod, "_exact", lambda *a, **k: -1.0)
+    monkeypatch.setattr(decide_mod, "solve_part", lambda *a, **k: ("Time limit reached", None))
+    undecided = 0
+    for a, cf, safe in cases:
+        got = most_sensitive_aggregation(sp.csr_matrix(a), np.zeros(a.shape[0]), cf, p=15, q=100,
+                                         decide=True, unit_limit=5.0)
+        assert got.status in ("optimal", "undecided")
+        if got.status == "undecided":
+            undecided += 1
+            assert not got.safe and got.attacked in set(cf["unit"])
+        else:
+            assert got.safe
+        if not safe:
+            assert got.status == "undecided"
+    assert undecided >= 1 and sum(not c[2] for c in cases) >= 1

@@ -128,3 +128,49 @@ def test_job_file_takes_the_criterion(syn, tmp_path):
     assert r.exit_code == 0, r.output
     pub = pd.read_csv(tmp_path / "job.csv")
     assert int(pub[syn.response].isna().sum()) == int(_run(syn, 2).withheld.sum())
+
+
+def _loop_inputs(syn):
+    from tablesafe.suppress import suppress
+    from tablesafe.synthetic import problem_from_data, synthetic_contributions
+
+    problem = problem_from_data(syn, p=15)
+    first = np.asarray(suppress(problem, "optimal", singleton=False).withheld, dtype=bool)
+    return problem, synthetic_contributions(syn), first
+
+
+@pytest.fixture(scope="module")
+def rounds_syn():
+    # a 5 x 5 table whose criterion-1 pattern the screen alone does not make safe: the
+    # oracle's rounds add cells (four a round) and some are given back
+    return synthetic_data([[4], [4]], 200, seed=7, holding_cohesion=0.7)
+
+
+def test_giving_cells_back_keeps_the_pattern_safe_and_never_costs_more(rounds_syn):
+    from tablesafe.suppress.criterion2 import criterion2_pattern
+
+    syn = rounds_syn
+    problem, cf, first = _loop_inputs(syn)
+    cost = np.asarray(problem.cost, dtype=float)
+    grown, _ = criterion2_pattern(problem, cf, p=15, start=first, cleanup=False, per_round=4)
+    kept, stats = criterion2_pattern(problem, cf, p=15, start=first, cleanup=True, per_round=4)
+    assert stats["rounds"] >= 1 and stats["given back"] >= 1
+    for w in (grown, kept):
+        assert _sensitive_by_enumeration(syn, problem, w) is None
+        assert (w >= first).all()  # criterion 1's pattern is never given back
+    assert cost[kept].sum() < cost[grown].sum()
+    assert stats["cost"] == pytest.approx(cost[kept & ~problem.sensitive].sum())
+
+
+@pytest.mark.parametrize("unit_limit", [1e-4, 0.05])
+def test_an_oracle_short_of_time_per_unit_only_withholds_more(rounds_syn, unit_limit):
+    from tablesafe.errors import AuditFailure
+    from tablesafe.suppress.criterion2 import criterion2_pattern
+
+    syn = rounds_syn
+    problem, cf, first = _loop_inputs(syn)
+    try:
+        w, _ = criterion2_pattern(problem, cf, p=15, start=first, unit_limit=unit_limit)
+    except AuditFailure:
+        return  # nothing proved: nothing returned
+    assert _sensitive_by_enumeration(syn, problem, w) is None

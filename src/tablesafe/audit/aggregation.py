@@ -224,6 +224,7 @@ def most_sensitive_aggregation(
     decide: bool = False,
     prefer=None,
     every: bool = False,
+    unit_limit: float | None = None,
 ) -> AggregationResult:
     """Solve the MIP of seed 001 section 6 for the most sensitive aggregation.
 
@@ -263,6 +264,10 @@ def most_sensitive_aggregation(
             previous round of a suppression loop).
         every: with ``decide``, ask about every unit and list those some aggregation
             discloses (``disclosed``) instead of stopping at the first.
+        unit_limit: with ``decide``, seconds per attacked unit; a unit not decided
+            within them makes its part ``undecided`` (not proved safe: objective 0,
+            status ``undecided``, the aggregation its bound found), which a suppression
+            loop treats like a disclosure.
 
     Raises:
         InputError: no contributions, or the unit lists name no contributing unit.
@@ -314,6 +319,7 @@ def most_sensitive_aggregation(
             phantom = True
         key = (glob[cols].tobytes(), float(p), float(q), scale, decide,
                restricted and (repr(attackers), repr(attacked)))
+        who = None  # with decide: the unit the aggregation discloses (or left undecided)
         if cache is not None and key in cache:
             st, mu = cache[key]
         else:
@@ -322,7 +328,7 @@ def most_sensitive_aggregation(
             if decide:
                 first = np.flatnonzero(units.labels[present].isin(list(prefer or [])))
                 hits: list | None = [] if every else None
-                st, mu = decide_part(model, p, q, deadline, first, hits)
+                st, mu, who = decide_part(model, p, q, deadline, first, hits, unit_limit)
                 disclosed.extend(units.labels[present[hits or []]])
             else:
                 st, mu = solve_part(model, p, q, left, box)
@@ -333,9 +339,13 @@ def most_sensitive_aggregation(
             if st != "safe":
                 raise InfeasibleError(f"the aggregation MIP stopped without a solution ({st})")
             continue
-        found.append(_part_result(a, b, (rows, cols, onto), glob, xp,
-                                  (units.labels[present], att_i, atk_i, phantom), mu, p, q, st, box))
-    bad = [s for s in statuses if s not in ("optimal", "safe")]
+        res = _part_result(a, b, (rows, cols, onto), glob, xp, (units.labels[present], att_i, atk_i, phantom),
+                           mu, p, q, st, box)
+        if st == "undecided":  # not proved safe: ranks with the sensitive parts, names its unit
+            res = replace(res, objective=max(res.objective, 0.0), relative=max(res.relative, 0.0),
+                          attacked=res.attacked if who is None else units.labels[present[who]])
+        found.append(res)
+    bad = [s for s in statuses if s not in ("optimal", "safe", "undecided")]
     if not found:
         return AggregationResult(objective=-np.inf, mu=np.zeros(kk), coefficients=np.zeros(ns), cells=glob,
                                  value=0.0, attacker=None, attacked=None, attacker_share=0.0,

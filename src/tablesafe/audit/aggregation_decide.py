@@ -15,8 +15,14 @@ elements a mixed-integer programme with the signs as binaries (:func:`_bound`). 
 optimum is below 0, no aggregation discloses ``r``; otherwise the aggregation found is
 checked exactly with the real attackers, who are then named one by one (each its own
 programme), and only after :data:`MAX_NAMED` is the full model
-(:func:`~tablesafe.audit.aggregation_model.solve_part`) solved for ``r`` alone. Units that can never be attacked (their largest share of an element below
-``q / (p + 2q)``) are skipped by the caller.
+(:func:`~tablesafe.audit.aggregation_model.solve_part`) solved for ``r`` alone. Units that
+can never be attacked (their largest share of an element below ``q / (p + 2q)``) are
+skipped by the caller.
+
+With a time cap per unit (``unit_limit``) a unit not decided within it is reported as
+``undecided`` with the last aggregation the bound found: not proved safe, so a suppression
+loop treats it as disclosed (withholding more is always allowed), and no unit can hold up
+the others for minutes.
 """
 
 from __future__ import annotations
@@ -32,11 +38,15 @@ from tablesafe.audit.aggregation_model import DECIDE_SLACK, PartModel, largest_s
 
 
 def decide_part(m: PartModel, p: float, q: float, deadline: float | None,
-                first: np.ndarray | None = None, every: list | None = None) -> tuple[str, np.ndarray | None]:
-    """``("optimal", mu)`` of a sensitive aggregation of the part, or ``("safe", None)``
-    when none exists (proved), or a solver status and None when the time ran out.
+                first: np.ndarray | None = None, every: list | None = None,
+                unit_limit: float | None = None) -> tuple[str, np.ndarray | None, int | None]:
+    """``("optimal", mu, r)`` of a sensitive aggregation of the part disclosing unit ``r``
+    (a row of ``m.x``), or ``("safe", None, None)`` when none exists (proved), or a solver
+    status and None when the time ran out.
     ``first``: units (rows of ``m.x``) to ask about before the others; ``every``: a list
-    to which every disclosed unit is added (all units are then asked about)."""
+    to which every disclosed unit is added (all units are then asked about);
+    ``unit_limit``: seconds per unit, after which it is ``("undecided", mu)`` (see the
+    module docstring)."""
     x = sp.csr_matrix(m.x)  # units x elements, absolute values
     total = np.asarray(x.sum(axis=0)).ravel()
     onto_t = sp.csr_matrix(m.a.T)  # element x mu
@@ -44,20 +54,27 @@ def decide_part(m: PartModel, p: float, q: float, deadline: float | None,
     if first is not None and len(first):
         front = order[np.isin(order, first)]
         order = np.concatenate([front, order[~np.isin(order, front)]])
-    found: tuple[str, np.ndarray | None] = ("safe", None)
+    found: tuple[str, np.ndarray | None, int | None] = ("safe", None, None)
     warm = (_Warm(onto_t, total, total - x.max(axis=0).toarray().ravel(), p, q, cut=True),
             _Warm(onto_t, total, total.copy(), p, q, cut=False))
     for r in order.tolist():
         if deadline is not None and time.monotonic() > deadline:
-            return "Time limit reached", None
-        st, mu = _decide_unit(m, x, total, onto_t, r, p, q, deadline, warm)
+            return "Time limit reached", None, None
+        cap = deadline if unit_limit is None else time.monotonic() + unit_limit
+        if cap is not None and deadline is not None:
+            cap = min(cap, deadline)
+        st, mu = _decide_unit(m, x, total, onto_t, r, p, q, cap, warm)
+        if st not in ("safe", "optimal"):
+            if unit_limit is None or mu is None:
+                return st, None, None
+            st = "undecided"  # the unit's cap ran out; its bound's aggregation is returned
         if st == "safe":
             continue
         if every is None or mu is None:
-            return st, mu
+            return st, mu, r
         every.append(r)
         if found[1] is None:
-            found = (st, mu)
+            found = (st, mu, r)
     return found
 
 
@@ -87,15 +104,17 @@ def _decide_unit(m: PartModel, x: sp.csr_matrix, total: np.ndarray, onto_t: sp.c
 
     named = [r]
     attackers = np.asarray(m.attackers, dtype=np.int64)
+    last = None  # the last aggregation the bound found (reported when the time runs out)
     for _ in range(MAX_NAMED):
         if deadline is not None and time.monotonic() > deadline:
-            return "Time limit reached", None
+            return "Time limit reached", last
         keep = np.ones(x.shape[0])
         keep[named] = 0.0
         others = sp.csr_matrix(sp.diags(keep) @ x).max(axis=0).toarray().ravel()  # largest of the rest
         mu = programme(True, total - others)
         if mu is None:
             return "safe", None  # no attacker outside those named discloses r
+        last = mu
         if _exact(m, x, total, mu, p, q) >= -DECIDE_SLACK:
             return "optimal", mu
         share = np.asarray(x @ np.abs(onto_t @ mu)).ravel()
@@ -110,7 +129,9 @@ def _decide_unit(m: PartModel, x: sp.csr_matrix, total: np.ndarray, onto_t: sp.c
     left = None if deadline is None else deadline - time.monotonic()
     st, mu = solve_part(PartModel(m.a, m.x, np.array([r]), m.attackers, m.phantom, m.ordered), p, q, left,
                         decide=True)
-    return ("optimal", mu) if mu is not None else (st, None)
+    if mu is not None:  # in decide mode any solution is a sensitive aggregation
+        return "optimal", mu
+    return (st, None) if st == "safe" else (st, last)
 
 
 class _Warm:

@@ -12,15 +12,23 @@ withheld cells is sensitive.
    (:func:`tablesafe.audit.criterion2`, asked only whether some aggregation is
    sensitive): while one is, it exists because every relation it combines has its other
    cells published. Any larger pattern that keeps those cells published keeps the same
-   aggregation (the cut "at least one of them withheld" of section 7), so one of them is
-   withheld (among the few cheapest, the first that ends that unit's disclosure, else the
-   cheapest), the screen run again and the oracle asked again. Withholding more never narrows a criterion-1 interval, so criterion 1
-   still holds.
+   aggregation (the cut "at least one of them withheld" of section 7), so the cheapest
+   few of them are withheld (optionally the first of the cheapest that ends that unit's
+   disclosure), the screen run again and the oracle asked again. Withholding more never
+   narrows a criterion-1 interval, so criterion 1 still holds. A unit the oracle cannot
+   decide within its time cap counts as disclosed.
+4. Give back: once a pattern is proved safe, the cells the loop added are tried for
+   publication again, most valuable first and in small groups, each kept when its
+   publication lets an aggregation disclose one of the units disclosed on the way (the
+   greedy of step 3 adds cells that later additions make useless). The smaller pattern is not proved by this, so
+   step 3 runs on it again (asking about every unit), and the cheapest pattern proved safe
+   is the result.
 
 Contributions count per leaf cell (:func:`tablesafe.audit.aggregation.leaf_basis`): a
 unit in a leaf and in the totals above it makes one contribution. A time limit ends the
 loop with :class:`~tablesafe.errors.AuditFailure` unless the oracle has proved the
-pattern safe: no pattern is returned without that proof. An aggregation whose relations
+pattern safe: no pattern is returned without that proof (after a proof, the cheapest
+pattern proved so far is returned). An aggregation whose relations
 have no published cell left cannot be broken this way and also ends the loop with an
 error.
 """
@@ -37,11 +45,24 @@ import scipy.sparse as sp
 from tablesafe.errors import AuditFailure, InfeasibleError
 from tablesafe.problem import EMPTY, PROTECTED, Problem
 
+UNIT_LIMIT = 10.0
+"""Default seconds the oracle may spend on one unit in the suppression loop."""
+
+GIVE_BACK_UNIT_LIMIT = 2.0
+"""Seconds per unit when trying to give a cell back (not decided in time: the cell stays)."""
+
+GIVE_BACK_GROUP = 8
+"""Cells tried for giving back at once (most added cells are not needed in the end)."""
+
+CLEANUP_ROUNDS = 3
+"""Most times the loop gives cells back and proves the smaller pattern again."""
+
 
 def criterion2_pattern(problem: Problem, contributions: pd.DataFrame, *, p: float, q: float = 100.0,
                        method: str = "optimal", time_limit: float | None = None, singleton: bool = False,
-                       max_rounds: int = 500, look_ahead: int = 8, log: Any = None,
-                       start: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+                       max_rounds: int = 500, look_ahead: int = 0, per_round: int = 3, log: Any = None,
+                       start: np.ndarray | None = None, cleanup: bool = True,
+                       unit_limit: float = UNIT_LIMIT) -> tuple[np.ndarray, dict]:
     """A pattern safe under criteria 1 and 2; returns ``(withheld mask, stats)``.
 
     Args:
@@ -57,7 +78,15 @@ def criterion2_pattern(problem: Problem, contributions: pd.DataFrame, *, p: floa
         look_ahead: up to this many candidates (cheapest first) are each tried with the
             oracle asked only about the disclosed unit: the cheapest that ends its
             disclosure is taken, else the cheapest (0 or 1: the cheapest).
+        per_round: cells withheld per sensitive aggregation found: the one chosen by
+            ``look_ahead`` and the next cheapest candidates (fewer rounds of the oracle;
+            what is not needed in the end is given back by ``cleanup``).
         start: a criterion-1 pattern to start from instead of suppressing with ``method``.
+        cleanup: after a pattern is proved safe, give back the cells the loop added that
+            the units disclosed on the way no longer need (most valuable first), then prove
+            the smaller pattern again; the cheapest pattern proved safe is returned.
+        unit_limit: seconds the oracle may spend on one unit; a unit it cannot decide
+            within them counts as disclosed (more is withheld, never less).
 
     Raises:
         AuditFailure: the oracle did not prove a pattern safe within the limits.
@@ -73,34 +102,38 @@ def criterion2_pattern(problem: Problem, contributions: pd.DataFrame, *, p: floa
         first = suppress(problem, method, time_limit=None if time_limit is None else 0.5 * time_limit,
                          singleton=singleton)
         start, stats1 = np.asarray(first.withheld, dtype=bool), dict(first.stats)
-    w = np.asarray(start, dtype=bool).copy()
+    start = np.asarray(start, dtype=bool)
     t1 = time.monotonic()
-    loop = _Loop(problem, contribution_frame(problem, contributions), leaf_basis(problem), p, q, deadline, log)
-    screened = 0
-    for rounds in range(max_rounds + 1):
-        screened += loop.screen(w)
-        res = loop.ask(w)
-        if res.safe and res.status in ("optimal",):
-            cost = np.asarray(problem.cost, dtype=float)
-            added = np.flatnonzero(w & ~start)
-            return w, {"rounds": rounds, "added": len(added), "screened": screened, "oracle calls": loop.calls,
-                       "added_cells": [str(problem.names[i]) for i in added],
-                       "criterion1_cost": float(cost[start & ~problem.sensitive].sum()),
-                       "cost": float(cost[w & ~problem.sensitive].sum()), "parts": res.parts,
-                       "seconds": time.monotonic() - t0, "criterion 2 seconds": time.monotonic() - t1,
-                       "criterion1": stats1}
-        if res.safe:  # an incumbent below 0 proves nothing
-            raise AuditFailure(f"criterion 2: the aggregation MIP ended with status {res.status!r}, so the "
-                               "pattern is not proved safe; nothing is published")
-        if rounds == max_rounds:
+    loop = _Loop(problem, contribution_frame(problem, contributions), leaf_basis(problem), p, q, deadline, log,
+                 unit_limit)
+    loop.per_round = max(int(per_round), 1)
+    cost = np.asarray(problem.cost, dtype=float)
+    best: np.ndarray | None = None
+    w, given_back = start.copy(), 0
+    for _ in range(CLEANUP_ROUNDS + 1):
+        try:
+            w = loop.grow(w, max_rounds, look_ahead)
+        except AuditFailure:
+            if best is None:
+                raise
+            break  # the time ran out: the cheapest pattern proved so far stands
+        if best is None or cost[w].sum() < cost[best].sum():
+            best = w.copy()
+        if not cleanup:
             break
-        pick = loop.break_aggregation(w, res, look_ahead)
-        w[pick] = True
-        if log:
-            log(f"criterion 2 round {rounds + 1}: sensitive aggregation (relative {res.relative:.3g}); "
-                f"withholding {problem.names[pick]}")
-    raise AuditFailure(f"criterion 2: still a sensitive aggregation after {max_rounds} added cells; "
-                       "nothing is published")
+        smaller = loop.give_back(w, start)
+        if not smaller.any() or (smaller == w).all():
+            break
+        given_back += int((w & ~smaller).sum())
+        w = smaller
+    assert best is not None
+    added = np.flatnonzero(best & ~start)
+    return best, {"rounds": loop.rounds, "added": len(added), "screened": loop.screened, "oracle calls": loop.calls,
+                  "given back": given_back, "added_cells": [str(problem.names[i]) for i in added],
+                  "criterion1_cost": float(cost[start & ~problem.sensitive].sum()),
+                  "cost": float(cost[best & ~problem.sensitive].sum()),
+                  "seconds": time.monotonic() - t0, "criterion 2 seconds": time.monotonic() - t1,
+                  "criterion1": stats1}
 
 
 class _Loop:
@@ -108,12 +141,15 @@ class _Loop:
     already decided, the costs and the cells that may be withheld."""
 
     def __init__(self, problem: Problem, cf: pd.DataFrame, basis: sp.csr_matrix, p: float, q: float,
-                 deadline: float, log: Any) -> None:
+                 deadline: float, log: Any, unit_limit: float | None = None) -> None:
         self.problem, self.cf, self.basis, self.p, self.q = problem, cf, basis, p, q
-        self.deadline, self.log = deadline, log
+        self.deadline, self.log, self.unit_limit = deadline, log, unit_limit
         self.cache: dict = {}
         self.recent: list = []  # units disclosed in recent rounds, asked about first
-        self.calls = 0
+        self.seen: list = []  # every unit disclosed in some round
+        self.keep: set = set()  # cells added for units the oracle could not decide
+        self.calls = self.rounds = self.screened = 0
+        self.per_round = 1
         self.cost = np.asarray(problem.cost, dtype=float)
         self.allowed = ~np.isin(problem.status, (PROTECTED, EMPTY))
         self.a = problem.relations.tocsr()
@@ -123,6 +159,72 @@ class _Loop:
         self.x = sp.csr_matrix((np.abs(own["value"].to_numpy(float)), (own["cell"].to_numpy(),
                                 units.get_indexer(own["unit"]))), shape=(problem.n, len(units)))  # leaf x unit
         self.xtotal = np.asarray(self.x.sum(axis=1)).ravel()
+
+    def grow(self, w: np.ndarray, max_rounds: int, look_ahead: int) -> np.ndarray:
+        """Withhold more (screen, then one cell per sensitive aggregation the oracle
+        finds) until the oracle proves ``w`` safe; returns the proved pattern."""
+        w = w.copy()
+        for rounds in range(max_rounds + 1):
+            self.screened += self.screen(w)
+            res = self.ask(w)
+            if res.safe and res.status == "optimal":
+                return w
+            if res.safe:  # an incumbent below 0 proves nothing
+                raise AuditFailure(f"criterion 2: the aggregation MIP ended with status {res.status!r}, so the "
+                                   "pattern is not proved safe; nothing is published")
+            if rounds == max_rounds:
+                break
+            pick = self.break_aggregation(w, res, look_ahead)
+            extra = self.cheapest(w, res, self.per_round - 1, pick)
+            w[[pick, *extra]] = True
+            if res.status == "undecided":
+                self.keep.add(pick)  # never given back: deciding that unit again is slow
+            self.rounds += 1
+            if self.log:
+                what = "undecided unit" if res.status == "undecided" else \
+                    f"sensitive aggregation (relative {res.relative:.3g})"
+                self.log(f"criterion 2 round {self.rounds}: {what}; withholding {self.problem.names[pick]}")
+        raise AuditFailure(f"criterion 2: still a sensitive aggregation after {max_rounds} added cells; "
+                           "nothing is published")
+
+    def give_back(self, w: np.ndarray, start: np.ndarray) -> np.ndarray:
+        """``w`` less the added cells (not in ``start``, most valuable first) whose
+        publication discloses none of the units disclosed so far; not proved safe (the
+        caller asks the oracle about every unit again). Cells are tried in groups of
+        :data:`GIVE_BACK_GROUP` (a group that fails is split in halves, down to single
+        cells). Cells added for undecided units stay (asking about such units again would
+        take their whole time cap per cell)."""
+        out = w.copy()
+        if not self.seen:
+            return out
+        cand = np.flatnonzero(w & ~start)
+        cand = cand[~np.isin(cand, list(self.keep))]
+        cand = cand[np.argsort(-self.cost[cand], kind="stable")]
+        todo = [cand[i:i + GIVE_BACK_GROUP] for i in range(0, len(cand), GIVE_BACK_GROUP)]
+        while todo and time.monotonic() < self.deadline:
+            group = todo.pop(0)
+            out[group] = False
+            if self._safe_for_seen(out):
+                continue
+            out[group] = True
+            if len(group) > 1:
+                half = (len(group) + 1) // 2
+                todo[:0] = [group[:half], group[half:]]
+        if self.log:
+            self.log(f"criterion 2: {int((w & ~out).sum())} of {len(cand)} added cells given back")
+        return out
+
+    def _safe_for_seen(self, w: np.ndarray) -> bool:
+        """Whether the oracle proves, within :data:`GIVE_BACK_UNIT_LIMIT` per unit, that no
+        aggregation of ``w`` discloses a unit disclosed so far."""
+        cap, self.unit_limit = self.unit_limit, GIVE_BACK_UNIT_LIMIT
+        try:
+            res = self.ask(w, attacked=list(self.seen))
+            return bool(res.safe and res.status == "optimal")
+        except AuditFailure:
+            return False
+        finally:
+            self.unit_limit = cap
 
     def left(self) -> float:
         left = self.deadline - time.monotonic()
@@ -139,12 +241,14 @@ class _Loop:
         try:
             res = criterion2(self.problem, w, self.cf, p=self.p, q=self.q, basis=self.basis, cache=self.cache,
                              decide=True, prefer=self.recent, attacked=attacked,
-                             time_limit=self.left())
+                             time_limit=self.left(), unit_limit=self.unit_limit)
         except InfeasibleError as err:
             raise AuditFailure(f"criterion 2: the aggregation MIP did not decide within the time limit ({err}); "
                                "nothing is published") from err
         if not res.safe and res.attacked is not None and attacked is None:
             self.recent = [res.attacked] + [u for u in self.recent if u != res.attacked][:19]
+            if res.attacked not in self.seen and res.status != "undecided":
+                self.seen.append(res.attacked)
         return res
 
     def screen(self, w: np.ndarray) -> int:
@@ -191,6 +295,17 @@ class _Loop:
         sens = (self.p + self.q) * a1 + self.q * a2 - self.q * total
         return rows[(total > 0) & (sens >= -1e-9 * total)]
 
+    def cheapest(self, w: np.ndarray, res, k: int, pick: int) -> list[int]:
+        """Up to ``k`` more of the cheapest cells that could break ``res`` (besides ``pick``)."""
+        if k <= 0:
+            return []
+        from tablesafe.audit.aggregation import explicit_rows
+
+        used = explicit_rows(self.problem, w)[np.abs(np.asarray(res.mu, dtype=float)) > 1e-9]
+        cand = np.unique(self.a[used].indices) if len(used) else np.zeros(0, dtype=np.int64)
+        cand = cand[~w[cand] & self.allowed[cand] & (cand != pick)]
+        return cand[np.argsort(self.cost[cand], kind="stable")][:k].tolist()
+
     def break_aggregation(self, w: np.ndarray, res, look_ahead: int) -> int:
         """The cell to withhold against the sensitive aggregation ``res`` (see ``look_ahead``)."""
         from tablesafe.audit.aggregation import explicit_rows
@@ -202,7 +317,7 @@ class _Loop:
             raise AuditFailure(f"criterion 2: the sensitive aggregation {res.describe(self.problem.names[res.cells])} "
                                "combines relations with no publishable cell left to withhold; nothing is published")
         ordered = cand[np.argsort(self.cost[cand], kind="stable")]
-        if look_ahead <= 1 or res.attacked is None:
+        if look_ahead <= 1 or res.attacked is None or res.status == "undecided":
             return int(ordered[0])
         for c in ordered[:look_ahead].tolist():
             trial = w.copy()
