@@ -74,6 +74,8 @@ def main() -> None:
     ap.add_argument("--limit", type=float, default=600.0, help="seconds for the criterion-2 suppression")
     ap.add_argument("--no-tau", action="store_true")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--title", default="Criterion 2 beside tau-ARGUS and criterion 1",
+                    help="the RESULTS.md subsection to write (replaced when it exists)")
     args = ap.parse_args()
     load0 = os.getloadavg()
     rows = []
@@ -118,7 +120,7 @@ def main() -> None:
     if args.no_write:
         return
     lines = [
-        *run_lines("### Criterion 2 beside tau-ARGUS and criterion 1", "criterion2.py", load0, load1,
+        *run_lines(f"### {args.title}", "criterion2.py", load0, load1,
                    "Targets (issue 15): criterion-2 suppression of a 1,000-cell table in under 2 minutes with "
                    "at most 15 % more withheld value than criterion 1. 'disclosed' counts units that some "
                    "aggregation of withheld cells discloses (p% rule p=15 on the aggregation); "
