@@ -185,19 +185,25 @@ def test_explicit_aggregations_move_published_cells(grid):
     np.testing.assert_array_equal(cells, sorted(w))
 
 
+def _random_part(seed: int, n: int = 14, units: int = 7, sigma: float = 1.5):
+    """A random part: 4 explicit aggregations over 6 cells (each with a cell of its own
+    at coefficient 1) and ``n`` lognormal contributions of ``units`` units."""
+    rng = np.random.default_rng(seed)
+    kk, ns = 4, 6
+    a = rng.choice([-1.0, 0.0, 1.0], size=(kk, ns), p=[0.2, 0.4, 0.4])
+    a[np.arange(kk), rng.integers(0, ns, kk)] = 1.0
+    rows = [(int(c), f"u{int(u)}", float(v)) for c, u, v in zip(
+        rng.integers(0, ns, n), rng.integers(0, units, n), rng.lognormal(3, sigma, n))]
+    return a, pd.DataFrame(rows, columns=["cell", "unit", "value"])
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_the_yes_no_question_agrees_with_the_full_model(seed):
     """``decide=True`` (one attacked unit at a time, a virtual attacker's bound, then named
     attackers) says 'sensitive' exactly when the full model's optimum is >= 0, and the
     aggregation it returns is sensitive."""
-    rng = np.random.default_rng(100 + seed)
-    kk, ns = 4, 6
-    a = rng.choice([-1.0, 0.0, 1.0], size=(kk, ns), p=[0.2, 0.4, 0.4])
-    a[np.arange(kk), rng.integers(0, ns, kk)] = 1.0
-    n = 14
-    rows = [(int(c), f"u{int(u)}", float(v)) for c, u, v in zip(
-        rng.integers(0, ns, n), rng.integers(0, 7, n), rng.lognormal(3, 1.5, n))]
-    cf = pd.DataFrame(rows, columns=["cell", "unit", "value"])
+    a, cf = _random_part(100 + seed)
+    kk = a.shape[0]
     full = most_sensitive_aggregation(sp.csr_matrix(a), np.zeros(kk), cf, p=15, q=100)
     quick = most_sensitive_aggregation(sp.csr_matrix(a), np.zeros(kk), cf, p=15, q=100, decide=True)
     assert quick.safe == full.safe
@@ -235,13 +241,8 @@ def test_a_total_and_its_only_part_are_not_an_aggregation(grid):
 def test_every_disclosed_unit_is_listed(seed):
     """``every=True`` lists exactly the units that some aggregation discloses to an
     attacker with a share no larger than theirs (by enumeration)."""
-    rng = np.random.default_rng(200 + seed)
-    kk, ns = 4, 6
-    a = rng.choice([-1.0, 0.0, 1.0], size=(kk, ns), p=[0.2, 0.4, 0.4])
-    a[np.arange(kk), rng.integers(0, ns, kk)] = 1.0
-    rows = [(int(c), f"u{int(u)}", float(v)) for c, u, v in zip(
-        rng.integers(0, ns, 14), rng.integers(0, 7, 14), rng.lognormal(3, 1.5, 14))]
-    cf = pd.DataFrame(rows, columns=["cell", "unit", "value"])
+    a, cf = _random_part(200 + seed)
+    kk = a.shape[0]
     got = most_sensitive_aggregation(sp.csr_matrix(a), np.zeros(kk), cf, p=15, q=100, decide=True, every=True)
     summed = cf.groupby(["cell", "unit"], as_index=False)["value"].sum()
     want = {u for u in cf["unit"].unique()
@@ -260,14 +261,8 @@ def test_a_unit_not_decided_in_its_time_is_never_called_safe(monkeypatch):
 
     cases = []
     for seed in range(20):
-        rng = np.random.default_rng(300 + seed)
-        kk, ns = 4, 6
-        a = rng.choice([-1.0, 0.0, 1.0], size=(kk, ns), p=[0.2, 0.4, 0.4])
-        a[np.arange(kk), rng.integers(0, ns, kk)] = 1.0
-        rows = [(int(c), f"u{int(u)}", float(v)) for c, u, v in zip(
-            rng.integers(0, ns, 40), rng.integers(0, 12, 40), rng.lognormal(3, 1.0, 40))]
-        cf = pd.DataFrame(rows, columns=["cell", "unit", "value"])
-        full = most_sensitive_aggregation(sp.csr_matrix(a), np.zeros(kk), cf, p=15, q=100)
+        a, cf = _random_part(300 + seed, n=40, units=12, sigma=1.0)
+        full = most_sensitive_aggregation(sp.csr_matrix(a), np.zeros(a.shape[0]), cf, p=15, q=100)
         cases.append((a, cf, full.safe))
     monkeypatch.setattr(decide_mod, "MAX_NAMED", 1)
     monkeypatch.setattr(decide_mod, "_exact", lambda *a, **k: -1.0)
