@@ -148,6 +148,10 @@ class _Loop:
         self.recent: list = []  # units disclosed in recent rounds, asked about first
         self.seen: list = []  # every unit disclosed in some round
         self.keep: set = set()  # cells added for units the oracle could not decide
+        # every unit disclosed when the loop (or a give-back) started, asked about first so
+        # that a round's check meets a disclosed unit before walking the safe ones
+        self.pending: list = []
+        self.listed = False
         self.calls = self.rounds = self.screened = 0
         self.per_round = 1
         self.cost = np.asarray(problem.cost, dtype=float)
@@ -212,11 +216,15 @@ class _Loop:
                 todo[:0] = [group[:half], group[half:]]
         if self.log:
             self.log(f"criterion 2: {int((w & ~out).sum())} of {len(cand)} added cells given back")
+        self.listed = False
         return out
 
     def _safe_for_seen(self, w: np.ndarray) -> bool:
-        """Whether the oracle proves, within :data:`GIVE_BACK_UNIT_LIMIT` per unit, that no
-        aggregation of ``w`` discloses a unit disclosed so far."""
+        """Whether no single relation of ``w`` is sensitive (the screen) and the oracle
+        proves, within :data:`GIVE_BACK_UNIT_LIMIT` per unit, that no aggregation of ``w``
+        discloses a unit disclosed so far."""
+        if self._sensitive_rows(w).size:  # the screen would withhold it again at once
+            return False
         cap, self.unit_limit = self.unit_limit, GIVE_BACK_UNIT_LIMIT
         try:
             res = self.ask(w, attacked=list(self.seen))
@@ -238,13 +246,17 @@ class _Loop:
         from tablesafe.audit import criterion2
 
         self.calls += 1
+        listing = attacked is None and not self.listed  # list every disclosed unit once
+        prefer = self.recent + [u for u in self.pending if u not in self.recent]
         try:
             res = criterion2(self.problem, w, self.cf, p=self.p, q=self.q, basis=self.basis, cache=self.cache,
-                             decide=True, prefer=self.recent, attacked=attacked,
+                             decide=True, prefer=prefer, attacked=attacked, every=listing,
                              time_limit=self.left(), unit_limit=self.unit_limit)
         except InfeasibleError as err:
             raise AuditFailure(f"criterion 2: the aggregation MIP did not decide within the time limit ({err}); "
                                "nothing is published") from err
+        if listing:
+            self.pending, self.listed = list(res.disclosed), True
         if not res.safe and res.attacked is not None and attacked is None:
             self.recent = [res.attacked] + [u for u in self.recent if u != res.attacked][:19]
             if res.attacked not in self.seen and res.status != "undecided":
