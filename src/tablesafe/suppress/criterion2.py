@@ -16,7 +16,9 @@ withheld cells is sensitive.
    few of them are withheld (optionally the first of the cheapest that ends that unit's
    disclosure), the screen run again and the oracle asked again. Withholding more never
    narrows a criterion-1 interval, so criterion 1 still holds. A unit the oracle cannot
-   decide within its time cap counts as disclosed.
+   decide within its time cap counts as disclosed. The first check lists every disclosed
+   unit; later checks ask about those (and the latest) first, so a round meets a
+   disclosed unit before walking the safe ones.
 4. Give back: once a pattern is proved safe, the cells the loop added are tried for
    publication again, most valuable first and in small groups, each kept when its
    publication lets an aggregation disclose one of the units disclosed on the way (the
