@@ -107,8 +107,7 @@ def criterion2_pattern(problem: Problem, contributions: pd.DataFrame, *, p: floa
     start = np.asarray(start, dtype=bool)
     t1 = time.monotonic()
     loop = _Loop(problem, contribution_frame(problem, contributions), leaf_basis(problem), p, q, deadline, log,
-                 unit_limit)
-    loop.per_round = max(int(per_round), 1)
+                 unit_limit, max(int(per_round), 1))
     cost = np.asarray(problem.cost, dtype=float)
     best: np.ndarray | None = None
     w, given_back = start.copy(), 0
@@ -143,7 +142,7 @@ class _Loop:
     already decided, the costs and the cells that may be withheld."""
 
     def __init__(self, problem: Problem, cf: pd.DataFrame, basis: sp.csr_matrix, p: float, q: float,
-                 deadline: float, log: Any, unit_limit: float | None = None) -> None:
+                 deadline: float, log: Any, unit_limit: float | None = None, per_round: int = 1) -> None:
         self.problem, self.cf, self.basis, self.p, self.q = problem, cf, basis, p, q
         self.deadline, self.log, self.unit_limit = deadline, log, unit_limit
         self.cache: dict = {}
@@ -155,7 +154,7 @@ class _Loop:
         self.pending: list = []
         self.listed = False
         self.calls = self.rounds = self.screened = 0
-        self.per_round = 1
+        self.per_round = per_round
         self.cost = np.asarray(problem.cost, dtype=float)
         self.allowed = ~np.isin(problem.status, (PROTECTED, EMPTY))
         self.a = problem.relations.tocsr()
@@ -167,8 +166,8 @@ class _Loop:
         self.xtotal = np.asarray(self.x.sum(axis=1)).ravel()
 
     def grow(self, w: np.ndarray, max_rounds: int, look_ahead: int) -> np.ndarray:
-        """Withhold more (screen, then one cell per sensitive aggregation the oracle
-        finds) until the oracle proves ``w`` safe; returns the proved pattern."""
+        """Withhold more (screen, then ``per_round`` cells per sensitive aggregation the
+        oracle finds) until the oracle proves ``w`` safe; returns the proved pattern."""
         w = w.copy()
         for rounds in range(max_rounds + 1):
             self.screened += self.screen(w)
@@ -180,9 +179,9 @@ class _Loop:
                                    "pattern is not proved safe; nothing is published")
             if rounds == max_rounds:
                 break
-            pick = self.break_aggregation(w, res, look_ahead)
-            extra = self.cheapest(w, res, self.per_round - 1, pick)
-            w[[pick, *extra]] = True
+            picks = self.withhold(w, res, look_ahead)
+            pick = picks[0]
+            w[picks] = True
             if res.status == "undecided":
                 self.keep.add(pick)  # never given back: deciding that unit again is slow
             self.rounds += 1
@@ -227,14 +226,11 @@ class _Loop:
         discloses a unit disclosed so far."""
         if self._sensitive_rows(w).size:  # the screen would withhold it again at once
             return False
-        cap, self.unit_limit = self.unit_limit, GIVE_BACK_UNIT_LIMIT
         try:
-            res = self.ask(w, attacked=list(self.seen))
+            res = self.ask(w, attacked=list(self.seen), unit_limit=GIVE_BACK_UNIT_LIMIT)
             return bool(res.safe and res.status == "optimal")
         except AuditFailure:
             return False
-        finally:
-            self.unit_limit = cap
 
     def left(self) -> float:
         left = self.deadline - time.monotonic()
@@ -242,9 +238,9 @@ class _Loop:
             raise AuditFailure("criterion 2: no pattern proved safe within the time limit; nothing is published")
         return left
 
-    def ask(self, w: np.ndarray, attacked: list | None = None):
+    def ask(self, w: np.ndarray, attacked: list | None = None, unit_limit: float | None = None):
         """The oracle: is some aggregation of ``w`` sensitive (disclosing one of
-        ``attacked``, when given)?"""
+        ``attacked``, when given)? ``unit_limit``: seconds per unit (default the loop's)."""
         from tablesafe.audit import criterion2
 
         self.calls += 1
@@ -253,7 +249,8 @@ class _Loop:
         try:
             res = criterion2(self.problem, w, self.cf, p=self.p, q=self.q, basis=self.basis, cache=self.cache,
                              decide=True, prefer=prefer, attacked=attacked, every=listing,
-                             time_limit=self.left(), unit_limit=self.unit_limit)
+                             time_limit=self.left(),
+                             unit_limit=self.unit_limit if unit_limit is None else unit_limit)
         except InfeasibleError as err:
             raise AuditFailure(f"criterion 2: the aggregation MIP did not decide within the time limit ({err}); "
                                "nothing is published") from err
@@ -309,28 +306,25 @@ class _Loop:
         sens = (self.p + self.q) * a1 + self.q * a2 - self.q * total
         return rows[(total > 0) & (sens >= -1e-9 * total)]
 
-    def cheapest(self, w: np.ndarray, res, k: int, pick: int) -> list[int]:
-        """Up to ``k`` more of the cheapest cells that could break ``res`` (besides ``pick``)."""
-        if k <= 0:
-            return []
-        from tablesafe.audit.aggregation import explicit_rows
-
-        used = explicit_rows(self.problem, w)[np.abs(np.asarray(res.mu, dtype=float)) > 1e-9]
-        cand = np.unique(self.a[used].indices) if len(used) else np.zeros(0, dtype=np.int64)
-        cand = cand[~w[cand] & self.allowed[cand] & (cand != pick)]
-        return cand[np.argsort(self.cost[cand], kind="stable")][:k].tolist()
-
-    def break_aggregation(self, w: np.ndarray, res, look_ahead: int) -> int:
-        """The cell to withhold against the sensitive aggregation ``res`` (see ``look_ahead``)."""
+    def withhold(self, w: np.ndarray, res, look_ahead: int) -> list[int]:
+        """The cells to withhold against the sensitive aggregation ``res``: one chosen by
+        ``look_ahead`` (see :meth:`break_aggregation`) and the next cheapest, ``per_round``
+        in all."""
         from tablesafe.audit.aggregation import explicit_rows
 
         used = explicit_rows(self.problem, w)[np.abs(np.asarray(res.mu, dtype=float)) > 1e-9]
         cand = np.unique(self.a[used].indices) if len(used) else np.zeros(0, dtype=np.int64)
         cand = cand[~w[cand] & self.allowed[cand]]
-        if not len(cand):
+        ordered = cand[np.argsort(self.cost[cand], kind="stable")]
+        pick = self.break_aggregation(w, res, look_ahead, ordered)
+        return [pick, *ordered[ordered != pick][:self.per_round - 1].tolist()]
+
+    def break_aggregation(self, w: np.ndarray, res, look_ahead: int, ordered: np.ndarray) -> int:
+        """The cell to withhold against the sensitive aggregation ``res`` among its
+        publishable cells ``ordered`` cheapest first (see ``look_ahead``)."""
+        if not len(ordered):
             raise AuditFailure(f"criterion 2: the sensitive aggregation {res.describe(self.problem.names[res.cells])} "
                                "combines relations with no publishable cell left to withhold; nothing is published")
-        ordered = cand[np.argsort(self.cost[cand], kind="stable")]
         if look_ahead <= 1 or res.attacked is None or res.status == "undecided":
             return int(ordered[0])
         for c in ordered[:look_ahead].tolist():
