@@ -139,9 +139,11 @@ def test_non_additive_table_is_reported(grid):
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_exact_bounds_one_direction_per_worker_match_fresh_lps(monkeypatch, workers):
-    """Exact intervals of a large block, one direction per forked worker (or both in this
-    process): the same bounds as fresh scipy LPs, whatever the number of workers."""
+@pytest.mark.parametrize("shape", [[[3, 4], [2, 5]], [[3], [2, 2], [4]]], ids=["2d", "3d"])
+def test_exact_bounds_in_parts_match_fresh_lps(monkeypatch, workers, shape):
+    """Exact intervals of a large block found in four parts (each direction for each half
+    of the targets, after batch LPs towards the implied bounds), in forked workers or all
+    in this process: the same bounds as fresh scipy LPs, whatever the number of workers."""
     import sys
 
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
@@ -152,9 +154,11 @@ def test_exact_bounds_one_direction_per_worker_match_fresh_lps(monkeypatch, work
     from tablesafe.suppress.fast import fast_pattern
     from tablesafe.synthetic import problem_from_data, synthetic_data
 
-    p = problem_from_data(synthetic_data([[3, 4], [2, 5]], 1_500, seed=5))
+    p = problem_from_data(synthetic_data(shape, 1_500, seed=5))
     w = fast_pattern(p).withheld
     monkeypatch.setattr(blocksolve, "SPLIT_MIN_TARGETS", 1)
+    monkeypatch.setattr(blocksolve, "BATCH_MIN_TARGETS", 2)
+    monkeypatch.setattr(blocksolve, "BATCH_LEAST_EXACT", 1)
     monkeypatch.setattr(parallel, "worker_count", lambda most=2: workers)
     res = solve_intervals(p, w)
     assert res.stats["lp_solves"] > 0
@@ -162,3 +166,27 @@ def test_exact_bounds_one_direction_per_worker_match_fresh_lps(monkeypatch, work
     for i in lo:
         assert res.lower[i] == pytest.approx(lo[i], rel=1e-6, abs=1e-6)
         assert res.upper[i] == pytest.approx(hi[i], rel=1e-6, abs=1e-6)
+
+
+def test_exact_bounds_in_parts_are_the_same_with_one_worker_or_two(monkeypatch):
+    """Determinism: every part starts from the block's shared basis with fresh tables, so
+    one process running all four parts in turn reports exactly what two workers report."""
+    import tablesafe.audit.blocksolve as blocksolve
+    import tablesafe.parallel as parallel
+    from tablesafe.suppress.fast import fast_pattern
+    from tablesafe.synthetic import problem_from_data, synthetic_data
+
+    p = problem_from_data(synthetic_data([[3], [2, 2], [4]], 1_500, seed=5))
+    w = fast_pattern(p).withheld
+    monkeypatch.setattr(blocksolve, "SPLIT_MIN_TARGETS", 1)
+    monkeypatch.setattr(blocksolve, "BATCH_MIN_TARGETS", 2)
+    monkeypatch.setattr(blocksolve, "BATCH_LEAST_EXACT", 1)
+    runs = []
+    for workers in (1, 2):
+        monkeypatch.setattr(parallel, "worker_count", lambda most=2, n=workers: n)
+        runs.append(solve_intervals(p, w))
+    assert runs[0].stats["lp_batch"] > 1 and runs[0].stats["lp_solves"] > 0
+    for key in ("lp_solves", "lp_skipped", "lp_batch"):
+        assert runs[0].stats[key] == runs[1].stats[key]
+    np.testing.assert_array_equal(runs[0].lower, runs[1].lower)
+    np.testing.assert_array_equal(runs[0].upper, runs[1].upper)
