@@ -90,62 +90,86 @@ def block_bounds(b: Block, targets: np.ndarray, goal_hi: np.ndarray, goal_lo: np
     basis and fresh tables, in forked processes where two CPUs are free: the largest
     values of a three-way block need several times the LPs of the smallest, so halves
     keep both workers busy. A part never sees another's tables, so the bounds are the
-    same with one worker or two.
+    same with one worker or two. Those LPs run over the block's roots, its relations of
+    two unknowns eliminated (:mod:`tablesafe.audit.doubletons`).
     """
-    global _SPLIT
-    imp_lo, imp_hi = implied_bounds(b.matrix, b.rhs, b.lower, b.upper)
-    imp_lo = np.maximum(imp_lo, b.lower)
-    imp_hi = np.minimum(imp_hi, b.upper)
     exact_only = (not keep and not np.isfinite(goal_hi[targets]).any()
                   and not np.isfinite(goal_lo[targets]).any())
     if exact_only and len(targets) >= SPLIT_MIN_TARGETS:
-        from tablesafe.parallel import map_forked, worker_count
+        from tablesafe.audit.doubletons import eliminate_doubletons
 
-        start = b.optimise_sum(np.zeros(len(b.cols)))   # one cold solve, shared by the parts
-        counts["lp_batch"] += 1
-        basis = b.model().getBasis() if start is not None else None
-        halves = np.array_split(targets, 2)
-        parts = [(1, halves[0]), (1, halves[1]), (-1, halves[0]), (-1, halves[1])]
-        _SPLIT = (b, basis, goal_hi, goal_lo, imp_lo, imp_hi)
-        before = b.rescaled
-        try:
-            done = map_forked(_one_part, parts, worker_count())
-        finally:
-            _SPLIT = None
+        red = eliminate_doubletons(b)
+        if red is None:
+            return _exact_in_parts(b, targets, counts)
+        roots = np.unique(red.pos[targets])
+        counts["eliminated"] = counts.get("eliminated", 0) + len(b.cols) - len(red.block.cols)
+        lo_r, hi_r, best_r = _exact_in_parts(red.block, roots, counts)
+        b.rescaled += red.block.rescaled
+        lo_c, hi_c = red.cell_bounds(lo_r, hi_r)
+        lo_out = np.full(len(b.cols), np.nan)
+        hi_out = lo_out.copy()
+        lo_out[targets], hi_out[targets] = lo_c[targets], hi_c[targets]
         best = BestTables(b.truth, False)
-        hi_out = np.full(len(b.cols), np.nan)
-        lo_out = hi_out.copy()
-        rescaled = 0
-        for (d, part), (out, c, t, r) in zip(parts, done):
-            (hi_out if d == 1 else lo_out)[part] = out[part]
-            if d == 1:
-                best.hi = np.maximum(best.hi, t)
-            else:
-                best.lo = np.minimum(best.lo, t)
-            rescaled += r
-            for key, v in c.items():
-                counts[key] = counts.get(key, 0) + v
-        b.rescaled = before + rescaled  # a worker's rescaling happened on its own copy
+        best.lo, best.hi = red.cell_bounds(best_r.lo, best_r.hi)
         return lo_out, hi_out, best
+    imp_lo, imp_hi = implied_bounds(b.matrix, b.rhs, b.lower, b.upper)
+    imp_lo = np.maximum(imp_lo, b.lower)
+    imp_hi = np.minimum(imp_hi, b.upper)
     best = BestTables(b.truth, keep)
     hi_out = _direction(b, targets, 1, goal_hi, imp_hi, best, counts)
     lo_out = _direction(b, targets, -1, goal_lo, imp_lo, best, counts)
     return lo_out, hi_out, best
 
 
+def _exact_in_parts(b: Block, targets: np.ndarray, counts: dict) -> tuple[np.ndarray, np.ndarray, BestTables]:
+    """Exact bounds of ``targets`` in four parts (see :func:`block_bounds`)."""
+    global _SPLIT
+    from tablesafe.parallel import map_forked, worker_count
+
+    imp_lo, imp_hi = implied_bounds(b.matrix, b.rhs, b.lower, b.upper)
+    imp_lo = np.maximum(imp_lo, b.lower)
+    imp_hi = np.minimum(imp_hi, b.upper)
+    start = b.optimise_sum(np.zeros(len(b.cols)))   # one cold solve, shared by the parts
+    counts["lp_batch"] += 1
+    basis = b.model().getBasis() if start is not None else None
+    halves = np.array_split(targets, 2)
+    parts = [(1, halves[0]), (1, halves[1]), (-1, halves[0]), (-1, halves[1])]
+    inf = np.full(len(b.cols), np.inf)
+    _SPLIT = (b, basis, inf, -inf, imp_lo, imp_hi)
+    before = b.rescaled
+    try:
+        done = map_forked(_one_part, parts, worker_count())
+    finally:
+        _SPLIT = None
+    best = BestTables(b.truth, False)
+    hi_out = np.full(len(b.cols), np.nan)
+    lo_out = hi_out.copy()
+    rescaled = 0
+    for (d, part), (out, c, t, r) in zip(parts, done):
+        (hi_out if d == 1 else lo_out)[part] = out[part]
+        if d == 1:
+            best.hi = np.maximum(best.hi, t)
+        else:
+            best.lo = np.minimum(best.lo, t)
+        rescaled += r
+        for key, v in c.items():
+            counts[key] = counts.get(key, 0) + v
+    b.rescaled = before + rescaled  # a worker's rescaling happened on its own copy
+    return lo_out, hi_out, best
+
+
 def _one_part(part: tuple[int, np.ndarray]) -> tuple[np.ndarray, dict, np.ndarray, int]:
     """A part worker: the bounds of its targets in its direction, the LP counts, the best
-    values it found and how often it rebuilt the block scaled. It starts from the
-    block's shared basis whatever ran before it in the same process."""
+    values it found and how often it rebuilt the block scaled. It starts from a new
+    model with the block's shared basis, whatever ran before it in the same process."""
     assert _SPLIT is not None
     b, basis, goal_hi, goal_lo, imp_lo, imp_hi = _SPLIT
     d, targets = part
     before = b.rescaled
+    b.highs = None   # a new model from the shared basis: nothing left by an earlier part
     h = b.model()
     if basis is not None:
         h.setBasis(basis)
-    else:
-        h.clearSolver()
     b._last = -2   # every cost is set again by the next LP
     best = BestTables(b.truth, False)
     counts = {"lp_solves": 0, "lp_skipped": 0, "lp_certified": 0, "lp_batch": 0}
