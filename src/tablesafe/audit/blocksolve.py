@@ -72,8 +72,8 @@ SPLIT_MIN_TARGETS = 200
 in parts, side by side in forked worker processes."""
 
 _SPLIT: tuple | None = None
-"""The block, its starting basis and the arrays the part workers read (set before they
-are forked)."""
+"""The block, its starting basis and units, and the arrays the part workers read (set
+before they are forked)."""
 
 
 def block_bounds(b: Block, targets: np.ndarray, goal_hi: np.ndarray, goal_lo: np.ndarray,
@@ -135,7 +135,7 @@ def _exact_in_parts(b: Block, targets: np.ndarray, counts: dict) -> tuple[np.nda
     halves = np.array_split(targets, 2)
     parts = [(1, halves[0]), (1, halves[1]), (-1, halves[0]), (-1, halves[1])]
     inf = np.full(len(b.cols), np.inf)
-    _SPLIT = (b, basis, inf, -inf, imp_lo, imp_hi)
+    _SPLIT = (b, basis, b.scale, inf, -inf, imp_lo, imp_hi)
     before = b.rescaled
     try:
         done = map_forked(_one_part, parts, worker_count())
@@ -163,10 +163,10 @@ def _one_part(part: tuple[int, np.ndarray]) -> tuple[np.ndarray, dict, np.ndarra
     values it found and how often it rebuilt the block scaled. It starts from a new
     model with the block's shared basis, whatever ran before it in the same process."""
     assert _SPLIT is not None
-    b, basis, goal_hi, goal_lo, imp_lo, imp_hi = _SPLIT
+    b, basis, scale, goal_hi, goal_lo, imp_lo, imp_hi = _SPLIT
     d, targets = part
     before = b.rescaled
-    b.highs = None   # a new model from the shared basis: nothing left by an earlier part
+    b.highs, b.scale = None, scale   # a new model from the shared basis: nothing left by an earlier part
     h = b.model()
     if basis is not None:
         h.setBasis(basis)
