@@ -31,7 +31,7 @@ def test_reduced_block_maps_truth_and_optima_to_tables_of_the_block(shape):
     # every optimum over the roots is a table of the original block (relations, bounds)
     for k in range(len(rb.cols)):
         for d in (1, -1):
-            val, y = rb.optimise(k, d)
+            _, y = rb.optimise(k, d)
             if y is None:
                 continue
             x = red.alpha + red.beta * y[red.pos]
