@@ -112,13 +112,17 @@ def block_bounds(b: Block, targets: np.ndarray, goal_hi: np.ndarray, goal_lo: np
         best = BestTables(b.truth, False)
         best.lo, best.hi = red.cell_bounds(best_r.lo, best_r.hi)
         return lo_out, hi_out, best
-    imp_lo, imp_hi = implied_bounds(b.matrix, b.rhs, b.lower, b.upper)
-    imp_lo = np.maximum(imp_lo, b.lower)
-    imp_hi = np.minimum(imp_hi, b.upper)
+    imp_lo, imp_hi = _implied(b)
     best = BestTables(b.truth, keep)
     hi_out = _direction(b, targets, 1, goal_hi, imp_hi, best, counts)
     lo_out = _direction(b, targets, -1, goal_lo, imp_lo, best, counts)
     return lo_out, hi_out, best
+
+
+def _implied(b: Block) -> tuple[np.ndarray, np.ndarray]:
+    """The block's bounds implied by its relations, within its a priori bounds."""
+    imp_lo, imp_hi = implied_bounds(b.matrix, b.rhs, b.lower, b.upper)
+    return np.maximum(imp_lo, b.lower), np.minimum(imp_hi, b.upper)
 
 
 def _exact_in_parts(b: Block, targets: np.ndarray, counts: dict) -> tuple[np.ndarray, np.ndarray, BestTables]:
@@ -126,16 +130,13 @@ def _exact_in_parts(b: Block, targets: np.ndarray, counts: dict) -> tuple[np.nda
     global _SPLIT
     from tablesafe.parallel import map_forked, worker_count
 
-    imp_lo, imp_hi = implied_bounds(b.matrix, b.rhs, b.lower, b.upper)
-    imp_lo = np.maximum(imp_lo, b.lower)
-    imp_hi = np.minimum(imp_hi, b.upper)
+    imp_lo, imp_hi = _implied(b)
     start = b.optimise_sum(np.zeros(len(b.cols)))   # one cold solve, shared by the parts
     counts["lp_batch"] += 1
     basis = b.model().getBasis() if start is not None else None
     halves = np.array_split(targets, 2)
     parts = [(1, halves[0]), (1, halves[1]), (-1, halves[0]), (-1, halves[1])]
-    inf = np.full(len(b.cols), np.inf)
-    _SPLIT = (b, basis, b.scale, inf, -inf, imp_lo, imp_hi)
+    _SPLIT = (b, basis, b.scale, imp_lo, imp_hi)
     before = b.rescaled
     try:
         done = map_forked(_one_part, parts, worker_count())
@@ -163,7 +164,7 @@ def _one_part(part: tuple[int, np.ndarray]) -> tuple[np.ndarray, dict, np.ndarra
     values it found and how often it rebuilt the block scaled. It starts from a new
     model with the block's shared basis, whatever ran before it in the same process."""
     assert _SPLIT is not None
-    b, basis, scale, goal_hi, goal_lo, imp_lo, imp_hi = _SPLIT
+    b, basis, scale, imp_lo, imp_hi = _SPLIT
     d, targets = part
     before = b.rescaled
     b.highs, b.scale = None, scale   # a new model from the shared basis: nothing left by an earlier part
@@ -173,7 +174,8 @@ def _one_part(part: tuple[int, np.ndarray]) -> tuple[np.ndarray, dict, np.ndarra
     b._last = -2   # every cost is set again by the next LP
     best = BestTables(b.truth, False)
     counts = {"lp_solves": 0, "lp_skipped": 0, "lp_certified": 0, "lp_batch": 0}
-    out = _direction(b, targets, d, goal_hi if d == 1 else goal_lo, imp_hi if d == 1 else imp_lo, best, counts)
+    exact = np.full(len(b.cols), d * np.inf)   # no goals: exact bounds
+    out = _direction(b, targets, d, exact, imp_hi if d == 1 else imp_lo, best, counts)
     return out, counts, (best.hi if d == 1 else best.lo), b.rescaled - before
 
 
