@@ -218,9 +218,10 @@ def test_workers_report_progress_to_the_parent(table2d):
     jobs: list[tuple[FirstPassJob, list[np.ndarray]]] = []
     real = fast_workers.run_parallel
 
-    def spy(job, groups, progress=None, poll=2.0):
+    def spy(job, groups, progress=None, poll=2.0, processes=None):
         jobs.append((job, groups))
-        return real(job, groups, Recording("fast", stream=io.StringIO(), every=0.0), poll=0.01)
+        return real(job, groups, Recording("fast", stream=io.StringIO(), every=0.0), poll=0.01,
+                    processes=processes)
 
     import tablesafe.suppress.fast as fast_mod
 
@@ -233,3 +234,17 @@ def test_workers_report_progress_to_the_parent(table2d):
     assert jobs and seen
     assert seen == sorted(seen)
     assert seen[-1] == pat.stats["targets"] - pat.stats["shared_certificates"] > 0
+
+
+def test_groups_not_workers_decide_the_pattern(table2d):
+    """With the groups fixed (``FastOptions.groups``) one process and two give the same
+    pattern and certificates, and the pattern passes the naive audit."""
+    from tablesafe.suppress.fast_options import FastOptions
+
+    opts = FastOptions(groups=2)
+    one = fast_pattern(table2d, options=opts, workers=1)
+    two = fast_pattern(table2d, options=opts, workers=2)
+    assert np.array_equal(one.withheld, two.withheld)
+    pd.testing.assert_frame_equal(one.certificates, two.certificates)
+    assert naive_audit(table2d, one.withheld) == []
+    assert check_certificates(table2d, one.withheld, one.certificates) == []

@@ -307,6 +307,34 @@ def test_large_table_path_repairs_and_proves_by_certificates(method, monkeypatch
     assert_certificates(p, pat)
 
 
+def test_subtables_leave_insiders_to_the_certificates(monkeypatch):
+    """Where local certificates complete ``modular``'s pattern the subtables protect
+    against outsiders only (the certificates cover the single respondents); where the
+    attacker-LP repair does, the subtables take the insiders too. Both patterns pass the
+    independent auditor with single-respondent insiders."""
+    import tablesafe.suppress.dispatch as dispatch
+    import tablesafe.suppress.modular as modular
+
+    seen: list[bool] = []
+    real = modular.modular_pattern
+
+    def spy(*args, **kw):
+        seen.append(kw.get("insiders", True))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(modular, "modular_pattern", spy)
+    p = table_problem(12, [[2, 2], [2], [3]], units=120)
+    pat = suppress(p, "modular", time_limit=20)
+    assert not independent_audit(p, pat.withheld)
+    monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 50)
+    monkeypatch.setattr(dispatch, "MODULAR_LP_REPAIR_MAX_CELLS", 50)
+    monkeypatch.setattr(dispatch, "AUDIT_GUIDED_MAX_CELLS", 50)
+    pat = suppress(p, "modular", time_limit=20)
+    assert pat.stats["audit"] == "certificates"
+    assert not independent_audit(p, pat.withheld)
+    assert seen == [True, False]
+
+
 def test_modular_stops_at_its_time_limit_and_stays_safe(monkeypatch):
     """A time limit too short for any subtable leaves them to the repair: the run ends
     promptly, reports the skipped subtables, and the pattern is still safe."""

@@ -120,7 +120,8 @@ def fast_pattern(
             their patterns is proved by the union of their certificates, which stay valid
             when more cells are withheld). Default: 1 below ``options.parallel_from``
             targets, else the CPUs available (at most ``options.max_workers``).
-            Results are deterministic for a given number of workers.
+            Results are deterministic for a given number of groups
+            (``options.groups``, by default the number of workers).
         give_up_after: seconds after which an unfinished first pass raises
             :class:`SolverTimeLimit` (for callers with a fallback, such as the start
             pattern of ``optimal``); the second pass then also stops at that time.
@@ -165,11 +166,14 @@ def fast_pattern(
     search = LocalSearch(space)
     if workers is None:
         workers = opts.default_workers(len(targets))
-    workers = max(1, min(int(workers), len(targets))) if len(targets) else 1
+    groups = int(workers) if opts.groups is None else int(opts.groups)
+    groups = max(1, min(groups, len(targets))) if len(targets) else 1
+    workers = max(1, min(int(workers), groups))
     bar = Progress(progress_label, total=len(targets)) if progress else None
     try:
-        if workers > 1:
-            first = merge_results(run_parallel(job, partition(targets, space.geometry, workers), bar))
+        if groups > 1:
+            parts = partition(targets, space.geometry, groups)
+            first = merge_results(run_parallel(job, parts, bar, processes=workers))
         else:
             one = FirstPass(job, search, bar)
             one.run(targets)

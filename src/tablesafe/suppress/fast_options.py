@@ -97,6 +97,11 @@ class FastOptions:
             cover are reported in ``stats["insider_unprotected"]``.
         parallel_from: number of targets from which ``workers`` defaults to the CPUs.
         max_workers: most worker processes by default.
+        groups: groups of targets protected independently of each other (the union of
+            their patterns is proved by the union of their certificates). The pattern
+            depends on this number, never on the processes that run the groups
+            (``fast_pattern``'s ``workers``). Default (``None``): as many groups as
+            workers, the behaviour before the option existed.
     """
 
     max_hops: int = 6
@@ -123,6 +128,7 @@ class FastOptions:
     insider_hops: int = 3
     parallel_from: int = 20_000
     max_workers: int = 2
+    groups: int | None = None
 
     def for_table(self, cells: int, structured: bool = True) -> FastOptions:
         """These options with the size-dependent defaults (``box_levels``, ``max_box``,

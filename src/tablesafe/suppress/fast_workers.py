@@ -5,7 +5,7 @@ Each worker receives the picklable :class:`~tablesafe.suppress.fast_first_pass.F
 and its group, and protects the group with a solver of its own
 (:func:`~tablesafe.suppress.fast_first_pass.run_group`). The union of the groups'
 patterns is proved by the union of their certificates, which stay valid when more cells
-are withheld. Results are deterministic for a given number of workers.
+are withheld. Results are deterministic for a given number of groups.
 """
 
 from __future__ import annotations
@@ -77,12 +77,14 @@ def _run_counted(job: FirstPassJob, group: np.ndarray) -> FirstPassResult:
 
 
 def run_parallel(job: FirstPassJob, groups: list[np.ndarray], progress: Progress | None = None,
-                 poll: float = 2.0) -> list[FirstPassResult]:
-    """Protect every group in a forked worker process; their results, in order. While they
-    run, ``progress`` shows how many targets the workers have protected together."""
+                 poll: float = 2.0, processes: int | None = None) -> list[FirstPassResult]:
+    """Protect every group in a forked worker process (``processes`` of them, default one
+    per group); their results, in order, the same whatever the number of processes. While
+    they run, ``progress`` shows how many targets the workers have protected together."""
     ctx = mp.get_context("fork")
     count = ctx.Value("q", 0)
-    with ctx.Pool(len(groups), initializer=_share_count, initargs=(count,)) as pool:
+    procs = len(groups) if processes is None else max(1, min(int(processes), len(groups)))
+    with ctx.Pool(procs, initializer=_share_count, initargs=(count,)) as pool:
         pending = pool.starmap_async(_run_counted, [(job, group) for group in groups])
         while not pending.ready():
             pending.wait(poll)
