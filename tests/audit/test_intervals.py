@@ -190,3 +190,42 @@ def test_exact_bounds_in_parts_are_the_same_with_one_worker_or_two(monkeypatch):
         assert runs[0].stats[key] == runs[1].stats[key]
     np.testing.assert_array_equal(runs[0].lower, runs[1].lower)
     np.testing.assert_array_equal(runs[0].upper, runs[1].upper)
+
+
+def test_lps_start_from_the_basis_of_the_table_behind_the_best_value(monkeypatch):
+    """Each exact-bound LP restarts from the optimal basis of the table that gives the
+    cell its best known value (when that is not the model's last basis), the store of
+    bases pruned to those still behind a best value; the bounds stay those of fresh LPs."""
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from _oracle import exact_bounds
+
+    import tablesafe.audit.blocksolve as blocksolve
+    from tablesafe.suppress.fast import fast_pattern
+    from tablesafe.synthetic import problem_from_data, synthetic_data
+
+    p = problem_from_data(synthetic_data([[3], [2, 2], [4]], 1_500, seed=5))
+    w = fast_pattern(p).withheld
+    starts = []
+    real = blocksolve._warm_start
+
+    def counting(b, best, k, d):
+        used_by = set(best.src_hi.tolist()) | set(best.src_lo.tolist())
+        assert len(set(best.bases) - used_by) <= 3
+        used = real(b, best, k, d)
+        if used:
+            pid, _ = best.basis_of(k, d)
+            assert (best.src_hi if d == 1 else best.src_lo)[k] == pid
+        starts.append(used)
+        return used
+
+    monkeypatch.setattr(blocksolve, "BASES_KEPT", 3)
+    monkeypatch.setattr(blocksolve, "_warm_start", counting)
+    monkeypatch.setattr(blocksolve, "SPLIT_MIN_TARGETS", 10**9)
+    res = solve_intervals(p, w)
+    assert any(starts)
+    lo, hi = exact_bounds(p, w)
+    for i in lo:
+        assert res.lower[i] == pytest.approx(lo[i], rel=1e-6, abs=1e-6)
+        assert res.upper[i] == pytest.approx(hi[i], rel=1e-6, abs=1e-6)
