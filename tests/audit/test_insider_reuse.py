@@ -33,3 +33,30 @@ def test_kept_tables_give_the_same_findings_with_fewer_lps(monkeypatch):
 
     pd.testing.assert_frame_equal(norm(with_tables), norm(without))
     assert kept["insider_lp_solves"] + kept["insider_reused"] == none["insider_lp_solves"]
+
+
+def test_joint_tests_from_the_targets_own_basis_give_the_same_findings(monkeypatch):
+    """The joint tests start from the basis of the target's own optimum in the base audit
+    (``singletons.WARM_STARTS``); a basis only decides where the simplex starts, so the
+    findings are those of the tests started wherever the last LP left the model."""
+    p = problem_from_data(synthetic_preset("1k3d", seed=1), p=15, use_holdings=True)
+    w, _ = modular_pattern(p, Bounds.of(p, singleton=False), workers=1)
+    w = w | p.sensitive
+    started: list[bool] = []
+    real = singletons._BlockCheck._warm
+
+    def counting(self, k, d):
+        started.append((int(self.b.cols[k]), d) in self.base.bases)
+        return real(self, k, d)
+
+    monkeypatch.setattr(singletons._BlockCheck, "_warm", counting)
+    warm = insider_findings(p, w)
+    assert any(started)
+    monkeypatch.setattr(singletons, "WARM_STARTS", False)
+    cold = insider_findings(p, w)
+
+    def norm(f: pd.DataFrame) -> pd.DataFrame:
+        return f.sort_values(["target", "attacker"]).reset_index(drop=True)
+
+    assert len(warm) > 0
+    pd.testing.assert_frame_equal(norm(warm), norm(cold))

@@ -22,7 +22,6 @@ import numpy as np
 from tablesafe.audit.block import Block
 from tablesafe.audit.propagate import implied_bounds
 
-
 BASES_KEPT = 512
 """Optimal bases a :class:`BestTables` keeps before it drops those no cell's best value
 comes from."""

@@ -150,6 +150,9 @@ class IntervalResult:
             table where the bound is exact); direction ``+1`` max, ``-1`` min.
         moves: like ``points``, the table closest to the truth that moves the cell by its
             protection level (only with ``certify``; see :meth:`Block.smallest_move`).
+        bases: like ``points``, the HiGHS basis of that table where it was an LP's
+            optimum (only with ``keep_points``): later LPs on the block with a few more
+            bounds (the insider checks) start from it.
         stats: counts and seconds.
     """
 
@@ -160,6 +163,7 @@ class IntervalResult:
     blocks: list[Block]
     points: dict = field(default_factory=dict)
     moves: dict = field(default_factory=dict)
+    bases: dict = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
 
 
@@ -311,6 +315,7 @@ def solve_intervals(
     lower[alone] = problem.lower[alone]
     upper[alone] = problem.upper[alone]
     points: dict = {}
+    bases: dict = {}
     if keep_points:
         for i in np.flatnonzero(alone & want):
             for d, bound in ((1, problem.upper[i]), (-1, problem.lower[i])):
@@ -342,6 +347,9 @@ def solve_intervals(
                         diff = np.abs(x - b.truth) > tol_truth
                         sx = sparse_of[id(x)] = (b.cols[diff], x[diff])
                     points[(int(b.cols[k]), d)] = sx
+                    _, basis = best.basis_of(k, d)
+                    if basis is not None:
+                        bases[(int(b.cols[k]), d)] = basis
     tracker(done=True)
     moves: dict = {}
     if certify:
@@ -355,7 +363,7 @@ def solve_intervals(
     }
     stats["seconds"] = time.perf_counter() - t0
     return IntervalResult(lower=lower, upper=upper, exact=exact, block=label,
-                          blocks=blocks, points=points, moves=moves, stats=stats)
+                          blocks=blocks, points=points, moves=moves, bases=bases, stats=stats)
 
 
 def _smallest_moves(problem: Problem, blocks: list[Block], label: np.ndarray,

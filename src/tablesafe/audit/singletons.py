@@ -59,6 +59,11 @@ POOL_ROWS = 32
 BATCH_MIN = 4
 """Fewest open targets of one insider and direction for which batch LPs are tried."""
 BATCH_ROUNDS = 3
+WARM_STARTS = True
+"""Joint tests start from the basis of the target's own optimum in the base audit (on a
+150-target sample of the 13,851-cell three-way table's `modular` pattern: insider checks
+55 s instead of 62 s, 879 block LPs instead of 963; the per-insider LPs are faster from
+their predecessor's basis, whose tables answer more later pairs)."""
 KEEP_TABLES = 8
 """Most block tables kept per target and direction for the insiders still to check."""
 
@@ -249,6 +254,7 @@ class _BlockCheck:
         self._local: tuple[int, np.ndarray, object] | None = None
         self._cost_key: tuple[int, int] | None = None
         self._reaching: dict[tuple[int, int], list[np.ndarray]] = {}
+        self._warm_key: tuple[int, int] | None = None
 
     # --- main loop ----------------------------------------------------------------
 
@@ -306,6 +312,7 @@ class _BlockCheck:
         """Block LPs with the cell of insider ``s`` fixed: batch LPs push all its open
         targets at once, then each one still short of its goal gets its own (exact) LP."""
         b = self.b
+        self._warm_key = None       # these LPs leave the model's basis elsewhere
         fixed = np.array([s])
         b.set_bounds(fixed, self.truth[fixed], self.truth[fixed])
         try:
@@ -445,6 +452,7 @@ class _BlockCheck:
         b.set_bounds(fixed, self.truth[fixed], self.truth[fixed])
         binding = np.zeros(0, dtype=np.int64)
         try:
+            self._warm(k, d)
             val, x = b.optimise(k, d)
             if x is not None and b.highs is not None and fixed.size > 1:
                 dual = np.asarray(b.highs.getSolution().col_dual, dtype=float)[fixed]
@@ -453,6 +461,17 @@ class _BlockCheck:
             b.set_bounds(fixed, b.lower[fixed], b.upper[fixed])
         self.counts["insider_lp_solves"] = self.counts.get("insider_lp_solves", 0) + 1
         return val, binding
+
+    def _warm(self, k: int, d: int) -> None:
+        """Start the next joint test of (``k``, ``d``) from the basis of the target's own
+        optimum in the base audit (when there is one, unless the model's basis is that
+        of the target's previous test)."""
+        if not WARM_STARTS:
+            return
+        basis = self.base.bases.get((int(self.b.cols[k]), d))
+        if basis is not None and self._warm_key != (k, d):
+            self.b.model().setBasis(basis)
+            self._warm_key = (k, d)
 
     def _block_reaches(self, k: int, d: int, need: float,
                        fixed: np.ndarray) -> tuple[bool, np.ndarray]:
