@@ -223,9 +223,16 @@ def test_lps_start_from_the_basis_of_the_table_behind_the_best_value(monkeypatch
     monkeypatch.setattr(blocksolve, "BASES_KEPT", 3)
     monkeypatch.setattr(blocksolve, "_warm_start", counting)
     monkeypatch.setattr(blocksolve, "SPLIT_MIN_TARGETS", 10**9)
+    monkeypatch.setattr(blocksolve, "WARM_FROM_STEPS", 0)
     res = solve_intervals(p, w)
     assert any(starts)
     lo, hi = exact_bounds(p, w)
     for i in lo:
         assert res.lower[i] == pytest.approx(lo[i], rel=1e-6, abs=1e-6)
         assert res.upper[i] == pytest.approx(hi[i], rel=1e-6, abs=1e-6)
+    # LPs that take few simplex steps do not start from the best table's basis
+    starts.clear()
+    monkeypatch.setattr(blocksolve, "WARM_FROM_STEPS", 10**9)
+    cold = solve_intervals(p, w, keep_points=True)
+    assert not starts
+    np.testing.assert_allclose(cold.upper[w], res.upper[w], rtol=1e-6, atol=1e-6)
