@@ -65,15 +65,20 @@ class BestTables:
         elif d == -1:
             self.src_lo[k] = pid
 
+    def source(self, k: int, d: int) -> int:
+        """The number of the table behind the best value of cell ``k`` in direction ``d``
+        (-1: the true table)."""
+        return int((self.src_hi if d == 1 else self.src_lo)[k])
+
     def basis_of(self, k: int, d: int) -> tuple[int, object | None]:
         """The number and the basis of the table behind the best value of cell ``k`` in
         direction ``d`` (basis None when not recorded)."""
-        pid = int((self.src_hi if d == 1 else self.src_lo)[k])
+        pid = self.source(k, d)
         return pid, self.bases.get(pid)
 
     def point(self, k: int, d: int) -> np.ndarray | None:
         """The table behind the best value of cell ``k`` in direction ``d`` (if kept)."""
-        pid = (self.src_hi if d == 1 else self.src_lo)[k]
+        pid = self.source(k, d)
         if pid < 0 or not self.keep:
             return None
         return self.store[pid]
