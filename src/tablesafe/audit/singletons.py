@@ -9,17 +9,27 @@ lpl``). Feasible tables form a convex set, so
    true value (or one has it equal), a convex combination of them keeps ``x_s`` and
    reaches the goal. The audit's stored optimal tables settle most pairs this way,
    without an LP.
-2. *All open insiders at once.* For the insiders still open, one LP fixes all their
-   cells together and maximises ``d x_t``: if it reaches the goal, that one table
-   answers every one of them. The LP is tried first on the target's neighbourhood
-   (cells further away held at their true values: its tables are feasible for the
-   whole block), then on the whole block.
-3. *Halving.* When the joint LP fails, the open insiders are split in two and each half
-   is tested the same way, down to single insiders; the LP of a single insider is the
-   exact bound of the original check, and a finding when it misses the goal.
+2. *All open insiders at once.* Every insider still open is moved the same way (above
+   or below its true value) by all the stored tables that reach the goal. One LP holds
+   all of them on the other side of their true values (``x_s <= value`` for those the
+   tables move up, ``>=`` for those they move down) and maximises ``d x_t``: if it
+   reaches the goal, its table and a stored one bracket every such ``x_s``, and for
+   each insider a convex combination of the two keeps ``x_s`` and reaches the goal. The
+   LP is tried on the target's neighbourhoods first, smallest first (cells further away
+   held at their true values: their tables are feasible for the whole block), then on
+   the whole block.
+3. *Peeling.* When the joint LP misses the goal, the held cells with a non-zero reduced
+   cost are set aside and the rest is tested again; the cells set aside are tested one
+   by one (on the neighbourhood, then with the block LP of step 5). Held on one side, a
+   single insider misses the goal exactly when held at its value does (the largest
+   ``d x_t`` with ``x_s`` fixed is concave in the value it is fixed at, and a reaching
+   table has ``x_s`` beyond it).
 4. *Kept tables.* The block tables these LPs find that reach a target's goal are kept
    (a few per target and direction) and answer the target's later insiders the way the
    stored tables of step 1 do, before their own LP.
+5. *Per insider.* The insiders still open are checked with the block LP that fixes
+   their cell (batch LPs first for an insider with many open targets); its optimum is
+   the exact bound of the finding when it misses the goal.
 
 Every "protected" is backed by a feasible table that keeps the insider's cell fixed,
 every finding by the LP optimum with only that cell fixed, so verdicts equal those of
@@ -40,6 +50,7 @@ from tablesafe.audit import lp as _lp
 from tablesafe.audit.block import Block
 from tablesafe.audit.intervals import IntervalResult
 from tablesafe.audit.result import verdict_of
+from tablesafe.audit.stored_tables import StoredTables
 from tablesafe.parallel import map_forked, worker_count
 from tablesafe.problem import Problem
 from tablesafe.structure.insiders import InsiderModel
@@ -47,13 +58,15 @@ from tablesafe.structure.neighbours import neighbours
 
 DUAL_TOL = 1e-9
 """Reduced cost (in the LP's units) above which a fixed cell counts as binding."""
-LOCAL_HOPS = 5
-"""Relation hops around a target that make its neighbourhood (a three-way table's
-smallest cycle, a cube of eight cells, spans three)."""
+LOCAL_LEVELS = ((5, 2000), (12, 4500))
+"""Neighbourhoods tried around a target, smallest first: (relation hops, most cells; a
+hop that would pass the cap is not taken). A three-way table's smallest cycle, a cube of
+eight cells, spans three hops. On the one 6,445-cell block of a generated 13,851-cell
+three-way `modular` pattern (100 sampled targets, one process) the insider checks took
+65 s with the first level alone (440 whole-block LPs for single insiders, 65-75 ms each,
+and 169 for joint tests, 190 ms), 41 s with the second alone (1,168 of its LPs, 31 ms)."""
 POOL_MAX_ENTRIES = 50_000_000
 """Most deviations the stored tables of one block may hold (about 600 MB)."""
-LOCAL_CAP = 2000
-"""Most cells of a neighbourhood: a hop that would pass it is not taken."""
 POOL_ROWS = 32
 """Most stored tables tried per target and direction before the LPs decide."""
 BATCH_MIN = 4
@@ -65,6 +78,9 @@ WARM_STARTS = True
 55 s instead of 62 s, 879 block LPs instead of 963). The per-insider LPs keep their
 predecessor's basis: started from the target's own, each was faster but their tables
 answered fewer later pairs (1,619 LPs, 80 s)."""
+HALF_OPEN = True
+"""Joint tests hold each open insider's cell only on the side of its true value that the
+target's reaching tables do not move it to (:meth:`_BlockCheck._held`)."""
 KEEP_TABLES = 8
 """Most block tables kept per target and direction for the insiders still to check."""
 
@@ -146,7 +162,7 @@ class _Job:
                  recheck: tuple[np.ndarray, np.ndarray] | None) -> None:
         self.problem, self.base, self.free, self.model = problem, base, free, model
         self.up_need, self.dn_need, self.rel_tol, self.recheck = up_need, dn_need, rel_tol, recheck
-        self.stored: dict[int, _Stored] = {}
+        self.stored: dict[int, StoredTables] = {}
 
     def run(self, part: tuple[int, np.ndarray]) -> tuple[list[dict], dict]:
         """The findings and counts of one part."""
@@ -164,7 +180,7 @@ class _Job:
         count = Counter(bi for bi, _ in parts)
         for bi in sorted(bi for bi, n in count.items() if n > 1):
             b = self.base.blocks[bi]
-            self.stored[bi] = _Stored(b, self.base, np.flatnonzero(self.free[b.cols]))
+            self.stored[bi] = StoredTables(b, self.base, np.flatnonzero(self.free[b.cols]), POOL_MAX_ENTRIES)
 
 
 _JOB: _Job | None = None
@@ -175,54 +191,6 @@ def _run_part(part: tuple[int, np.ndarray]) -> tuple[list[dict], dict]:
     return _JOB.run(part)
 
 
-class _Stored:
-    """The base audit's stored tables of one block, as deviations from the true table:
-    one sparse row each (distinct), the true table (no deviation) first, with the row of
-    each target's own optimum.
-
-    A stored table moves few cells, so the rows stay sparse however large the block; a
-    dense pool of a 20,000-cell block took longer to search than the LPs it saved. Built
-    once per block and shared by its parts (in forked workers too).
-    """
-
-    def __init__(self, b: Block, base: IntervalResult, single: np.ndarray) -> None:
-        truth = b.truth
-        self.own: dict[tuple[int, int], int] = {}
-        starts, index, dev = [0], [], []
-        seen: set[tuple[bytes, bytes]] = set()
-        seen_ids: set[int] = set()  # tables shared by several cells (one object each)
-        nnz = 0
-        for j, k in enumerate(b.cols.tolist()):
-            for d in (1, -1):
-                pt = base.points.get((k, d))
-                if pt is None or id(pt) in seen_ids:
-                    continue
-                seen_ids.add(id(pt))
-                key = (pt[0].tobytes(), pt[1].tobytes())
-                if key in seen:
-                    continue
-                seen.add(key)
-                self.own[(j, d)] = len(starts)
-                loc = np.searchsorted(b.cols, pt[0])
-                index.append(loc)
-                dev.append(np.asarray(pt[1], dtype=float) - truth[loc])
-                nnz += loc.size
-                starts.append(nnz)
-            if nnz >= POOL_MAX_ENTRIES:
-                break                   # enough to shortcut; the LPs decide the rest
-        n = b.cols.size
-        rows = sp.csr_matrix((np.concatenate([np.zeros(0)] + dev),
-                              np.concatenate([np.zeros(0, dtype=np.int64)] + index),
-                              np.array([0] + starts)), shape=(len(starts), n))
-        rows.sum_duplicates()
-        self.rows = rows
-        self.cols = rows.tocsc()
-        # the deviations of the insiders' cells only (what the pool search looks at:
-        # scattering whole rows of a large block took a quarter of the insider checks on
-        # a 61,000-cell two-way table)
-        self.single_rows = rows[:, single].tocsr()
-
-
 class _BlockCheck:
     """The insider checks of one block (local indices into ``b.cols`` throughout)."""
 
@@ -230,7 +198,7 @@ class _BlockCheck:
                  model: InsiderModel, up_need: np.ndarray, dn_need: np.ndarray,
                  rel_tol: float, counts: dict,
                  recheck: tuple[np.ndarray, np.ndarray] | None = None,
-                 stored: _Stored | None = None) -> None:
+                 stored: StoredTables | None = None) -> None:
         self.p = problem
         self.recheck = recheck
         self.b = b
@@ -244,7 +212,7 @@ class _BlockCheck:
         self.truth = b.truth
         self.tol = 1e-9 * (1.0 + np.abs(self.truth))
         if stored is None:
-            stored = _Stored(b, base, single)
+            stored = StoredTables(b, base, single, POOL_MAX_ENTRIES)
         self._own = stored.own          # (local target, direction) -> its stored row
         self.pool = stored.rows, stored.cols
         self._pool_single = stored.single_rows
@@ -252,10 +220,12 @@ class _BlockCheck:
         self._scratch = np.zeros(single.size)
         self.csc = sp.csc_matrix(b.matrix)
         self.csr = sp.csr_matrix(b.matrix)
-        self._local: tuple[int, np.ndarray, object] | None = None
-        self._cost_key: tuple[int, int] | None = None
+        self._local: dict[int, tuple[np.ndarray, object]] = {}
+        self._local_key = -1
+        self._cost_key: dict[int, tuple[int, int] | None] = {}
         self._reaching: dict[tuple[int, int], list[np.ndarray]] = {}
         self._warm_key: tuple[int, int] | None = None
+        self._side = np.zeros(self.truth.size, dtype=np.int8)
 
     # --- main loop ----------------------------------------------------------------
 
@@ -283,30 +253,39 @@ class _BlockCheck:
                 if open_.size:
                     for s in self._suspects(k, d, need, open_).tolist():
                         suspects.setdefault(s, []).append((k, d, need))
-        self._local = None
+        self._local, self._local_key = {}, -1
         for s, todo in suspects.items():
             self._by_insider(s, todo, found)
         for k, fk in found.items():
             self._record(k, {1: self.up_need[k], -1: self.dn_need[k]}, fk, records)
 
     def _suspects(self, k: int, d: int, need: float, group: np.ndarray) -> np.ndarray:
-        """The insiders of ``group`` that joint tests against (``k``, ``d``) leave open:
-        with the neighbourhood LP when it reaches the goal at all, else with the block
-        LP; each test that misses names the cells to set aside (:meth:`_peel`)."""
-        if self.b.cols.size > LOCAL_CAP:
-            # all open insiders held at once first: when that reaches the goal, one LP
-            # answers them all; otherwise the neighbourhood must reach it at all
-            first = self._local_reaches(k, d, need, group)
+        """The insiders of ``group`` that joint tests against (``k``, ``d``) leave open.
+
+        Each neighbourhood of ``LOCAL_LEVELS`` smaller than the block in turn: when all
+        open insiders held at once reach the goal, one LP answers them all; when the
+        neighbourhood reaches it at all, the tests that miss name the cells to set aside
+        (:meth:`_peel`) and each of those is tested alone; what stays open goes to the
+        next level. When no neighbourhood reaches the goal, joint block LPs decide."""
+        reached = False
+        for level, (_hops, cap) in enumerate(LOCAL_LEVELS):
+            if self.b.cols.size <= cap:
+                break
+            first = self._local_reaches(level, k, d, need, group)
             if first[0]:
                 return group[:0]
-            if self._local_reaches(k, d, need, group[:0])[0]:
-                cands = self._peel(lambda f: self._local_reaches(k, d, need, f), group, first)
-                return np.array([s for s in cands.tolist()
-                                 if not self._local_reaches(k, d, need, np.array([s]))[0]],
-                                dtype=np.int64)
-        if group.size > 1:
-            return self._peel(lambda f: self._block_reaches(k, d, need, f), group)
-        return group
+            if self._local_reaches(level, k, d, need, group[:0])[0]:
+                reached = True
+                cands = self._peel(lambda f, lv=level: self._local_reaches(lv, k, d, need, f),
+                                   group, first)
+                group = np.array([s for s in cands.tolist()
+                                  if not self._local_reaches(level, k, d, need, np.array([s]))[0]],
+                                 dtype=np.int64)
+                if group.size == 0:
+                    return group
+        if reached or group.size <= 1:
+            return group
+        return self._peel(lambda f: self._block_reaches(k, d, need, f), group)
 
     def _by_insider(self, s: int, todo: list[tuple[int, int, float]],
                     found: dict[int, dict[int, dict[int, float]]]) -> None:
@@ -386,6 +365,8 @@ class _BlockCheck:
         lo, hi = cols.indptr[k], cols.indptr[k + 1]
         at_k[cols.indices[lo:hi]] = cols.data[lo:hi]
         reach = np.flatnonzero(d * (self.truth[k] + at_k) >= d * need)
+        # the side the reaching tables move each open insider's cell to (0: no table)
+        self._side = np.zeros(self.truth.size, dtype=np.int8)
         if reach.size == 0:
             return att
         own = self._own.get((k, d))
@@ -422,6 +403,7 @@ class _BlockCheck:
             if cand.size == 0:
                 break
         self.counts["insider_pool"] = self.counts.get("insider_pool", 0) + att.size - cand.size
+        self._side[self.single[cand]] = np.where(open_lo, 1, -1)
         return self.single[cand]
 
     def _peel(self, test, group: np.ndarray, first: tuple[bool, np.ndarray] | None = None) -> np.ndarray:
@@ -446,11 +428,27 @@ class _BlockCheck:
 
     # --- LPs ------------------------------------------------------------------------
 
-    def _block_max(self, k: int, d: int, fixed: np.ndarray) -> tuple[float, np.ndarray]:
+    def _held(self, cells: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+              half: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Bounds that hold ``cells`` in a test: at their true values, or with ``half``
+        only on the side the reaching tables do not move them to (:meth:`_open_after_pool`):
+        a table that reaches the goal with such a cell on its side of the true value and
+        a reaching table beyond it have a convex combination that keeps the cell and
+        reaches the goal."""
+        v = self.truth[cells]
+        if not half:
+            return v, v
+        side = self._side[cells]
+        return np.where(side > 0, lower, v), np.where(side < 0, upper, v)
+
+    def _block_max(self, k: int, d: int, fixed: np.ndarray,
+                   half: bool = False) -> tuple[float, np.ndarray]:
         """``d``-optimum of local cell ``k`` over the block with ``fixed`` at their
-        values, and the fixed cells with a non-zero reduced cost."""
+        values (``half``: see :meth:`_held`), and the fixed cells with a non-zero
+        reduced cost."""
         b = self.b
-        b.set_bounds(fixed, self.truth[fixed], self.truth[fixed])
+        lo, hi = self._held(fixed, b.lower[fixed], b.upper[fixed], half)
+        b.set_bounds(fixed, lo, hi)
         binding = np.zeros(0, dtype=np.int64)
         try:
             self._warm(k, d)
@@ -463,33 +461,40 @@ class _BlockCheck:
         self.counts["insider_lp_solves"] = self.counts.get("insider_lp_solves", 0) + 1
         return val, binding
 
-    def _warm(self, k: int, d: int) -> None:
+    def _warm(self, k: int, d: int) -> bool:
         """Start the next joint test of (``k``, ``d``) from the basis of the target's own
         optimum in the base audit (when there is one, unless the model's basis is that
         of the target's previous test)."""
         if not WARM_STARTS:
-            return
+            return False
         basis = self.base.bases.get((int(self.b.cols[k]), d))
         if basis is not None and self._warm_key != (k, d):
             self.b.model().setBasis(basis)
             self._warm_key = (k, d)
+            return True
+        return False
 
     def _block_reaches(self, k: int, d: int, need: float,
                        fixed: np.ndarray) -> tuple[bool, np.ndarray]:
-        val, binding = self._block_max(k, d, fixed)
+        val, binding = self._block_max(k, d, fixed, half=HALF_OPEN)
         self.counts["insider_lp_joint"] = self.counts.get("insider_lp_joint", 0) + 1
         return bool(d * val >= d * need), binding
 
-    def _neighbourhood(self, k: int):
-        """(cells, HiGHS model) of the neighbourhood of local cell ``k`` (cached)."""
-        if self._local is not None and self._local[0] == k:
-            return self._local[1], self._local[2]
+    def _neighbourhood(self, level: int, k: int):
+        """(cells, HiGHS model) of the neighbourhood of local cell ``k`` at ``level`` of
+        ``LOCAL_LEVELS`` (cached for the current target)."""
+        if self._local_key != k:
+            self._local, self._local_key = {}, k
+        got = self._local.get(level)
+        if got is not None:
+            return got
+        hops, cap = LOCAL_LEVELS[level]
         csc, csr = self.csc, self.csr
         cells = np.array([k])
-        for _ in range(LOCAL_HOPS):
+        for _ in range(hops):
             rows = neighbours(csc, cells)
             more = np.union1d(cells, neighbours(csr, rows))
-            if more.size > LOCAL_CAP:
+            if more.size > cap:
                 break
             cells = more
         rows = neighbours(csc, cells)
@@ -502,26 +507,27 @@ class _BlockCheck:
         h.setOptionValue("presolve", "off")
         _lp.pass_lp(h, np.zeros(cells.size), self.b.lower[cells] / s, self.b.upper[cells] / s,
                     a[:, cells], rhs / s, rhs / s)
-        self._local = (k, cells, h)
-        self._cost_key = None
+        self._local[level] = (cells, h)
+        self._cost_key[level] = None
         return cells, h
 
-    def _local_reaches(self, k: int, d: int, need: float,
+    def _local_reaches(self, level: int, k: int, d: int, need: float,
                        fixed: np.ndarray) -> tuple[bool, np.ndarray]:
-        """Whether the neighbourhood LP with ``fixed`` held reaches ``need``, and the
-        fixed cells with a non-zero reduced cost."""
-        cells, h = self._neighbourhood(k)
+        """Whether the LP of the neighbourhood at ``level`` with ``fixed`` held reaches
+        ``need``, and the fixed cells with a non-zero reduced cost."""
+        cells, h = self._neighbourhood(level, k)
         s = self.b._units()
         inn = np.flatnonzero(np.isin(cells, fixed)).astype(np.int32)
         kk = int(np.searchsorted(cells, k))
-        if self._cost_key != (k, d):
+        if self._cost_key.get(level) != (k, d):
             cost = np.zeros(cells.size)
             cost[kk] = -float(d)
             h.changeColsCost(cells.size, np.arange(cells.size, dtype=np.int32), cost)
-            self._cost_key = (k, d)
+            self._cost_key[level] = (k, d)
         if inn.size:
-            v = self.truth[cells[inn]] / s
-            h.changeColsBounds(inn.size, inn, v, v)
+            c = cells[inn]
+            lo, hi = self._held(c, self.b.lower[c], self.b.upper[c], HALF_OPEN)
+            h.changeColsBounds(inn.size, inn, _lp._finite(lo / s), _lp._finite(hi / s))
         binding = np.zeros(0, dtype=np.int64)
         try:
             h.run()

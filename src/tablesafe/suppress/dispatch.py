@@ -338,9 +338,11 @@ def _audit_guided(method: str, problem: Problem, capacity: bool, singleton: bool
     """Whether the pattern is repaired by :func:`_audit_guided_repair`.
 
     Not with singleton protection on three-way tables: the insider audit of blocks of
-    thousands of cells takes longer than the certificates (measured: 1,206 s on the
-    13,750-cell three-way tau-ARGUS pattern of ``benchmarks/audit.py``; 738 s on
-    ``modular``'s pattern of the generated 13,851-cell three-way table with holdings)."""
+    thousands of cells takes longer than the certificates (measured: 367 s on the
+    13,750-cell three-way tau-ARGUS pattern of ``benchmarks/audit.py``; 334 s on
+    ``modular``'s pattern of the generated 13,851-cell three-way table with holdings,
+    whose 2,014 failing attacks then need full-table attacker LPs, against an automatic
+    limit of 337 s for the whole run)."""
     three_way = problem.model is not None and len(problem.model.dims) >= 3
     return (method == "modular" and not capacity and not (singleton and three_way)
             and _lp_repair_max(method, problem) < problem.n <= AUDIT_GUIDED_MAX_CELLS)

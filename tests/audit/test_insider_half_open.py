@@ -1,0 +1,67 @@
+"""The joint insider tests hold each open insider's cell only on the side of its true
+value that the target's reaching tables do not move it to (``singletons.HALF_OPEN``),
+on neighbourhoods of two sizes before the block (``singletons.LOCAL_LEVELS``). A
+table found that way and a reaching stored table bracket the cell, so a convex
+combination keeps it and reaches the goal: the findings must be those of tests that fix
+the cells, with fewer whole-block LPs. (tests/audit/test_insider_property.py checks the
+findings against one fresh LP per pair.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tablesafe.audit import insider_findings, singletons
+from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.modular import modular_pattern
+from tablesafe.synthetic import problem_from_data, synthetic_preset
+
+
+@pytest.fixture(scope="module")
+def case():
+    # a generated three-way table of 1,296 cells with holdings, and a pattern made without
+    # singleton protection, so that single respondents do find cells to narrow
+    p = problem_from_data(synthetic_preset("1k3d", seed=1), p=15, use_holdings=True)
+    w, _ = modular_pattern(p, Bounds.of(p, singleton=False), workers=1)
+    return p, w | p.sensitive
+
+
+def _norm(f: pd.DataFrame) -> pd.DataFrame:
+    return f.sort_values(["target", "attacker"]).reset_index(drop=True)
+
+
+def test_half_open_tests_give_the_same_findings_with_fewer_block_lps(case, monkeypatch):
+    p, w = case
+    held: list[np.ndarray] = []
+    real = singletons._BlockCheck._held
+
+    def recording(self, cells, lower, upper, half):
+        lo, hi = real(self, cells, lower, upper, half)
+        if half:
+            held.append(lo < hi)
+        return lo, hi
+
+    monkeypatch.setattr(singletons._BlockCheck, "_held", recording)
+    half: dict = {}
+    got = insider_findings(p, w, stats=half)
+    # some cells were held on one side only
+    assert any(h.any() for h in held)
+    monkeypatch.setattr(singletons, "HALF_OPEN", False)
+    fixed: dict = {}
+    want = insider_findings(p, w, stats=fixed)
+    assert len(want) > 0
+    pd.testing.assert_frame_equal(_norm(got), _norm(want))
+    assert half["insider_lp_solves"] < fixed["insider_lp_solves"]
+
+
+def test_a_second_neighbourhood_gives_the_same_findings(case, monkeypatch):
+    p, w = case
+    monkeypatch.setattr(singletons, "LOCAL_LEVELS", ((2, 60),))
+    one: dict = {}
+    want = insider_findings(p, w, stats=one)
+    monkeypatch.setattr(singletons, "LOCAL_LEVELS", ((2, 60), (6, 400)))
+    two: dict = {}
+    got = insider_findings(p, w, stats=two)
+    pd.testing.assert_frame_equal(_norm(got), _norm(want))
+    assert two["insider_lp_solves"] < one["insider_lp_solves"]
