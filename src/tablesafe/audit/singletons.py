@@ -428,8 +428,7 @@ class _BlockCheck:
 
     # --- LPs ------------------------------------------------------------------------
 
-    def _held(self, cells: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-              half: bool) -> tuple[np.ndarray, np.ndarray]:
+    def _held(self, cells: np.ndarray, half: bool) -> tuple[np.ndarray, np.ndarray]:
         """Bounds that hold ``cells`` in a test: at their true values, or with ``half``
         only on the side the reaching tables do not move them to (:meth:`_open_after_pool`):
         a table that reaches the goal with such a cell on its side of the true value and
@@ -439,7 +438,7 @@ class _BlockCheck:
         if not half:
             return v, v
         side = self._side[cells]
-        return np.where(side > 0, lower, v), np.where(side < 0, upper, v)
+        return np.where(side > 0, self.b.lower[cells], v), np.where(side < 0, self.b.upper[cells], v)
 
     def _block_max(self, k: int, d: int, fixed: np.ndarray,
                    half: bool = False) -> tuple[float, np.ndarray]:
@@ -447,7 +446,7 @@ class _BlockCheck:
         values (``half``: see :meth:`_held`), and the fixed cells with a non-zero
         reduced cost."""
         b = self.b
-        lo, hi = self._held(fixed, b.lower[fixed], b.upper[fixed], half)
+        lo, hi = self._held(fixed, half)
         b.set_bounds(fixed, lo, hi)
         binding = np.zeros(0, dtype=np.int64)
         try:
@@ -461,18 +460,16 @@ class _BlockCheck:
         self.counts["insider_lp_solves"] = self.counts.get("insider_lp_solves", 0) + 1
         return val, binding
 
-    def _warm(self, k: int, d: int) -> bool:
+    def _warm(self, k: int, d: int) -> None:
         """Start the next joint test of (``k``, ``d``) from the basis of the target's own
         optimum in the base audit (when there is one, unless the model's basis is that
         of the target's previous test)."""
         if not WARM_STARTS:
-            return False
+            return
         basis = self.base.bases.get((int(self.b.cols[k]), d))
         if basis is not None and self._warm_key != (k, d):
             self.b.model().setBasis(basis)
             self._warm_key = (k, d)
-            return True
-        return False
 
     def _block_reaches(self, k: int, d: int, need: float,
                        fixed: np.ndarray) -> tuple[bool, np.ndarray]:
@@ -525,8 +522,7 @@ class _BlockCheck:
             h.changeColsCost(cells.size, np.arange(cells.size, dtype=np.int32), cost)
             self._cost_key[level] = (k, d)
         if inn.size:
-            c = cells[inn]
-            lo, hi = self._held(c, self.b.lower[c], self.b.upper[c], HALF_OPEN)
+            lo, hi = self._held(cells[inn], HALF_OPEN)
             h.changeColsBounds(inn.size, inn, _lp._finite(lo / s), _lp._finite(hi / s))
         binding = np.zeros(0, dtype=np.int64)
         try:
