@@ -32,6 +32,7 @@ from tablesafe.suppress.attacker import (
     row_cuts,
 )
 from tablesafe.suppress.cover import Revisable, Row
+from tablesafe.suppress.reached_tables import ReachedTables
 
 Key = tuple[int, int, int]  # target, direction, insider (-1: outsider)
 
@@ -232,6 +233,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
             if not bkeys:
                 continue
         lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
+        found = ReachedTables(lp.cells) if REUSE_TABLES else None
         for key in bkeys:
             if deadline is not None and time.monotonic() > deadline:
                 raise OutOfTime
@@ -239,15 +241,25 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
             req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
             force = bounds.req_sl[k] > 0
             extra = also_fixed.get(key, ()) if also_fixed else ()
-            out[key] = lp.attack(k, d, req, s, want_dual=want_dual, force_dual=force, sparse=sparse,
-                                 also_fixed=extra)
-            if stop_on_fail and not out[key].ok:
+            reused = None if found is None or force else found.answer(k, d, s, req, extra)
+            if reused is not None:
+                att = reused
+            else:
+                att = lp.attack(k, d, req, s, want_dual=want_dual, force_dual=force, sparse=sparse,
+                                also_fixed=extra)
+                if found is not None:
+                    found.add(att)
+            out[key] = att
+            if stop_on_fail and not att.ok:
                 return out
     _sliding(bounds, out)
     return out
 
 
 LOCAL_FIRST = 400  # blocks with more cells are attacked locally first
+REUSE_TABLES = True
+"""Answer an attack from a table found earlier in the same block where one reaches its
+level (:mod:`tablesafe.suppress.reached_tables`)."""
 
 
 def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],

@@ -1,0 +1,77 @@
+"""Tables the attacker has already found in a block, reused to answer later attacks.
+
+Every passing attack of :class:`~tablesafe.suppress.attacker.BlockLP` leaves a feasible
+table: deviations ``z`` from the truth with ``A z = 0`` that stay within the attacker's
+box of each withheld cell and move only withheld cells. Such a table moves other
+targets too. When it moves target ``k`` by at least ``k``'s level in the direction
+attacked, and moves none of the cells the attacker knows (an insider's own cell, cells
+fixed with it), the attack on ``k`` passes with no LP of its own: the table is a
+certificate for ``k`` as it stands (scaled towards the truth it moves ``k`` by exactly
+its level, and scaled tables stay feasible because the truth is).
+
+Only whether the attack passes is learnt this way, not how far the attacker could go:
+the :class:`~tablesafe.suppress.attacker.Attack` it returns carries the table's move of
+``k`` as ``reached``, a lower bound of the attacker's optimum that is at least the
+level. Attacks with a sliding level (which compare the true reach up and down) and
+failing attacks (which need the LP's duals for their cuts) always get their LP.
+
+Per cell of the block only the table moving it furthest each way is kept, so a lookup
+is one comparison; the tables themselves are kept whole for the certificates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tablesafe.suppress.attacker import UP, Attack
+
+__all__ = ["ReachedTables"]
+
+
+class ReachedTables:
+    """The tables found so far in one block (positions are the block's columns)."""
+
+    def __init__(self, cells: np.ndarray) -> None:
+        self.cells = cells
+        self.pos = {int(c): j for j, c in enumerate(cells)}
+        nc = len(cells)
+        self.best_up = np.zeros(nc)  # furthest move up of each cell by a kept table
+        self.best_dn = np.zeros(nc)
+        self.up_table = np.full(nc, -1, dtype=np.int64)
+        self.dn_table = np.full(nc, -1, dtype=np.int64)
+        self.tables: list[tuple[np.ndarray, np.ndarray]] = []  # (cells, deviations)
+        self.hits = 0
+
+    def add(self, attack: Attack) -> None:
+        """Keep the table of a passing attack (its cells and deviations)."""
+        if not attack.ok or not np.isfinite(attack.reached) or not len(attack.cells):
+            return
+        t = len(self.tables)
+        self.tables.append((attack.cells, attack.dev))
+        pos = np.array([self.pos[int(c)] for c in attack.cells.tolist()], dtype=np.int64)
+        dev = np.asarray(attack.dev, dtype=float)
+        better = dev > self.best_up[pos]
+        self.best_up[pos[better]] = dev[better]
+        self.up_table[pos[better]] = t
+        better = -dev > self.best_dn[pos]
+        self.best_dn[pos[better]] = -dev[better]
+        self.dn_table[pos[better]] = t
+
+    def answer(self, target: int, direction: int, insider: int, required: float,
+               known: tuple[int, ...] = ()) -> Attack | None:
+        """A passing attack on ``target`` from a kept table, or None when no kept table
+        reaches ``required`` without moving ``insider``'s cell or a cell of ``known``."""
+        j = self.pos.get(int(target))
+        if j is None or required <= 0:
+            return None
+        reach = self.best_up[j] if direction == UP else self.best_dn[j]
+        t = int(self.up_table[j] if direction == UP else self.dn_table[j])
+        if t < 0 or reach < required:
+            return None
+        cells, dev = self.tables[t]
+        fixed = [c for c in (insider, *known) if c >= 0 and c != target]
+        if fixed and np.isin(cells, fixed).any():
+            return None
+        self.hits += 1
+        return Attack(int(target), direction, int(insider), float(reach), float(required),
+                      cells=cells, dev=dev)

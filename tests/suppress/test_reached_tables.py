@@ -1,0 +1,96 @@
+"""Attacks answered from a table found earlier in the same block
+(:mod:`tablesafe.suppress.reached_tables`) get the verdict a fresh LP gives, and the
+table they carry is checked here as a certificate: additive, within the attacker's
+bounds, moving withheld cells only, moving the target by its level and leaving the
+insider's own cell alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _suppress_gen import table_problem
+
+from tablesafe.suppress import protection
+from tablesafe.suppress.attacker import UP, Bounds
+from tablesafe.suppress.protection import candidates, keys_for, repair, run_attacks
+from tablesafe.suppress.reached_tables import ReachedTables
+
+CASES = [(11, [[3, 2], [4]], 70), (12, [[2, 2], [2], [3]], 120), (5, [[4], [3, 2]], 90),
+         (7, [[3], [3], [3]], 150)]
+
+
+def _patterns(p, b, seed):
+    """The repaired pattern, and a few with random extra complements (passing and failing
+    attacks both occur)."""
+    rng = np.random.default_rng(seed)
+    w, _, _ = repair(p, b, p.sensitive.copy())
+    out = [w]
+    cand = np.flatnonzero(candidates(p, b))
+    for _ in range(3):
+        w2 = p.sensitive.copy()
+        w2[rng.choice(cand, size=min(len(cand), int(rng.integers(2, 3 + len(cand) // 3))), replace=False)] = True
+        out.append(w2)
+    return out
+
+
+def _is_certificate(p, b, w, key, att) -> None:
+    k, d, s = key
+    z = np.zeros(p.n)
+    z[att.cells] = att.dev
+    assert np.abs(p.relations @ z).max(initial=0.0) <= 1e-6 * max(1.0, np.abs(att.dev).max())
+    assert w[att.cells].all(), "a published cell moves"
+    lo = np.where(np.arange(p.n) == k, -b.tdn, -b.dn)
+    hi = np.where(np.arange(p.n) == k, b.tup, b.up)
+    assert (z >= lo - 1e-6).all() and (z <= hi + 1e-6).all()
+    req = b.req_up[k] if d == UP else b.req_dn[k]
+    assert d * z[k] >= req - 1e-6 * max(1.0, req)
+    if s >= 0 and s != k:
+        assert z[s] == 0.0, "the insider's own cell moves"
+
+
+@pytest.mark.parametrize("seed,shape,units", CASES)
+def test_reused_tables_give_the_fresh_verdicts_and_are_certificates(seed, shape, units, monkeypatch):
+    p = table_problem(seed, shape, units=units)
+    b = Bounds.of(p, singleton=True)
+    hits = []
+    answer = ReachedTables.answer
+
+    def counting(self, *args, **kw):
+        got = answer(self, *args, **kw)
+        if got is not None:
+            hits.append(got)
+        return got
+
+    monkeypatch.setattr(ReachedTables, "answer", counting)
+    reused_keys = 0
+    for w in _patterns(p, b, seed):
+        keys = keys_for(p, b, w, np.flatnonzero(p.sensitive))
+        monkeypatch.setattr(protection, "REUSE_TABLES", False)
+        fresh = run_attacks(p, b, w.astype(float), keys, split_insiders=False, sparse=True)
+        monkeypatch.setattr(protection, "REUSE_TABLES", True)
+        before = len(hits)
+        got = run_attacks(p, b, w.astype(float), keys, split_insiders=False, sparse=True)
+        reused = {id(a) for a in hits[before:]}
+        assert got.keys() == fresh.keys()
+        for key, att in got.items():
+            assert att.ok == fresh[key].ok, key
+            if id(att) in reused:
+                reused_keys += 1
+                assert att.reached <= fresh[key].reached + 1e-6 * max(1.0, abs(fresh[key].reached))
+                _is_certificate(p, b, w, key, att)
+    assert reused_keys > 0
+
+
+def test_a_table_moving_the_insiders_cell_is_not_reused():
+    from tablesafe.suppress.attacker import DOWN, Attack
+
+    cells = np.array([3, 5, 8, 9])
+    kept = ReachedTables(cells)
+    kept.add(Attack(3, UP, -1, 4.0, 2.0, cells=np.array([3, 5, 8]), dev=np.array([4.0, -4.0, 1.0])))
+    assert kept.answer(8, UP, -1, 1.0) is not None
+    assert kept.answer(8, UP, -1, 1.5) is None  # moves it by 1 only
+    assert kept.answer(5, DOWN, -1, 3.0) is not None
+    assert kept.answer(5, DOWN, 8, 3.0) is None  # the insider of cell 8 knows it
+    assert kept.answer(5, DOWN, 9, 3.0) is not None  # cell 9 does not move
+    assert kept.answer(5, DOWN, 9, 3.0, known=(3,)) is None
+    assert kept.answer(9, UP, -1, 0.5) is None  # no table moves it
