@@ -293,18 +293,7 @@ class BlockLP:
         h.changeColCost(j, 0.0)
         h.changeColCost(nc + j, 0.0)
         if res.ok and required > 0 and (sparse or z is None):
-            # a certificate moving the target by exactly its level, other cells moving little
-            if direction == UP:
-                self._set_cell(j, required, required, 0.0, 0.0)
-            else:
-                self._set_cell(j, 0.0, 0.0, required, required)
-            w = np.concatenate([self.weight, self.weight])
-            w[j] = w[nc + j] = 0.0
-            h.changeColsCost(2 * nc, np.arange(2 * nc, dtype=np.int32), w)
-            h.run()
-            if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
-                z = self._z()
-            h.changeColsCost(2 * nc, np.arange(2 * nc, dtype=np.int32), np.zeros(2 * nc))
+            z = self._sparse_table(j, direction, required, z)
         if z is not None:
             nz = np.abs(z) > 1e-9 * max(1.0, abs(required))
             res.cells = self.cells[nz]
@@ -313,6 +302,43 @@ class BlockLP:
         for ji in fixed_pos:
             self._restore(ji)
         return res
+
+    def _sparse_table(self, j: int, direction: int, required: float, z: np.ndarray | None) -> np.ndarray | None:
+        """A certificate moving the block's column ``j`` by exactly ``required``, the other
+        cells moving little (their cost-weighted total movement least); ``z`` when the LP
+        finds none."""
+        h, nc = self.h, self.nc
+        if direction == UP:
+            self._set_cell(j, required, required, 0.0, 0.0)
+        else:
+            self._set_cell(j, 0.0, 0.0, required, required)
+        w = np.concatenate([self.weight, self.weight])
+        w[j] = w[nc + j] = 0.0
+        h.changeColsCost(2 * nc, np.arange(2 * nc, dtype=np.int32), w)
+        h.run()
+        if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+            z = self._z()
+        h.changeColsCost(2 * nc, np.arange(2 * nc, dtype=np.int32), np.zeros(2 * nc))
+        return z
+
+    def certify(self, known: Attack, also_fixed: tuple[int, ...] = ()) -> Attack:
+        """The sparse certificate (as :meth:`attack` with ``sparse=True`` finds it) of an
+        attack already known to pass (``known``: a table reaching its level); the
+        attacker's optimum is not computed, ``reached`` stays ``known``'s."""
+        j = self.pos[int(known.target)]
+        fixed_pos = [p for p in (self.pos.get(int(c), -1) for c in (known.insider, *also_fixed) if c >= 0)
+                     if p >= 0 and p != j]
+        for ji in fixed_pos:
+            self._set_cell(ji, 0.0, 0.0, 0.0, 0.0)
+        z = self._sparse_table(j, known.direction, known.required, None)
+        self._restore(j)
+        for ji in fixed_pos:
+            self._restore(ji)
+        if z is None:
+            return known
+        nz = np.abs(z) > 1e-9 * max(1.0, abs(known.required))
+        return Attack(known.target, known.direction, known.insider, known.reached, known.required,
+                      cells=self.cells[nz], dev=z[nz])
 
 
 def cut_from(attack: Attack, bounds: Bounds, fixed_one: np.ndarray, cap: bool = True) -> Cut:
