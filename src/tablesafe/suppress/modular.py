@@ -367,7 +367,13 @@ def _with_moves(res, attacks, n: int):
     for att in attacks:
         if not np.isfinite(att.reached) or att.reached <= 0 or not len(att.cells):
             continue
-        dev = np.asarray(att.dev, dtype=float) * min(1.0, att.required / att.reached)
+        dev = np.asarray(att.dev, dtype=float)
+        # the table's own move of the target (a sparse certificate already moves it by
+        # exactly its level; an attacker's optimal table by ``reached``)
+        own = float(att.direction * dev[att.cells == att.target].sum())
+        if own <= 0:
+            continue
+        dev = dev * min(1.0, att.required / own)
         np.maximum.at(up, att.cells, np.maximum(dev, 0.0))
         np.maximum.at(dn, att.cells, np.maximum(-dev, 0.0))
     return dataclasses.replace(res, need_up=up, need_down=dn)
