@@ -48,8 +48,11 @@ def _is_certificate(p, b, w, key, att) -> None:
         assert z[s] == 0.0, "the insider's own cell moves"
 
 
+@pytest.mark.parametrize("certify", [True, False])
 @pytest.mark.parametrize("seed,shape,units", CASES)
-def test_reused_tables_give_the_fresh_verdicts_and_are_certificates(seed, shape, units, monkeypatch):
+def test_reused_tables_give_the_fresh_verdicts_and_are_certificates(seed, shape, units, certify, monkeypatch):
+    """With ``certify`` the attack gets its own sparse certificate, without it carries the
+    earlier table: a certificate either way."""
     p = table_problem(seed, shape, units=units)
     b = Bounds.of(p, singleton=True)
     hits = []
@@ -69,7 +72,7 @@ def test_reused_tables_give_the_fresh_verdicts_and_are_certificates(seed, shape,
         fresh = run_attacks(p, b, w.astype(float), keys, split_insiders=False, sparse=True)
         monkeypatch.setattr(protection, "REUSE_TABLES", True)
         before = len(hits)
-        got = run_attacks(p, b, w.astype(float), keys, split_insiders=False, sparse=True)
+        got = run_attacks(p, b, w.astype(float), keys, split_insiders=False, sparse=True, certify=certify)
         reused = set(hits[before:])
         assert got.keys() == fresh.keys()
         for key, att in got.items():

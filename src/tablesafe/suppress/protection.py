@@ -136,7 +136,8 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                 local: bool = True, split_insiders: bool = True,
                 deadline: float | None = None,
                 also_fixed: dict[Key, tuple[int, ...]] | None = None,
-                insiders: Insiders | None = None, blocks: Blocks | None = None) -> dict[Key, Attack]:
+                insiders: Insiders | None = None, blocks: Blocks | None = None,
+                certify: bool = True) -> dict[Key, Attack]:
     """Solve the attacker's LPs for ``keys`` under the (possibly fractional) pattern ``x``.
 
     ``stop_on_fail``: return as soon as one attack succeeds (for removal trials).
@@ -157,6 +158,12 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     ``blocks``: the blocks of a pattern withholding at least the cells of ``x`` (a cell
     published since keeps bounds of zero in its block's LP, which is the same attack);
     computed from ``x`` when not given.
+
+    An attack that a table found earlier in the same block answers
+    (:mod:`tablesafe.suppress.reached_tables`) gets no attacker LP; with ``sparse`` and
+    ``certify`` it still gets its own sparse certificate (one LP: tables kept for later
+    rounds and the cleanup then move as few cells as before), without ``certify`` it
+    carries the earlier table.
     """
     insider_keys = [key for key in keys if key[2] >= 0]
     if (insider_keys or insiders) and split_insiders:
@@ -164,7 +171,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         outer = list(dict.fromkeys([key for key in keys if key[2] < 0]
                                    + [(k, d, -1) for k, d, _ in insider_keys]))
         out = run_attacks(problem, bounds, x, outer, want_dual, stop_on_fail, sparse, local,
-                          split_insiders=False, deadline=deadline, blocks=blocks)
+                          split_insiders=False, deadline=deadline, blocks=blocks, certify=certify)
         if stop_on_fail and any(not a.ok for a in out.values()):
             return {key: a for key, a in out.items() if key in wanted}
         if insiders:
@@ -203,10 +210,10 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                     continue
             rest.append(key)
         if rest:
-            rest = _grouped_insiders(problem, bounds, x, rest, out, sparse, local, deadline, blocks)
+            rest = _grouped_insiders(problem, bounds, x, rest, out, sparse, local, deadline, blocks, certify)
         if rest:
             out.update(run_attacks(problem, bounds, x, rest, want_dual, stop_on_fail, sparse, local,
-                                   split_insiders=False, deadline=deadline, blocks=blocks))
+                                   split_insiders=False, deadline=deadline, blocks=blocks, certify=certify))
         return {key: a for key, a in out.items() if key in wanted}
     if blocks is None:
         blocks = Blocks(problem.relations, x)
@@ -244,7 +251,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
             reused = None if found is None or force else found.answer(k, d, s, req, extra)
             if reused is not None:
                 # the table proves the attack passes; the certificate stays the target's own
-                att = lp.certify(reused, extra) if sparse else reused
+                att = lp.certify(reused, extra) if sparse and certify else reused
             else:
                 att = lp.attack(k, d, req, s, want_dual=want_dual, force_dual=force, sparse=sparse,
                                 also_fixed=extra)
@@ -265,7 +272,7 @@ level (:mod:`tablesafe.suppress.reached_tables`)."""
 
 def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
                       out: dict[Key, Attack], sparse: bool, local: bool,
-                      deadline: float | None, blocks: Blocks | None = None) -> list[Key]:
+                      deadline: float | None, blocks: Blocks | None = None, certify: bool = True) -> list[Key]:
     """Attack each target and direction once with all its listed insiders' cells known.
 
     Where that table reaches the level it is feasible for every one of those insiders
@@ -286,7 +293,8 @@ def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: lis
     if not lead:
         return keys
     res = run_attacks(problem, bounds, x, lead, want_dual=False, sparse=sparse, local=local,
-                      split_insiders=False, deadline=deadline, also_fixed=fixed, blocks=blocks)
+                      split_insiders=False, deadline=deadline, also_fixed=fixed, blocks=blocks,
+                      certify=certify)
     solved = set()
     for first in lead:
         a = res[first]
