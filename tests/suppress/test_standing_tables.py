@@ -74,8 +74,10 @@ def test_the_repair_with_standing_tables_passes_an_independent_audit(seed, shape
 
 @pytest.mark.parametrize("seed,shape,units", CASES)
 def test_cleanup_screens_reject_only_what_the_full_trial_rejects(seed, shape, units, monkeypatch):
-    """The warm-started block models of the cleanup (``_Screens``) turn down a removal
-    only when an attack truly fails: the cleanup keeps the same cells with and without them."""
+    """The warm-started block models of the cleanup (``_Screens``) and the check for a
+    relation left with one withheld sensitive cell (``_exposes_target``) turn down a
+    removal only when an attack truly fails: the cleanup keeps the same cells with and
+    without them."""
     from tablesafe.suppress import cleanup as cleaning
     from tablesafe.suppress.cleanup import cleanup
 
@@ -95,10 +97,41 @@ def test_cleanup_screens_reject_only_what_the_full_trial_rejects(seed, shape, un
         calls.append(out)
         return out
 
+    exposed = []
+    real_exposes = cleaning._exposes_target
+
+    def spy_exposes(*args):
+        out = real_exposes(*args)
+        exposed.append(out)
+        return out
+
     monkeypatch.setattr(cleaning._Screens, "fails_without", spy)
+    monkeypatch.setattr(cleaning, "_exposes_target", spy_exposes)
     cleanup(p, b, w, atts)
-    assert any(calls), "no removal was turned down by a screen"
+    assert any(calls) or any(exposed), "no removal was turned down by a screen"
     monkeypatch.setattr(cleaning._Screens, "fails_without", lambda *a: False)
+    monkeypatch.setattr(cleaning, "_exposes_target", lambda *a: False)
     plain, _, removed_plain = cleanup(p, b, w, atts)
     assert np.array_equal(screened, plain) and removed == removed_plain
     assert independent_audit(p, screened) == []
+
+
+@pytest.mark.parametrize("seed,shape,units", CASES)
+def test_a_relation_left_with_one_sensitive_cell_means_a_failing_attack(seed, shape, units):
+    """Whenever ``_exposes_target`` turns a removal down, a fresh attacker LP on the
+    pattern without that complement fails for some sensitive cell."""
+    from tablesafe.suppress.cleanup import _exposes_target
+
+    p = table_problem(seed, shape, units=units)
+    b = Bounds.of(p, singleton=True)
+    w, _, _ = repair(p, b, p.sensitive.copy())
+    by_cell = p.relations.tocsc()
+    exposed = 0
+    for c in np.flatnonzero(w & ~p.sensitive).tolist():
+        if not _exposes_target(p.relations, by_cell, b, w, c):
+            continue
+        exposed += 1
+        w2 = w.copy()
+        w2[c] = False
+        assert failing(b, check(p, b, w2)), f"publishing cell {c} leaves every attack passing"
+    assert exposed > 0

@@ -8,10 +8,26 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import UP, Attack, BlockLP, Blocks, Bounds
 from tablesafe.suppress.protection import Insiders, Key, insiders_of, moved_insiders, run_attacks
+
+
+def _exposes_target(rel: sp.csr_matrix, by_cell: sp.csc_matrix, bounds: Bounds, w: np.ndarray,
+                    cell: int) -> bool:
+    """Whether publishing ``cell`` leaves a relation with one withheld cell, a sensitive
+    one with a protection level: the relation then gives that cell's value exactly, so
+    its attack fails and the removal would be turned down by LP anyway."""
+    for r in by_cell.indices[by_cell.indptr[cell]:by_cell.indptr[cell + 1]].tolist():
+        cells = rel.indices[rel.indptr[r]:rel.indptr[r + 1]]
+        other = cells[w[cells] & (cells != cell)]
+        if other.size == 1:
+            k = int(other[0])
+            if bounds.req_up[k] > 0 or bounds.req_dn[k] > 0 or bounds.req_sl[k] > 0:
+                return True
+    return False
 
 
 class _Screens:
@@ -88,6 +104,7 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
             uses.setdefault(int(c), set()).add(key)
     removed = 0
     screens = _Screens(problem, bounds, blocks, ins)
+    by_cell = problem.relations.tocsc()
     for r in order:
         r = int(r)
         if time.monotonic() > deadline:
@@ -108,7 +125,7 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
                 v = by_obj[id(a)] = abs(float(a.dev[a.cells == r].sum())) / max(a.required, 1e-12)
             lean[key] = v
         ordered = sorted(users, key=lambda key: (-lean[key], key))
-        if screens.fails_without(r, ordered, w):
+        if _exposes_target(problem.relations, by_cell, bounds, w, r) or screens.fails_without(r, ordered, w):
             continue  # an attack fails without r: r stays
         w[r] = False
         new = run_attacks(problem, bounds, w.astype(float), ordered, want_dual=False, stop_on_fail=True,
