@@ -88,7 +88,7 @@ def test_a_table_moving_the_insiders_cell_is_not_reused():
     from tablesafe.suppress.attacker import DOWN, Attack
 
     cells = np.array([3, 5, 8, 9])
-    kept = ReachedTables(cells)
+    kept = ReachedTables(cells, np.full(4, 10.0), np.full(4, 10.0))
     kept.add(Attack(3, UP, -1, 4.0, 2.0, cells=np.array([3, 5, 8]), dev=np.array([4.0, -4.0, 1.0])))
     assert kept.answer(8, UP, -1, 1.0) is not None
     assert kept.answer(8, UP, -1, 1.5) is None  # moves it by 1 only
@@ -97,3 +97,17 @@ def test_a_table_moving_the_insiders_cell_is_not_reused():
     assert kept.answer(5, DOWN, 9, 3.0) is not None  # cell 9 does not move
     assert kept.answer(5, DOWN, 9, 3.0, known=(3,)) is None
     assert kept.answer(9, UP, -1, 0.5) is None  # no table moves it
+
+
+def test_a_table_moving_its_target_beyond_a_complements_box_is_not_kept():
+    """With the capacity option a complement may move down less than a target: a table
+    that moves its own target further than that is no table for another target."""
+    from tablesafe.suppress.attacker import DOWN, Attack
+
+    cells = np.array([3, 5, 8])
+    dn = np.array([2.0, 10.0, 10.0])  # cell 3 may move down by 2 as a complement
+    kept = ReachedTables(cells, np.full(3, 10.0), dn)
+    kept.add(Attack(3, DOWN, -1, 4.0, 4.0, cells=np.array([3, 5, 8]), dev=np.array([-4.0, 4.0, 1.0])))
+    assert kept.answer(5, UP, -1, 3.0) is None
+    kept.add(Attack(3, DOWN, -1, 2.0, 2.0, cells=np.array([3, 5, 8]), dev=np.array([-2.0, 2.0, 1.0])))
+    assert kept.answer(5, UP, -1, 2.0) is not None

@@ -240,7 +240,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
             if not bkeys:
                 continue
         lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
-        found = ReachedTables(lp.cells) if REUSE_TABLES else None
+        found = ReachedTables(lp.cells, lp.up, lp.dn) if REUSE_TABLES else None
         for key in bkeys:
             if deadline is not None and time.monotonic() > deadline:
                 raise OutOfTime

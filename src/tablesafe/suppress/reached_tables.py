@@ -15,6 +15,11 @@ the :class:`~tablesafe.suppress.attacker.Attack` it returns carries the table's 
 level. Attacks with a sliding level (which compare the true reach up and down) and
 failing attacks (which need the LP's duals for their cuts) always get their LP.
 
+A target may move within its whole a priori interval, other cells only within their
+box as complements (narrower with the capacity option): a table is kept only when it
+moves its own target within that box too, so that it is feasible for every other
+target's attack.
+
 Per cell of the block only the table moving it furthest each way is kept, so a lookup
 is one comparison; the tables themselves are kept whole for the certificates.
 """
@@ -31,8 +36,12 @@ __all__ = ["ReachedTables"]
 class ReachedTables:
     """The tables found so far in one block (positions are the block's columns)."""
 
-    def __init__(self, cells: np.ndarray) -> None:
+    def __init__(self, cells: np.ndarray, up: np.ndarray, dn: np.ndarray) -> None:
+        """``up``, ``dn``: how far each cell may move up and down as a complement (the
+        block model's bounds for cells other than the target)."""
         self.cells = cells
+        self.up = up
+        self.dn = dn
         self.pos = {int(c): j for j, c in enumerate(cells)}
         nc = len(cells)
         self.best_up = np.zeros(nc)  # furthest move up of each cell by a kept table
@@ -46,10 +55,13 @@ class ReachedTables:
         """Keep the table of a passing attack (its cells and deviations)."""
         if not attack.ok or not np.isfinite(attack.reached) or not len(attack.cells):
             return
-        t = len(self.tables)
-        self.tables.append((attack.cells, attack.dev))
         pos = np.array([self.pos[int(c)] for c in attack.cells.tolist()], dtype=np.int64)
         dev = np.asarray(attack.dev, dtype=float)
+        slack = 1e-9 * max(1.0, float(np.abs(dev).max()))
+        if (dev > self.up[pos] + slack).any() or (-dev > self.dn[pos] + slack).any():
+            return  # its own target moves further than a complement may
+        t = len(self.tables)
+        self.tables.append((attack.cells, attack.dev))
         better = dev > self.best_up[pos]
         self.best_up[pos[better]] = dev[better]
         self.up_table[pos[better]] = t
