@@ -48,13 +48,18 @@ def _is_certificate(p, b, w, key, att) -> None:
         assert z[s] == 0.0, "the insider's own cell moves"
 
 
+@pytest.mark.parametrize("capacity", [False, True])
 @pytest.mark.parametrize("certify", [True, False])
 @pytest.mark.parametrize("seed,shape,units", CASES)
-def test_reused_tables_give_the_fresh_verdicts_and_are_certificates(seed, shape, units, certify, monkeypatch):
+def test_reused_tables_give_the_fresh_verdicts_and_are_certificates(seed, shape, units, certify, capacity,
+                                                                     monkeypatch):
     """With ``certify`` the attack gets its own sparse certificate, without it carries the
-    earlier table: a certificate either way."""
+    earlier table: a certificate either way. With ``capacity`` complements may move down
+    by a quarter of their value only (targets by their whole value)."""
     p = table_problem(seed, shape, units=units)
-    b = Bounds.of(p, singleton=True)
+    if capacity:
+        p = p.copy(capacity=0.25 * np.abs(p.value))
+    b = Bounds.of(p, singleton=True, capacity=capacity)
     hits = []
     answer = ReachedTables.answer
 
