@@ -257,11 +257,7 @@ class BlockLP:
         h = self.h
         nc = self.nc
         self._set_cell(j, 0.0, self.tup[j], 0.0, self.tdn[j])
-        known = [int(insider)] if insider >= 0 else []
-        known += [int(c) for c in also_fixed]
-        fixed_pos = [p for p in (self.pos.get(c, -1) for c in known) if p >= 0 and p != j]
-        for ji in fixed_pos:
-            self._set_cell(ji, 0.0, 0.0, 0.0, 0.0)
+        fixed_pos = self._hold_known(j, insider, also_fixed)
         # maximise direction * z_j = direction * (p_j - q_j)
         h.changeColCost(j, -float(direction))
         h.changeColCost(nc + j, float(direction))
@@ -295,13 +291,29 @@ class BlockLP:
         if res.ok and required > 0 and (sparse or z is None):
             z = self._sparse_table(j, direction, required, z)
         if z is not None:
-            nz = np.abs(z) > 1e-9 * max(1.0, abs(required))
-            res.cells = self.cells[nz]
-            res.dev = z[nz]
+            res.cells, res.dev = self._moved(z, required)
+        self._release(j, fixed_pos)
+        return res
+
+    def _hold_known(self, j: int, insider: int, also_fixed: tuple[int, ...]) -> list[int]:
+        """Fix the cells the attacker knows (``insider``'s and ``also_fixed``; not the
+        target's column ``j``) at their true values; returns their columns."""
+        known = ([int(insider)] if insider >= 0 else []) + [int(c) for c in also_fixed]
+        fixed_pos = [p for p in (self.pos.get(c, -1) for c in known) if p >= 0 and p != j]
+        for ji in fixed_pos:
+            self._set_cell(ji, 0.0, 0.0, 0.0, 0.0)
+        return fixed_pos
+
+    def _release(self, j: int, fixed_pos: list[int]) -> None:
+        """Give the target's column and the held columns their bounds back."""
         self._restore(j)
         for ji in fixed_pos:
             self._restore(ji)
-        return res
+
+    def _moved(self, z: np.ndarray, required: float) -> tuple[np.ndarray, np.ndarray]:
+        """The cells a table moves and their deviations."""
+        nz = np.abs(z) > 1e-9 * max(1.0, abs(required))
+        return self.cells[nz], z[nz]
 
     def _sparse_table(self, j: int, direction: int, required: float, z: np.ndarray | None) -> np.ndarray | None:
         """A certificate moving the block's column ``j`` by exactly ``required``, the other
@@ -326,19 +338,14 @@ class BlockLP:
         attack already known to pass (``known``: a table reaching its level); the
         attacker's optimum is not computed, ``reached`` stays ``known``'s."""
         j = self.pos[int(known.target)]
-        fixed_pos = [p for p in (self.pos.get(int(c), -1) for c in (known.insider, *also_fixed) if c >= 0)
-                     if p >= 0 and p != j]
-        for ji in fixed_pos:
-            self._set_cell(ji, 0.0, 0.0, 0.0, 0.0)
+        fixed_pos = self._hold_known(j, known.insider, also_fixed)
         z = self._sparse_table(j, known.direction, known.required, None)
-        self._restore(j)
-        for ji in fixed_pos:
-            self._restore(ji)
+        self._release(j, fixed_pos)
         if z is None:
             return known
-        nz = np.abs(z) > 1e-9 * max(1.0, abs(known.required))
+        cells, dev = self._moved(z, known.required)
         return Attack(known.target, known.direction, known.insider, known.reached, known.required,
-                      cells=self.cells[nz], dev=z[nz])
+                      cells=cells, dev=dev)
 
 
 def cut_from(attack: Attack, bounds: Bounds, fixed_one: np.ndarray, cap: bool = True) -> Cut:

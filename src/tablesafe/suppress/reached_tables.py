@@ -37,25 +37,25 @@ class ReachedTables:
     """The tables found so far in one block (positions are the block's columns)."""
 
     def __init__(self, cells: np.ndarray, up: np.ndarray, dn: np.ndarray) -> None:
-        """``up``, ``dn``: how far each cell may move up and down as a complement (the
-        block model's bounds for cells other than the target)."""
+        """``cells``: the block's cells in increasing order (a cell's position is found
+        by bisection); ``up``, ``dn``: how far each may move up and down as a complement
+        (the block model's bounds for cells other than the target)."""
+        assert cells.size < 2 or bool((np.diff(cells) > 0).all()), "the block's cells must be sorted"
         self.cells = cells
         self.up = up
         self.dn = dn
-        self.pos = {int(c): j for j, c in enumerate(cells)}
         nc = len(cells)
         self.best_up = np.zeros(nc)  # furthest move up of each cell by a kept table
         self.best_dn = np.zeros(nc)
         self.up_table = np.full(nc, -1, dtype=np.int64)
         self.dn_table = np.full(nc, -1, dtype=np.int64)
         self.tables: list[tuple[np.ndarray, np.ndarray]] = []  # (cells, deviations)
-        self.hits = 0
 
     def add(self, attack: Attack) -> None:
         """Keep the table of a passing attack (its cells and deviations)."""
         if not attack.ok or not np.isfinite(attack.reached) or not len(attack.cells):
             return
-        pos = np.array([self.pos[int(c)] for c in attack.cells.tolist()], dtype=np.int64)
+        pos = np.searchsorted(self.cells, attack.cells)  # (its cells are the block's)
         dev = np.asarray(attack.dev, dtype=float)
         slack = 1e-9 * max(1.0, float(np.abs(dev).max()))
         if (dev > self.up[pos] + slack).any() or (-dev > self.dn[pos] + slack).any():
@@ -73,8 +73,8 @@ class ReachedTables:
                known: tuple[int, ...] = ()) -> Attack | None:
         """A passing attack on ``target`` from a kept table, or None when no kept table
         reaches ``required`` without moving ``insider``'s cell or a cell of ``known``."""
-        j = self.pos.get(int(target))
-        if j is None or required <= 0:
+        j = int(np.searchsorted(self.cells, target))
+        if j >= self.cells.size or self.cells[j] != target or required <= 0:
             return None
         reach = self.best_up[j] if direction == UP else self.best_dn[j]
         t = int(self.up_table[j] if direction == UP else self.dn_table[j])
@@ -84,6 +84,5 @@ class ReachedTables:
         fixed = [c for c in (insider, *known) if c >= 0 and c != target]
         if fixed and np.isin(cells, fixed).any():
             return None
-        self.hits += 1
         return Attack(int(target), direction, int(insider), float(reach), float(required),
                       cells=cells, dev=dev)
