@@ -65,3 +65,31 @@ def test_a_second_neighbourhood_gives_the_same_findings(case, monkeypatch):
     got = insider_findings(p, w, stats=two)
     pd.testing.assert_frame_equal(_norm(got), _norm(want))
     assert two["insider_lp_solves"] < one["insider_lp_solves"]
+
+
+def test_neighbourhood_tables_answer_single_tests_with_the_same_findings(case, monkeypatch):
+    # a table a neighbourhood LP found reaching the goal answers each later single test
+    # whose held cell it keeps within the held bounds (singletons.REUSE_LOCAL)
+    p, w = case
+    monkeypatch.setattr(singletons, "LOCAL_LEVELS", ((2, 60), (6, 400)))
+    tested: list[int] = []
+    real = singletons._BlockCheck._local_reaches
+
+    def recording(self, level, k, d, need, fixed):
+        if fixed.size == 1:
+            tested.append(int(fixed[0]))
+        return real(self, level, k, d, need, fixed)
+
+    monkeypatch.setattr(singletons._BlockCheck, "_local_reaches", recording)
+    on: dict = {}
+    got = insider_findings(p, w, stats=on)
+    singles_on = len(tested)
+    monkeypatch.setattr(singletons, "REUSE_LOCAL", False)
+    tested.clear()
+    off: dict = {}
+    want = insider_findings(p, w, stats=off)
+    pd.testing.assert_frame_equal(_norm(got), _norm(want))
+    assert on["insider_local_reused"] > 0
+    assert "insider_local_reused" not in off
+    assert singles_on < len(tested)
+    assert on["insider_local_lps"] < off["insider_local_lps"]

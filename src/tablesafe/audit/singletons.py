@@ -49,12 +49,12 @@ import scipy.sparse as sp
 from tablesafe.audit import lp as _lp
 from tablesafe.audit.block import Block
 from tablesafe.audit.intervals import IntervalResult
+from tablesafe.audit.neighbourhood import ReachingTables, neighbourhood_lp
 from tablesafe.audit.result import verdict_of
 from tablesafe.audit.stored_tables import StoredTables
 from tablesafe.parallel import map_forked, worker_count
 from tablesafe.problem import Problem
 from tablesafe.structure.insiders import InsiderModel
-from tablesafe.structure.neighbours import neighbours
 
 DUAL_TOL = 1e-9
 """Reduced cost (in the LP's units) above which a fixed cell counts as binding."""
@@ -81,6 +81,9 @@ answered fewer later pairs (1,619 LPs, 80 s)."""
 HALF_OPEN = True
 """Joint tests hold each open insider's cell only on the side of its true value that the
 target's reaching tables do not move it to (:meth:`_BlockCheck._held`)."""
+REUSE_LOCAL = True
+"""Neighbourhood tables reaching a goal answer the single tests they can
+(:class:`~tablesafe.audit.neighbourhood.ReachingTables`)."""
 KEEP_TABLES = 8
 """Most block tables kept per target and direction for the insiders still to check."""
 
@@ -226,6 +229,7 @@ class _BlockCheck:
         self._reaching: dict[tuple[int, int], list[np.ndarray]] = {}
         self._warm_key: tuple[int, int] | None = None
         self._side = np.zeros(self.truth.size, dtype=np.int8)
+        self._found = ReachingTables(self.truth)
 
     # --- main loop ----------------------------------------------------------------
 
@@ -268,6 +272,7 @@ class _BlockCheck:
         (:meth:`_peel`) and each of those is tested alone; what stays open goes to the
         next level. When no neighbourhood reaches the goal, joint block LPs decide."""
         reached = False
+        self._found.clear()
         for level, (_hops, cap) in enumerate(LOCAL_LEVELS):
             if self.b.cols.size <= cap:
                 break
@@ -278,8 +283,8 @@ class _BlockCheck:
                 reached = True
                 cands = self._peel(lambda f, lv=level: self._local_reaches(lv, k, d, need, f),
                                    group, first)
-                group = np.array([s for s in cands.tolist()
-                                  if not self._local_reaches(level, k, d, need, np.array([s]))[0]],
+                group = np.array([s for s in cands.tolist() if not self._reached(s)
+                                  and not self._local_reaches(level, k, d, need, np.array([s]))[0]],
                                  dtype=np.int64)
                 if group.size == 0:
                     return group
@@ -406,6 +411,15 @@ class _BlockCheck:
         self._side[self.single[cand]] = np.where(open_lo, 1, -1)
         return self.single[cand]
 
+    def _reached(self, s: int) -> bool:
+        """Whether a neighbourhood table found for the current goal answers a test that
+        holds insider ``s``'s cell alone (:class:`ReachingTables`)."""
+        lo, hi = self._held(np.array([s]), HALF_OPEN)
+        if not (REUSE_LOCAL and self._found.answers(s, float(lo[0]), float(hi[0]), float(self.tol[s]))):
+            return False
+        self.counts["insider_local_reused"] = self.counts.get("insider_local_reused", 0) + 1
+        return True
+
     def _peel(self, test, group: np.ndarray, first: tuple[bool, np.ndarray] | None = None) -> np.ndarray:
         """Suspects of ``group``: fix all and test; when the goal is missed, the fixed
         cells with a non-zero reduced cost are set aside (fixing only them misses it
@@ -486,24 +500,7 @@ class _BlockCheck:
         if got is not None:
             return got
         hops, cap = LOCAL_LEVELS[level]
-        csc, csr = self.csc, self.csr
-        cells = np.array([k])
-        for _ in range(hops):
-            rows = neighbours(csc, cells)
-            more = np.union1d(cells, neighbours(csr, rows))
-            if more.size > cap:
-                break
-            cells = more
-        rows = neighbours(csc, cells)
-        a = csr[rows]
-        inside = np.zeros(a.shape[1], dtype=bool)
-        inside[cells] = True
-        rhs = self.b.rhs[rows] - a[:, ~inside] @ self.truth[~inside]
-        s = self.b._units()
-        h = _lp.new_highs()
-        h.setOptionValue("presolve", "off")
-        _lp.pass_lp(h, np.zeros(cells.size), self.b.lower[cells] / s, self.b.upper[cells] / s,
-                    a[:, cells], rhs / s, rhs / s)
+        cells, h = neighbourhood_lp(self.b, self.csc, self.csr, k, hops, cap)
         self._local[level] = (cells, h)
         self._cost_key[level] = None
         return cells, h
@@ -534,7 +531,10 @@ class _BlockCheck:
             if st != "optimal":
                 return False, binding
             sol = h.getSolution()
-            x = float(np.asarray(sol.col_value)[kk]) * s
+            xs = np.asarray(sol.col_value, dtype=float) * s
+            x = float(xs[kk])
+            if REUSE_LOCAL and d * x >= d * need:
+                self._found.add(cells, xs)
             if inn.size:
                 dual = np.asarray(sol.col_dual, dtype=float)[inn]
                 binding = cells[inn[np.abs(dual) > DUAL_TOL]]
