@@ -215,3 +215,24 @@ def test_lazy_attacks_give_the_optimum_of_all_attacks(seed):
     assert lazy.cost == pytest.approx(full.cost, rel=1e-5)
     # the carried levels cover the moves of the attacks checked outside the model
     assert lazy.need_up is not None and (lazy.need_up[lazy.withheld & ~p.sensitive] > 0).all()
+
+
+def test_auto_takes_fast_earlier_on_nested_tables_of_three_dimensions(monkeypatch):
+    """Tables of three or more dimensions with a hierarchy of two or more levels get
+    ``fast`` above ``MODULAR_MAX_CELLS_NESTED`` cells; with every dimension one level deep
+    they keep ``modular`` up to ``MODULAR_MAX_CELLS``; two-way tables are not affected."""
+    from _suppress_gen import table_problem
+
+    import tablesafe.suppress.dispatch as dispatch
+
+    nested = table_problem(21, [[2, 2], [3], [2]], units=90)
+    flat = table_problem(23, [[4], [3], [3]], units=90)
+    two = table_problem(22, [[3, 2], [2, 2]], units=80)
+    assert len(flat.model.dims) == 3 and len(two.model.dims) == 2
+    monkeypatch.setattr(dispatch, "MODULAR_MAX_CELLS_NESTED", min(nested.n, flat.n, two.n) - 1)
+    method, why = choose_method(nested)
+    assert method == "fast" and "nested" in why
+    assert choose_method(flat)[0] == "modular"
+    assert choose_method(two)[0] == "modular"
+    monkeypatch.setattr(dispatch, "MODULAR_MAX_CELLS_NESTED", nested.n)
+    assert choose_method(nested)[0] == "modular"

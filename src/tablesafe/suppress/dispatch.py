@@ -52,6 +52,19 @@ withheld 26.0 M, ``fast`` 15 s and 247.4 M (tau-ARGUS MOD 11.9 M, OPT 15.2 M). N
 automatic limit stops growing at 900 s, and ``modular``'s time grows with the table."""
 
 
+MODULAR_MAX_CELLS_NESTED = 10_000
+"""Tables of three or more dimensions of which at least one has a hierarchy of two or
+more levels get ``modular`` up to this size, ``fast`` above it. Measured with
+``suppress(problem, "auto")`` against ``suppress(problem, "fast")`` on generated three-way
+tables with holdings (twenty-first session, benchmarks/RESULTS.md): ``fast`` withheld
+5-16 % less and took less time on every table of more than 10,000 cells (the 13,851-cell
+preset with seeds 1-3, a 12,180-cell table of other fan-outs), where ``modular``'s
+subtables leave much of its pattern to the certificates; ``modular`` withheld less on
+the 1,872-cell preset (16 %) and an 8,208-cell table of three-level hierarchies (4 %).
+Tables whose dimensions all have one level keep ``modular`` up to ``MODULAR_MAX_CELLS``
+(its one subtable is the whole table; on a 9,261-cell one it withheld 24 % less)."""
+
+
 def choose_method(problem: Problem) -> tuple[str, str]:
     """The method ``auto`` runs on a problem, and why (shown in the stats and the report)."""
     structured = problem.model is not None and problem.model.size == problem.n
@@ -60,6 +73,10 @@ def choose_method(problem: Problem) -> tuple[str, str]:
             return "optimal", "no table structure (relations only): cut generation on the whole table"
         return "fast", "no table structure and more than 5,000 cells: local certificates"
     two_way = problem.model is not None and len(problem.model.dims) <= 2
+    nested = problem.model is not None and any(int(np.max(d.hierarchy.depths)) > 1 for d in problem.model.dims)
+    if not two_way and nested and problem.n > MODULAR_MAX_CELLS_NESTED:
+        return "fast", (f"{problem.n:,} cells in three or more dimensions with nested hierarchies (more than "
+                        f"{MODULAR_MAX_CELLS_NESTED:,}): local certificates")
     most = MODULAR_MAX_CELLS_TWO_WAY if two_way else MODULAR_MAX_CELLS
     if problem.n <= most:
         return "modular", (f"table structure with {problem.n:,} cells (up to {most:,}"
