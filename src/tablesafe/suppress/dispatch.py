@@ -57,12 +57,13 @@ MODULAR_MAX_CELLS_NESTED = 10_000
 more levels get ``modular`` up to this size, ``fast`` above it. Measured with
 ``suppress(problem, "auto")`` against ``suppress(problem, "fast")`` on generated three-way
 tables with holdings (twenty-first session, benchmarks/RESULTS.md): ``fast`` withheld
-5-16 % less and took less time on every table of more than 10,000 cells (the 13,851-cell
-preset with seeds 1-3, a 12,180-cell table of other fan-outs), where ``modular``'s
-subtables leave much of its pattern to the certificates; ``modular`` withheld less on
-the 1,872-cell preset (16 %) and an 8,208-cell table of three-level hierarchies (4 %).
-Tables whose dimensions all have one level keep ``modular`` up to ``MODULAR_MAX_CELLS``
-(its one subtable is the whole table; on a 9,261-cell one it withheld 24 % less)."""
+3-18 % less and took less time on every such table of more than 10,000 cells (the
+13,851-cell preset with seeds 1-3, a 12,180-cell table of other fan-outs), where
+``modular``'s subtables leave much of its pattern to the certificates; ``modular``
+withheld less on the 1,872-cell preset (16 %) and an 8,208-cell table of three-level
+hierarchies (4 %). Tables whose dimensions all have one level keep ``modular`` up to
+``MODULAR_MAX_CELLS`` (its one subtable is the whole table; on a 9,261-cell one it
+withheld 24 % less, and ``fast`` ran past 15 minutes on a 14,976-cell one)."""
 
 
 def choose_method(problem: Problem) -> tuple[str, str]:

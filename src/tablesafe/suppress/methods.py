@@ -32,8 +32,9 @@ NONE = "none"
 """Primary suppression only: the sensitive cells are withheld, nothing else."""
 
 REGISTRY: tuple[MethodInfo, ...] = (
-    MethodInfo("auto", "modular on hierarchical tables up to 60,000 cells (two-way: 70,000), "
-                       "fast above, optimal without table structure"),
+    MethodInfo("auto", "modular on hierarchical tables up to 60,000 cells (two-way: 70,000; "
+                       "three or more dimensions with nested hierarchies: 10,000), fast above, "
+                       "optimal without table structure"),
     MethodInfo("optimal", "Fischetti-Salazar cut generation (small and medium tables)"),
     MethodInfo("modular", "HiTaS: subtables top-down, each solved as one compact MIP"),
     MethodInfo("fast", "a local certificate per sensitive cell (large tables)"),
