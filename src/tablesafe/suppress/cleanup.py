@@ -12,7 +12,14 @@ import scipy.sparse as sp
 
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import UP, Attack, BlockLP, Blocks, Bounds
-from tablesafe.suppress.protection import Insiders, Key, insiders_of, moved_insiders, run_attacks
+from tablesafe.suppress.protection import (
+    Insiders,
+    Key,
+    insiders_of,
+    moved_insiders,
+    relations_by_cell,
+    run_attacks,
+)
 
 
 def _exposes_target(rel: sp.csr_matrix, by_cell: sp.csc_matrix, bounds: Bounds, w: np.ndarray,
@@ -104,7 +111,7 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
             uses.setdefault(int(c), set()).add(key)
     removed = 0
     screens = _Screens(problem, bounds, blocks, ins)
-    by_cell = problem.relations.tocsc()
+    by_cell = relations_by_cell(problem)
     for r in order:
         r = int(r)
         if time.monotonic() > deadline:

@@ -52,13 +52,15 @@ def candidates(problem: Problem, bounds: Bounds) -> np.ndarray:
 
 def _neighbours(problem: Problem, k: int) -> np.ndarray:
     """The cells that share a relation with cell ``k`` (``k`` included when it has one)."""
-    return neighbours(problem.relations, neighbours(_csc(problem), np.array([k])))
+    return neighbours(problem.relations, neighbours(relations_by_cell(problem), np.array([k])))
 
 
 _CSC_CACHE: dict[int, tuple[sp.csr_matrix, sp.csc_matrix]] = {}
 
 
-def _csc(problem: Problem):
+def relations_by_cell(problem: Problem) -> sp.csc_matrix:
+    """``problem.relations`` as CSC (the relations of each cell), built once per relations
+    matrix and shared by the attack and cleanup stages."""
     key = id(problem.relations)
     hit = _CSC_CACHE.get(key)
     if hit is None or hit[0] is not problem.relations:
@@ -311,7 +313,7 @@ def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
                  deadline: float | None = None) -> list[Key]:
     """Attack targets within two relation hops; returns the keys still unresolved
     (:class:`OutOfTime` past ``deadline``)."""
-    ac = _csc(problem)
+    ac = relations_by_cell(problem)
     a = problem.relations
     active = x > 1e-9
     by_target: dict[int, list[Key]] = {}
