@@ -197,6 +197,8 @@ class ProtectResult:
         if "time_limit" in stats:
             how = "given" if stats.get("time_limit_given") else "chosen from the table size"
             out["time_limit"] = f"{stats['time_limit']:g} s ({how})"
+            if _quick(stats):
+                out["time_limit"] += f"; reached: {_chain_text(stats)}"
         return out
 
     # ---------------------------------------------------------------- summary
@@ -236,6 +238,8 @@ class ProtectResult:
                          "by their noise")
         if self.contributions is not None:
             lines.append(self.contributions.summary())
+        if _quick(self.pattern.stats or {}):
+            lines.append(f"time limit reached: {_chain_text(self.pattern.stats)}")
         if self.audit is not None:
             lines.append("audit: " + verdict_line(self.audit))
         elif self.method == "none":
@@ -382,3 +386,16 @@ def information_loss(problem: Problem, withheld: np.ndarray) -> pd.DataFrame:
             for level in np.unique(col[col >= 0]):
                 row(dim.name, int(level), col == level)
     return pd.DataFrame(rows)
+
+
+def _quick(stats: dict) -> int:
+    """Sensitive cells protected without a search because the time limit was reached."""
+    return int(stats.get("box_certificates") or 0) + int(stats.get("chain_certificates") or 0)
+
+
+def _chain_text(stats: dict) -> str:
+    """What the certificates found without a search (time limit reached) mean to the user."""
+    boxes, chains = int(stats.get("box_certificates") or 0), int(stats.get("chain_certificates") or 0)
+    return (f"{boxes + chains:,} sensitive cells were protected without a search for cheap complements "
+            f"({boxes:,} by a box of cells around them, {chains:,} by withholding the totals that "
+            "contain them); a longer time limit gives a pattern that withholds less")

@@ -5,7 +5,10 @@ local search finds (:class:`tablesafe.suppress.local.LocalSearch`); its cells ar
 withheld at once, so later targets lean on them. A symmetric certificate's direction
 also protects, scaled, every later target it moves far enough (``share``). With
 ``insiders``, a certificate that moves a single respondent's cell (other than one that
-overlaps the target) gets a further certificate that keeps that cell fixed.
+overlaps the target) gets a further certificate that keeps that cell fixed. Past the
+job's ``chain_after`` the targets left get chain certificates
+(:mod:`tablesafe.suppress.local.chains`: no LP, many totals withheld), so that a time
+limit holds.
 
 All a pass needs is in a :class:`FirstPassJob` (picklable), so groups of targets can be
 protected in worker processes (:mod:`tablesafe.suppress.fast_workers`), each returning
@@ -35,6 +38,7 @@ from tablesafe.suppress.local import (
     both_ways,
     unit_deviation,
 )
+from tablesafe.suppress.local.chains import ChainRoom, TableChains, relation_chain
 
 __all__ = ["FirstPass", "FirstPassJob", "FirstPassResult", "run_group"]
 
@@ -60,6 +64,9 @@ class FirstPassJob:
         hurry_after: seconds after ``start`` from which the search that keeps single
             respondents' cells fixed may add complements (``FastOptions.strict_adds``:
             quicker, withholds more), so that a time limit holds.
+        chain_after: seconds after ``start`` from which each target left gets a chain
+            certificate where one exists (no LP; the target and the totals containing
+            it are withheld), so that the pass ends within a time limit.
     """
 
     space: SearchSpace
@@ -72,6 +79,7 @@ class FirstPassJob:
     start: float
     give_up_after: float | None
     hurry_after: float | None = None
+    chain_after: float | None = None
 
 
 @dataclass
@@ -149,6 +157,7 @@ class FirstPass:
         self.unprotectable: list[int] = []
         self.insider_open: list[tuple[int, int]] = []
         self.hurried_at: int | None = None
+        self._chains: TableChains | None = None
 
     def run(self, group: np.ndarray) -> None:
         """Protect the targets of ``group`` in order.
@@ -171,6 +180,11 @@ class FirstPass:
                 self.search.hurry = True
                 self.hurried_at = self.searched
             self.open[t] = False
+            if (job.chain_after is not None and time.perf_counter() - job.start > job.chain_after
+                    and self._chain(t)):
+                if self.progress is not None:
+                    self.progress.update(self._done())
+                continue
             found, direction = self.protect(t)
             if not found:
                 self.unprotectable.append(t)
@@ -185,7 +199,7 @@ class FirstPass:
             if direction is not None and opts.share:
                 self._share(t, direction)
             if self.progress is not None:
-                self.progress.update(self.searched)
+                self.progress.update(self._done())
             self.searched += 1
             if opts.log_every and self.searched % opts.log_every == 0:
                 print(
@@ -238,6 +252,43 @@ class FirstPass:
             found.append((direction, cells[keep], sign * d[keep]))
             self.found_by["one-way " + how] += 1
         return found, None
+
+    def _done(self) -> int:
+        """Targets protected so far by a search or without one."""
+        return self.searched + self.found_by["chain"] + self.found_by["box"]
+
+    def _chain(self, t: int) -> bool:
+        """Protect ``t`` without a search (see :mod:`~tablesafe.suppress.local.chains`):
+        by the cheapest box of cells around it, else by a chain of totals; ``False`` when
+        it has neither. Single respondents a chain moves whose cells do not overlap ``t``
+        are left open (no LP is spent on them)."""
+        job, r = self.job, self.job.ranges
+        room = ChainRoom(job.space.free, r.room_up, r.room_down, r.weight, self.withheld)
+        up, down = float(r.upl[t]), float(r.lpl[t])
+        geo = job.space.geometry
+        got, how = None, "chain"
+        if geo is None:
+            got = relation_chain(job.space.relations, t, room, up, down)
+        else:
+            if self._chains is None:
+                self._chains = TableChains(geo.cells, job.space.occupied, r.scale)
+            got = self._chains.box(t, room, up, down, job.space.single)
+            if got is not None:
+                how = "box"
+            else:
+                got = self._chains.direction(t, room, up, down)
+        if got is None:
+            return False
+        cells, unit = got
+        self._record(t, both_ways(cells, unit, r.upl[t], r.lpl[t], self._directions(t)), -1)
+        self.found_by[how] += 1
+        leaning = self.leaning_on(t, cells)
+        if job.insiders and len(leaning):
+            self.insider_pairs += len(leaning)
+            self.insider_open.extend((t, int(s_cell)) for s_cell in leaning.tolist())
+        if job.options.share:
+            self._share(t, (cells, unit))
+        return True
 
     def leaning_on(self, t: int, moved: np.ndarray) -> np.ndarray:
         """Single-respondent cells a certificate of ``t`` moves whose respondent is not

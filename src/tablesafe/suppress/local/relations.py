@@ -17,14 +17,16 @@ class RelationIndex:
     """The relations ``A`` as plain CSR arrays, by relation and by cell.
 
     Attributes:
-        row_ptr, row_cells: ``A`` by row: the cells of relation ``r`` are
-            ``row_cells[row_ptr[r]:row_ptr[r + 1]]``.
+        row_ptr, row_cells, row_coef: ``A`` by row: the cells of relation ``r`` are
+            ``row_cells[row_ptr[r]:row_ptr[r + 1]]``, their coefficients ``row_coef[...]``
+            at the same positions.
         cell_ptr, cell_rows, cell_coef: ``A`` transposed: the relations cell ``i``
             takes part in, and its coefficient in each, at ``cell_ptr[i]:cell_ptr[i + 1]``.
     """
 
     row_ptr: np.ndarray
     row_cells: np.ndarray
+    row_coef: np.ndarray
     cell_ptr: np.ndarray
     cell_rows: np.ndarray
     cell_coef: np.ndarray
@@ -37,6 +39,7 @@ class RelationIndex:
         return cls(
             row_ptr=A.indptr.astype(np.int64),
             row_cells=A.indices.astype(np.int64),
+            row_coef=A.data.astype(np.float64),
             cell_ptr=At.indptr.astype(np.int64),
             cell_rows=At.indices.astype(np.int64),
             cell_coef=At.data.astype(np.float64),

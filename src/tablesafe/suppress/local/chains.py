@@ -1,0 +1,336 @@
+"""Chain certificates: a deviation that needs no LP, for targets left when time runs out.
+
+On a table with hierarchical dimensions (:class:`TableChains`) a target first tries a
+*box*: the product over the dimensions of one vector per dimension that keeps that
+dimension's hierarchy (each parent's entry the sum of its children's). In dimension
+``j`` the vector is +1 on the target's code and on a path from it down to a bottom code,
+and -1 on a sibling code (same parent) and a path from that one down; on the root code,
+which has no sibling, just the path down. The product keeps every relation: a relation
+runs along one dimension with the other codes fixed, and there the vector adds up. A
+target at the bottom of every hierarchy gets the ``2^dims`` cells crossing its codes
+with one sibling code per dimension. A box's cells that are not inside the target must
+not be single respondents' cells; the cheapest box is taken. Otherwise the *chain*
+of a target
+``t`` is a bottom cell ``b`` inside ``t`` (``t`` itself when it is one) together with
+every total that contains ``b``: in each dimension ``b``'s code and its ancestors,
+crossed over the dimensions. Moving all of them by the same amount keeps every relation:
+a relation whose total is in the chain has exactly one part in it (the child on the way
+down to ``b``), and a relation whose total is not has none. Every cell of the chain
+contains ``b``, which is not empty, so each shares a respondent with ``t``: no single
+respondent's certificate is needed (the rule's protection level allows for the target's
+own contributors).
+
+Without a table structure (:func:`relation_chain`) the chain is grown relation by
+relation: move the target by +1 and balance every relation that no longer adds up by
+moving one more cell of it, its total (the one cell whose coefficient has the other
+sign) while that has not moved, else one of its parts that has not moved (the cheapest
+that can move far enough, cells already withheld first). Each cell moves once; a
+relation that cannot be balanced that way ends the attempt.
+
+A chain withholds many totals, so it is the way out when the time limit is reached
+(:mod:`tablesafe.suppress.fast`), never the first choice. ``None`` from either means no
+chain was found; the caller then falls back to the local search.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+
+import numpy as np
+
+from tablesafe.structure.overlap import CellOverlap
+from tablesafe.suppress.local.relations import RelationIndex
+
+__all__ = ["ChainRoom", "TableChains", "relation_chain"]
+
+
+class ChainRoom:
+    """How far each cell may move, and what moving it costs, for chains.
+
+    Args:
+        movable: cells that may move at all.
+        room_up, room_down: how far each cell may move up and down on its own.
+        weight: the cost of withholding each cell.
+        withheld: cells withheld so far (moving them costs nothing new).
+    """
+
+    def __init__(self, movable: np.ndarray, room_up: np.ndarray, room_down: np.ndarray,
+                 weight: np.ndarray, withheld: np.ndarray) -> None:
+        self.movable = movable
+        self.room_up = room_up
+        self.room_down = room_down
+        self.weight = weight
+        self.withheld = withheld
+
+    def fits(self, cells: np.ndarray, unit: np.ndarray, up: float, down: float) -> np.ndarray:
+        """Which ``cells`` can move by ``unit * up`` and by ``-unit * down`` (the target
+        moving up by ``up`` and down by ``down``) within their ranges."""
+        a = np.abs(unit)
+        rise = np.where(unit > 0, self.room_up[cells], self.room_down[cells])
+        fall = np.where(unit > 0, self.room_down[cells], self.room_up[cells])
+        slack = 1.0 + 1e-9
+        return self.movable[cells] & (a * up <= rise * slack) & (a * down <= fall * slack)
+
+    def price(self, cells: np.ndarray) -> np.ndarray:
+        """Cost of moving each of ``cells`` (withheld cells almost free)."""
+        return self.weight[cells] * np.where(self.withheld[cells], 1e-4, 1.0)
+
+
+class TableChains:
+    """Chains on a table with hierarchical dimensions (see the module text).
+
+    Args:
+        cells: code positions and ancestor relations of the table's cells.
+        occupied: cells with at least one respondent (a chain's bottom cell must be one).
+        size: how far each cell can move (paths down follow the largest; infinite
+            counts as 0).
+        max_bottom: most bottom cells inside a target that are looked at.
+        tries: bottom cells tried, cheapest first, before giving up.
+    """
+
+    def __init__(self, cells: CellOverlap, occupied: np.ndarray, size: np.ndarray,
+                 max_bottom: int = 100_000, tries: int = 5) -> None:
+        self.cells = cells
+        self.occupied = occupied
+        self.size = np.where(np.isfinite(size), size, 0.0)
+        self.max_bottom = max_bottom
+        self.tries = tries
+        self.bottom = [anc.sum(axis=1) == 1 for anc in cells.anc]  # codes without children
+        self.parent = [_parents(anc) for anc in cells.anc]
+
+    def box(self, t: int, room: ChainRoom, up: float, down: float, single: np.ndarray,
+            budget: int = 2_000) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(cells, unit)`` of the cheapest box around ``t`` found (see the module text;
+        ``t`` first), or ``None``.
+
+        Boxes are tried level by level: first with a sibling of the target's own code in
+        every dimension, then also with a sibling of its parent (the vector then also
+        holds the parent), and so on up to the root. ``single``: cells a box may use only
+        where they overlap ``t``; ``budget``: about how many cells are looked up per level
+        (fewer siblings are tried when boxes are large)."""
+        g = self.cells
+        code = g.idx[t]
+        dims = len(g.anc)
+        below = [self.path_down(code, j, int(code[j]))[1:] for j in range(dims)]
+        ups = [self.ancestors(j, int(code[j])) for j in range(dims)]
+        for top in range(max(len(u) for u in ups)):
+            options = [self._options(code, j, ups[j][: top + 1], below[j], room, up, down, single, budget)
+                       for j in range(dims)]
+            if not all(options):
+                continue
+            best = self._cheapest(t, options, top, room, up, down, single)
+            if best is not None:
+                return best
+        return None
+
+    def _options(self, code: np.ndarray, j: int, ups: np.ndarray, below: np.ndarray, room: ChainRoom,
+                 up: float, down: float, single: np.ndarray, budget: int
+                 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """Per level ``k`` of ``ups`` (the target's code and its ancestors, nearest
+        first): ``(k, codes, unit)`` vectors of dimension ``j`` that keep its hierarchy."""
+        g = self.cells
+        out = []
+        for k in range(len(ups)):
+            own = np.concatenate((ups[: k + 1][::-1], below))
+            a = int(ups[k])
+            if self.parent[j][a] < 0:
+                out.append((k, own, np.ones(len(own))))
+                continue
+            sib = self.siblings(j, a)
+            at = np.repeat(code[None, :], len(sib), axis=0)
+            at[:, j] = sib
+            line = g.lookup(at)
+            ok = line >= 0
+            ok[ok] = room.fits(line[ok], -np.ones(int(ok.sum())), up, down) & ~single[line[ok]]
+            sib, line = sib[ok], line[ok]
+            per = max(1, int(budget ** (1.0 / len(g.anc)) / (1 + k)))
+            for s_code in sib[np.lexsort((sib, room.price(line)))][:per].tolist():
+                other = self.path_down(code, j, s_code)
+                out.append((k, np.concatenate((own, other)),
+                            np.concatenate((np.ones(len(own)), -np.ones(len(other))))))
+        return out
+
+    def _cheapest(self, t: int, options: list[list[tuple[int, np.ndarray, np.ndarray]]], top: int,
+                  room: ChainRoom, up: float, down: float, single: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The cheapest box among the products of one option per dimension with at least
+        one at level ``top`` (the lower ones were tried before)."""
+        best: tuple[float, np.ndarray, np.ndarray] | None = None
+        for pick in itertools.product(*options):
+            if max(k for k, _, _ in pick) != top and top > 0:
+                continue
+            cells, unit, mine = _product(self.cells, [c for _, c, _ in pick], [u for _, _, u in pick])
+            if (cells < 0).any():
+                continue
+            keep = cells != t
+            rest, u = cells[keep], unit[keep]
+            if (single[rest] & ~mine[keep]).any() or not room.fits(rest, u, up, down).all():
+                continue
+            price = float(room.price(rest).sum())
+            if best is None or price < best[0]:
+                best = (price, rest, u)
+        if best is None:
+            return None
+        return np.concatenate(([t], best[1])).astype(np.int64), np.concatenate(([1.0], best[2]))
+
+    def ancestors(self, j: int, c: int) -> np.ndarray:
+        """``c`` and its ancestors in dimension ``j``, nearest first."""
+        out = [c]
+        while self.parent[j][out[-1]] >= 0:
+            out.append(int(self.parent[j][out[-1]]))
+        return np.array(out, dtype=np.int64)
+
+    def path_down(self, code: np.ndarray, j: int, c: int) -> np.ndarray:
+        """``c`` and a path of its descendants in dimension ``j`` down to a bottom code:
+        at each step the child whose cell (the other codes as in ``code``) can move
+        furthest (children without respondents are skipped)."""
+        out = [c]
+        g = self.cells
+        while not self.bottom[j][c]:
+            kids = np.flatnonzero(self.parent[j] == c)
+            at = np.repeat(code[None, :], len(kids), axis=0)
+            at[:, j] = kids
+            line = g.lookup(at)
+            ok = (line >= 0)
+            ok[ok] = self.occupied[line[ok]]
+            if not ok.any():
+                break
+            score = np.where(ok, self.size[np.maximum(line, 0)], -np.inf)
+            c = int(kids[int(np.argmax(score))])
+            out.append(c)
+        return np.array(out, dtype=np.int64)
+
+    def siblings(self, j: int, c: int) -> np.ndarray:
+        """Codes of dimension ``j`` with the same parent as ``c`` (``c`` excluded)."""
+        p = self.parent[j][c]
+        if p < 0:
+            return np.zeros(0, dtype=np.int64)
+        sib = np.flatnonzero(self.parent[j] == p)
+        return sib[sib != c]
+
+    def direction(self, t: int, room: ChainRoom, up: float, down: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(cells, unit)`` of the cheapest chain of ``t`` found (``t`` first, every unit
+        +1), or ``None``; ``up`` and ``down`` as in :func:`relation_chain`."""
+        g = self.cells
+        code = g.idx[t]
+        below = [np.flatnonzero(anc[code[j]] & self.bottom[j]) for j, anc in enumerate(g.anc)]
+        if int(np.prod([len(b) for b in below])) > self.max_bottom:
+            return None
+        grid = np.meshgrid(*below, indexing="ij")
+        leaves = g.lookup(np.stack([x.ravel() for x in grid], axis=1))
+        leaves = leaves[leaves >= 0]
+        leaves = leaves[self.occupied[leaves]]
+        ok = (leaves == t) | room.fits(leaves, np.ones(len(leaves)), up, down)
+        leaves = leaves[ok]
+        leaves = leaves[np.lexsort((leaves, room.price(leaves)))][: self.tries]
+        for b in leaves.tolist():
+            above = [np.flatnonzero(anc[:, g.idx[b, j]]) for j, anc in enumerate(g.anc)]
+            grid = np.meshgrid(*above, indexing="ij")
+            chain = g.lookup(np.stack([x.ravel() for x in grid], axis=1))
+            if (chain < 0).any():
+                continue
+            rest = chain[chain != t]
+            if len(rest) and room.fits(rest, np.ones(len(rest)), up, down).all():
+                cells = np.concatenate(([t], rest)).astype(np.int64)
+                return cells, np.ones(len(cells))
+        return None
+
+
+def relation_chain(rel: RelationIndex, t: int, room: ChainRoom, up: float, down: float,
+                   max_cells: int = 10_000, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray] | None:
+    """A unit deviation (``t`` moving by +1) that keeps every relation, grown relation
+    by relation (see the module text), or ``None``.
+
+    Args:
+        rel: the relations.
+        t: the target.
+        room: ranges and costs of the cells.
+        up, down: how far the target must move up and down; every cell of the chain
+            must be able to move by its unit deviation times these.
+        max_cells: give up beyond this many cells.
+        tol: a relation whose sum of deviations is within this of 0 holds.
+
+    Returns:
+        ``(cells, unit)`` with ``t`` first, or ``None`` when no chain was found.
+    """
+    dev: dict[int, float] = {t: 1.0}
+    pending = deque(rel.cell_rows[rel.cell_ptr[t]:rel.cell_ptr[t + 1]].tolist())
+    while pending:
+        r = pending.popleft()
+        lo, hi = rel.row_ptr[r], rel.row_ptr[r + 1]
+        cells = rel.row_cells[lo:hi]
+        coef = rel.row_coef[lo:hi]
+        moved = np.fromiter((dev.get(c, 0.0) for c in cells.tolist()), dtype=np.float64, count=len(cells))
+        residual = float(coef @ moved)
+        if abs(residual) <= tol:
+            continue
+        pick = _balancing_cell(cells, coef, moved != 0.0, residual, room, up, down)
+        if pick < 0:
+            return None
+        c = int(cells[pick])
+        dev[c] = -residual / float(coef[pick])
+        if len(dev) > max_cells:
+            return None
+        pending.extend(rel.cell_rows[rel.cell_ptr[c]:rel.cell_ptr[c + 1]].tolist())
+    out = np.fromiter(dev.keys(), dtype=np.int64, count=len(dev))
+    unit = np.fromiter(dev.values(), dtype=np.float64, count=len(dev))
+    return out, unit
+
+
+def _balancing_cell(cells: np.ndarray, coef: np.ndarray, moved: np.ndarray, residual: float,
+                    room: ChainRoom, up: float, down: float) -> int:
+    """Position in ``cells`` of the cell that balances the relation (-1: none)."""
+    total = _lone_sign(coef)
+    if total >= 0 and not moved[total]:
+        u = np.array([-residual / coef[total]])
+        if room.fits(cells[total:total + 1], u, up, down)[0]:
+            return total
+    cand = np.flatnonzero(~moved)
+    if total >= 0:
+        cand = cand[cand != total]
+    if not len(cand):
+        return -1
+    unit = -residual / coef[cand]
+    cand = cand[room.fits(cells[cand], unit, up, down)]
+    if not len(cand):
+        return -1
+    price = room.price(cells[cand])
+    return int(cand[np.lexsort((cells[cand], price))[0]])
+
+
+def _lone_sign(coef: np.ndarray) -> int:
+    """Position of the one coefficient whose sign differs from all others (-1: none)."""
+    neg = coef < 0
+    k = int(neg.sum())
+    if k == 1:
+        return int(np.flatnonzero(neg)[0])
+    if k == len(coef) - 1:
+        return int(np.flatnonzero(~neg)[0])
+    return -1
+
+
+def _parents(anc: np.ndarray) -> np.ndarray:
+    """Each code's parent (-1 for the root) from the ancestor-or-self matrix."""
+    depth = anc.sum(axis=0)  # ancestors of each code, itself included
+    out = np.full(anc.shape[0], -1, dtype=np.int64)
+    for c in range(anc.shape[0]):
+        above = np.flatnonzero(anc[:, c])
+        above = above[above != c]
+        if len(above):
+            out[c] = int(above[np.argmax(depth[above])])
+    return out
+
+
+def _product(g: CellOverlap, codes: list[np.ndarray], units: list[np.ndarray]
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cells (``-1`` where none), units, and whether each cell overlaps the target (every
+    code from the target's own part of its vector, unit +1: the target's ancestors, its
+    code and the path below it) of the product of one vector per dimension."""
+    grid = np.meshgrid(*codes, indexing="ij")
+    cells = g.lookup(np.stack([x.ravel() for x in grid], axis=1))
+    ugrid = np.meshgrid(*units, indexing="ij")
+    unit = np.prod(np.stack([x.ravel() for x in ugrid], axis=1), axis=1)
+    igrid = np.meshgrid(*[u > 0 for u in units], indexing="ij")
+    inside = np.all(np.stack([x.ravel() for x in igrid], axis=1), axis=1)
+    return cells, unit, inside

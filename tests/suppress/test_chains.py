@@ -1,0 +1,198 @@
+"""Chain certificates (issue 12, time limits that hold): when ``fast``'s time is up, the
+targets left are protected by a bottom cell inside them and every total containing it,
+which needs no LP. These tests check the chains themselves against the relations and
+the overlap of respondents, and that a run past its limit ends on time with a pattern
+that an independent audit passes."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from _suppress_gen import independent_audit, table_problem
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tablesafe.structure.overlap import CellOverlap, occupied_cells
+from tablesafe.suppress import suppress
+from tablesafe.suppress.fast_ranges import CellRanges
+from tablesafe.suppress.local import RelationIndex
+from tablesafe.suppress.local.chains import ChainRoom, TableChains, relation_chain
+
+
+def _room(problem, withheld=None):
+    r = CellRanges.of(problem, singleton=True, capacity=False, singleton_penalty=1e3)
+    w = problem.sensitive.copy() if withheld is None else withheld
+    return r, ChainRoom(r.free, r.room_up, r.room_down, r.weight, w)
+
+
+def _deviation(problem, cells, unit):
+    d = np.zeros(problem.n)
+    d[cells] = unit
+    return d
+
+
+def _check_chain(problem, t, cells, unit, r):
+    """The chain moves ``t`` by +1, keeps every relation and stays within the ranges."""
+    assert cells[0] == t and unit[0] == 1.0
+    assert len(np.unique(cells)) == len(cells)
+    d = _deviation(problem, cells, unit)
+    assert np.allclose(problem.relations @ d, 0.0, atol=1e-9)
+    rest, u = cells[1:], unit[1:]
+    up, down = r.upl[t], r.lpl[t]
+    rise = np.where(u > 0, r.room_up[rest], r.room_down[rest])
+    fall = np.where(u > 0, r.room_down[rest], r.room_up[rest])
+    assert (np.abs(u) * up <= rise * (1 + 1e-9)).all()
+    assert (np.abs(u) * down <= fall * (1 + 1e-9)).all()
+    assert r.free[rest].all()
+
+
+def _aggregate_targets(problem, overlap, k=15):
+    """Occupied cells that are totals in some dimension (for chains that reach down)."""
+    bottom = [anc.sum(axis=1) == 1 for anc in overlap.anc]
+    is_total = np.zeros(problem.n, dtype=bool)
+    for j, b in enumerate(bottom):
+        is_total |= ~b[overlap.idx[:, j]]
+    occ = occupied_cells(problem)
+    return np.flatnonzero(is_total & occ)[:k]
+
+
+def test_table_chains_keep_the_relations_and_share_a_respondent_with_the_target():
+    """Every sensitive cell and some totals of a 3-D hierarchical table: the chain keeps
+    every relation, each of its cells contains a non-empty bottom cell of the target, so
+    it overlaps the target (no single respondent's certificate needed)."""
+    p = table_problem(31, [[3, 2], [2, 2], [3]], units=150)
+    overlap = CellOverlap.of(p)
+    occ = occupied_cells(p)
+    chains = TableChains(overlap, occ, p.value)
+    r, room = _room(p)
+    targets = np.concatenate((np.flatnonzero(p.sensitive), _aggregate_targets(p, overlap)))
+    found = 0
+    for t in targets.tolist():
+        got = chains.direction(t, room, float(max(r.upl[t], 1.0)), float(max(r.lpl[t], 1.0)))
+        if got is None:
+            continue
+        found += 1
+        cells, unit = got
+        assert (unit == 1.0).all()
+        _check_chain(p, t, cells, unit, CellRangesView(r, t))
+        assert overlap.overlaps(cells, t, occ).all()
+    assert found >= 0.9 * len(targets)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), shape=st.sampled_from([[[4], [5]], [[2, 3], [3, 2]], [[3], [2], [2]],
+                                                           [[2, 2], [2, 2], [2]], [[2, 2, 2], [3]]]))
+def test_boxes_keep_the_relations_and_move_no_other_respondent_alone(seed, shape):
+    """A box (the product of one hierarchy-keeping vector per dimension) keeps every
+    relation, stays within the ranges, and moves a single respondent's cell only where
+    it overlaps the target; targets include totals."""
+    p = table_problem(seed, shape, units=120)
+    overlap = CellOverlap.of(p)
+    occ = occupied_cells(p)
+    chains = TableChains(overlap, occ, p.value)
+    r, room = _room(p)
+    targets = np.concatenate((np.flatnonzero(p.sensitive)[:25], _aggregate_targets(p, overlap, 5)))
+    for t in targets.tolist():
+        view = CellRangesView(r, t)
+        got = chains.box(t, room, float(view.upl[t]), float(view.lpl[t]), r.single)
+        if got is None:
+            continue
+        cells, unit = got
+        _check_chain(p, t, cells, unit, view)
+        apart = ~overlap.overlaps(cells, t, occ)
+        assert not (r.single[cells] & apart).any()
+
+
+class CellRangesView:
+    """The ranges with the target's levels at least 1 (as the test asks for them)."""
+
+    def __init__(self, r, t):
+        self.upl = r.upl.copy()
+        self.lpl = r.lpl.copy()
+        self.upl[t] = max(self.upl[t], 1.0)
+        self.lpl[t] = max(self.lpl[t], 1.0)
+        self.room_up, self.room_down, self.free = r.room_up, r.room_down, r.free
+
+
+def test_a_chain_of_a_total_runs_through_one_of_its_bottom_cells():
+    p = table_problem(32, [[2, 3], [3]], units=120)
+    overlap = CellOverlap.of(p)
+    occ = occupied_cells(p)
+    chains = TableChains(overlap, occ, p.value)
+    r, room = _room(p)
+    t = 0  # the grand total: every cell is inside it
+    assert all(overlap.idx[t, j] == 0 for j in range(overlap.idx.shape[1]))
+    cells, unit = chains.direction(t, room, 1.0, 1.0)
+    bottom = [anc.sum(axis=1) == 1 for anc in overlap.anc]
+    at_bottom = [c for c in cells.tolist() if all(bottom[j][overlap.idx[c, j]] for j in range(2))]
+    assert len(at_bottom) == 1 and occ[at_bottom[0]]
+    # every cell of the chain contains that bottom cell
+    b = at_bottom[0]
+    for c in cells.tolist():
+        assert all(overlap.anc[j][overlap.idx[c, j], overlap.idx[b, j]] for j in range(2))
+    assert np.allclose(p.relations @ _deviation(p, cells, unit), 0.0)
+
+
+def test_a_chain_prefers_a_bottom_cell_already_withheld():
+    p = table_problem(33, [[3], [4]], units=100)
+    overlap = CellOverlap.of(p)
+    occ = occupied_cells(p)
+    r, _ = _room(p)
+    t = 0
+    below = [c for c in range(p.n) if occ[c] and r.free[c] and r.room_down[c] >= 1.0
+             and overlap.idx[c, 0] != 0 and overlap.idx[c, 1] != 0]
+    pick = below[-1]
+    withheld = np.zeros(p.n, dtype=bool)
+    withheld[pick] = True
+    room = ChainRoom(r.free, r.room_up, r.room_down, r.weight, withheld)
+    cells, _ = TableChains(overlap, occ, p.value).direction(t, room, 1.0, 1.0)
+    assert pick in cells.tolist()
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), shape=st.sampled_from([[[4], [5]], [[2, 2], [3]], [[3], [2], [2]],
+                                                           [[2, 2], [2, 2], [2]], [[6], [6], [6]]]))
+def test_chains_by_relations_keep_every_relation(seed, shape):
+    """Without the table structure the chain grows relation by relation; whatever it
+    returns keeps every relation and stays within the ranges."""
+    p = table_problem(seed, shape, units=80)
+    rel = RelationIndex.of(p.relations)
+    r, room = _room(p)
+    for t in np.flatnonzero(p.sensitive).tolist()[:20]:
+        got = relation_chain(rel, t, room, float(r.upl[t]), float(r.lpl[t]))
+        if got is not None:
+            _check_chain(p, t, got[0], got[1], r)
+
+
+def test_fast_past_its_time_limit_protects_the_targets_left_by_chains():
+    """A limit of a millisecond: every target is past the chain time, so the pattern is
+    all chains (deterministic); it is proved by its certificates, no single respondent
+    is left without one, and an independent audit finds nothing."""
+    p = table_problem(34, [[5], [5], [6]], units=400)
+    pat = suppress(p, "fast", time_limit=0.001)
+    assert pat.stats["box_certificates"] > pat.stats["chain_certificates"]
+    assert pat.stats["lp_solves"] == 0
+    assert pat.proof == "certificates"
+    assert pat.stats["insider_unprotected"] == 0 and pat.stats["insider_certificate_gaps"] == 0
+    assert independent_audit(p, pat.withheld) == []
+
+
+def test_a_slow_search_still_ends_within_the_limit(monkeypatch):
+    """Local LPs slowed down artificially: the run ends within the limit plus 10 % (the
+    final audit aside), the targets left protected by chains."""
+    import tablesafe.suppress.local.search as search
+
+    p = table_problem(35, [[5], [5], [6]], units=500)
+    real = search.LocalSearch.solve
+
+    def slow(self, query, cells):
+        time.sleep(0.1)
+        return real(self, query, cells)
+
+    monkeypatch.setattr(search.LocalSearch, "solve", slow)
+    limit = 2.0
+    pat = suppress(p, "fast", time_limit=limit)
+    assert pat.stats["seconds_before_audit"] <= 1.1 * limit
+    assert pat.stats["chain_certificates"] + pat.stats["box_certificates"] > 0 and pat.stats["lp_solves"] > 0
+    assert independent_audit(p, pat.withheld) == []
