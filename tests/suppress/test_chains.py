@@ -120,7 +120,7 @@ def test_a_chain_of_a_total_runs_through_one_of_its_bottom_cells():
     overlap = CellOverlap.of(p)
     occ = occupied_cells(p)
     chains = TableChains(overlap, occ, p.value)
-    r, room = _room(p)
+    _, room = _room(p)
     t = 0  # the grand total: every cell is inside it
     assert all(overlap.idx[t, j] == 0 for j in range(overlap.idx.shape[1]))
     cells, unit = chains.direction(t, room, 1.0, 1.0)
