@@ -19,18 +19,27 @@ class LocalLP:
 
     LPs are solved by the simplex method without presolve (measured: 2.5x faster on
     small LPs). An LP on more than :attr:`presolve_from` cells that the simplex method
-    has not solved within a quarter as many iterations as it has cells goes to the
-    interior point solver with presolve. Measured on Castro's instances (``fast``, one
-    process, CPU seconds): HIER16 (3,563 cells; whole-block LPs) 42 s with the interior
-    point method for every large LP, 87 s with the simplex method alone, 43 s switching
-    after k/4 iterations (57 s after k); DALE (16,514 cells; searches among thousands of
-    withheld cells that the simplex method solves in a few iterations) 175 s, 17 s and
-    15 s.
+    has not solved within :attr:`ipm_after` times as many iterations as it has cells goes
+    to the interior point solver with presolve. Measured on Castro's instances (``fast``,
+    one process, CPU seconds): HIER16 (3,563 cells; whole-block LPs) 42 s with the
+    interior point method for every large LP, 87 s with the simplex method alone, 43 s
+    switching after k/4 iterations (57 s after k); DALE (16,514 cells; searches among
+    thousands of withheld cells that the simplex method solves in a few iterations)
+    175 s, 17 s and 15 s. Measured again in the twenty-second session (``fast`` on one
+    process, wall seconds, switching after k/4, k/2 and k iterations): HIER16 95.5, 92.9
+    and 117.6 s; DALE 31.6 and 30.5 s (k/4, k); the 13,851-cell three-way table 120.1,
+    100.6 and 92.7 s; the 13,167-cell two-way table 39.5 and 43.6 s (k/4, k); a one-level
+    15 x 15 x 15 table 268.0, 212.9 and 112.2 s (its second pass's LPs of about 1,400
+    cells need 0.4-1 k iterations: the simplex method takes 36 ms where switching took
+    82 ms). Hence k: the same patterns but on the one-level table, twice as fast there and
+    a quarter faster on the three-way table, a quarter slower on HIER16.
 
     Attributes:
         presolve_from: number of cells above which presolve and the interior point
             solver are used.
         solves: LPs solved so far (the work measure of the second pass's budget).
+        ipm_after: simplex iterations, per cell of the LP, after which a large LP goes
+            to the interior point method.
     """
 
     def __init__(self) -> None:
@@ -39,6 +48,7 @@ class LocalLP:
         h.setOptionValue("presolve", "off")
         self._presolve = False
         self.presolve_from = 1_000
+        self.ipm_after = 1.0
         self.h = h
         self.solves = 0
 
@@ -81,9 +91,9 @@ class LocalLP:
         zeros = np.zeros(nrow)
         big = k > self.presolve_from
         # every LP starts with the simplex method; a large one that needs more than
-        # ``k / 4`` iterations goes to the interior point method
+        # ``ipm_after * k`` iterations goes to the interior point method
         self._use_ipm(False)
-        self.h.setOptionValue("simplex_iteration_limit", max(k // 4, 1) if big else _NO_LIMIT)
+        self.h.setOptionValue("simplex_iteration_limit", max(int(self.ipm_after * k), 1) if big else _NO_LIMIT)
         self.h.clearSolver()
         self.h.passModel(
             2 * k, nrow, len(value),
