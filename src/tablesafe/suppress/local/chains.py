@@ -100,15 +100,15 @@ class TableChains:
         self.parent = [_parents(anc) for anc in cells.anc]
 
     def box(self, t: int, room: ChainRoom, up: float, down: float, single: np.ndarray,
-            budget: int = 2_000) -> tuple[np.ndarray, np.ndarray] | None:
+            budget: int = 5_000) -> tuple[np.ndarray, np.ndarray] | None:
         """``(cells, unit)`` of the cheapest box around ``t`` found (see the module text;
         ``t`` first), or ``None``.
 
         Boxes are tried level by level: first with a sibling of the target's own code in
         every dimension, then also with a sibling of its parent (the vector then also
         holds the parent), and so on up to the root. ``single``: cells a box may use only
-        where they overlap ``t``; ``budget``: about how many cells are looked up per level
-        (fewer siblings are tried when boxes are large)."""
+        where they overlap ``t``; ``budget``: about how many combinations of siblings are tried
+        per level (the cheapest siblings first; fewer at higher levels)."""
         g = self.cells
         code = g.idx[t]
         dims = len(g.anc)
@@ -155,21 +155,36 @@ class TableChains:
                   room: ChainRoom, up: float, down: float, single: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray] | None:
         """The cheapest box among the products of one option per dimension with at least
-        one at level ``top`` (the lower ones were tried before)."""
+        one at level ``top`` (the lower ones were tried before). Options of the same
+        level and length are evaluated together."""
+        groups = []
+        for opts in options:
+            by: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray]]] = {}
+            for k, codes, unit in opts:
+                by.setdefault((k, len(codes)), []).append((codes, unit))
+            groups.append(list(by.items()))
         best: tuple[float, np.ndarray, np.ndarray] | None = None
-        for pick in itertools.product(*options):
-            if max(k for k, _, _ in pick) != top and top > 0:
+        for pick in itertools.product(*groups):
+            if top > 0 and max(key[0] for key, _ in pick) != top:
                 continue
-            cells, unit, mine = _product(self.cells, [c for _, c, _ in pick], [u for _, _, u in pick])
-            if (cells < 0).any():
+            codes = [np.stack([c for c, _ in items]) for _, items in pick]
+            units = [np.stack([u for _, u in items]) for _, items in pick]
+            cells, unit = _products(self.cells, codes, units)
+            mine = _products(self.cells, codes, [(u > 0).astype(float) for u in units])[1] > 0
+            found = cells >= 0
+            other = found & (cells != t)
+            safe = np.maximum(cells, 0)
+            ok = found.all(axis=1)
+            fit = room.fits(safe.ravel(), unit.ravel(), up, down).reshape(cells.shape)
+            ok &= (fit | ~other).all(axis=1) & ~(single[safe] & ~mine & other).any(axis=1)
+            if not ok.any():
                 continue
-            keep = cells != t
-            rest, u = cells[keep], unit[keep]
-            if (single[rest] & ~mine[keep]).any() or not room.fits(rest, u, up, down).all():
-                continue
-            price = float(room.price(rest).sum())
-            if best is None or price < best[0]:
-                best = (price, rest, u)
+            price = np.where(other, room.price(safe.ravel()).reshape(cells.shape), 0.0).sum(axis=1)
+            price[~ok] = np.inf
+            row = int(np.argmin(price))  # the first of the cheapest
+            if best is None or price[row] < best[0]:
+                keep = cells[row] != t
+                best = (float(price[row]), cells[row][keep], unit[row][keep])
         if best is None:
             return None
         return np.concatenate(([t], best[1])).astype(np.int64), np.concatenate(([1.0], best[2]))
@@ -322,15 +337,21 @@ def _parents(anc: np.ndarray) -> np.ndarray:
     return out
 
 
-def _product(g: CellOverlap, codes: list[np.ndarray], units: list[np.ndarray]
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cells (``-1`` where none), units, and whether each cell overlaps the target (every
-    code from the target's own part of its vector, unit +1: the target's ancestors, its
-    code and the path below it) of the product of one vector per dimension."""
-    grid = np.meshgrid(*codes, indexing="ij")
-    cells = g.lookup(np.stack([x.ravel() for x in grid], axis=1))
-    ugrid = np.meshgrid(*units, indexing="ij")
-    unit = np.prod(np.stack([x.ravel() for x in ugrid], axis=1), axis=1)
-    igrid = np.meshgrid(*[u > 0 for u in units], indexing="ij")
-    inside = np.all(np.stack([x.ravel() for x in igrid], axis=1), axis=1)
-    return cells, unit, inside
+def _products(g: CellOverlap, codes: list[np.ndarray], units: list[np.ndarray]
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """For every choice of one row per dimension (``codes[j]``: one vector's codes per
+    row, ``units[j]`` their units), the cells of the product of the chosen vectors
+    (``-1`` where none) and their units: arrays of (choices, cells per product)."""
+    dims = len(codes)
+    m = [c.shape[0] for c in codes]
+    ln = [c.shape[1] for c in codes]
+    shape = (*m, *ln)
+    at = np.empty((int(np.prod(shape)), dims), dtype=np.int64)
+    unit = np.ones(shape)
+    for j in range(dims):
+        view = [1] * (2 * dims)
+        view[j], view[dims + j] = m[j], ln[j]
+        at[:, j] = np.broadcast_to(codes[j].reshape(view), shape).ravel()
+        unit = unit * units[j].reshape(view)
+    cells = g.lookup(at).reshape(int(np.prod(m)), int(np.prod(ln)))
+    return cells, unit.reshape(cells.shape)
