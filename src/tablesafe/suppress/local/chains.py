@@ -160,8 +160,8 @@ class TableChains:
         groups = []
         for opts in options:
             by: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray]]] = {}
-            for k, codes, unit in opts:
-                by.setdefault((k, len(codes)), []).append((codes, unit))
+            for k, vec, sign in opts:
+                by.setdefault((k, len(vec)), []).append((vec, sign))
             groups.append(list(by.items()))
         best: tuple[float, np.ndarray, np.ndarray] | None = None
         for pick in itertools.product(*groups):
