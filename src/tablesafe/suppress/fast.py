@@ -226,9 +226,10 @@ CHAIN_SHARE = 0.9
 """Share of ``fast_pattern``'s time limit after which the targets left get chain
 certificates (:mod:`tablesafe.suppress.local.chains`) instead of local LPs. The rest of
 the limit is for checking the certificates. Measured on a one-level three-way table of
-14,976 cells with holdings, where the local LPs take most of a second each: ``modular``'s
-completion by certificates ran 528.5 s against an automatic limit of 359 s before
-chains existed."""
+14,976 cells with holdings, where the local LPs take up to 400 ms each: ``auto``
+(``modular``, whose one subtable is left to the certificates) ran 529.7 s against an
+automatic limit of 359 s before, 327.5 s now, withholding 107.8 M instead of 3.55 M
+(benchmarks/RESULTS.md, twenty-second session)."""
 
 
 def _second_pass_deadline(t0: float, time_limit: float | None, give_up_after: float | None) -> float | None:

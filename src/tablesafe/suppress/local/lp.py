@@ -29,7 +29,7 @@ class LocalLP:
     process, wall seconds, switching after k/4, k/2 and k iterations): HIER16 95.5, 92.9
     and 117.6 s; DALE 31.6 and 30.5 s (k/4, k); the 13,851-cell three-way table 120.1,
     100.6 and 92.7 s; the 13,167-cell two-way table 39.5 and 43.6 s (k/4, k); a one-level
-    15 x 15 x 15 table 268.0, 212.9 and 112.2 s (its second pass's LPs of about 1,400
+    14 x 14 x 14 table 268.0, 212.9 and 112.2 s (its second pass's LPs of about 1,400
     cells need 0.4-1 k iterations: the simplex method takes 36 ms where switching took
     82 ms). Hence k: the same patterns but on the one-level table, twice as fast there and
     a quarter faster on the three-way table, a quarter slower on HIER16.
