@@ -97,11 +97,11 @@ def fast_pattern(
         time_limit: limit in seconds: every sensitive cell is always protected.
             After ``HURRY_SHARE`` of it the search hurries (``stats["hurried_after_targets"]``
             says after how many targets; the pattern then depends on the machine's speed).
-            After ``CHAIN_SHARE`` of it each target left gets a chain certificate where
-            it has one (no LP: the target and the totals containing it are withheld;
-            ``stats["chain_certificates"]`` counts them) and the second pass stops, so
-            the run ends near the limit at the price of a costlier pattern. Past the
-            limit ``stats["time_limit_hit"]`` says so.
+            After ``CHAIN_SHARE`` of it each target left gets a certificate without an
+            LP where it has one (a box of cells around it, else the totals containing
+            it; ``stats["box_certificates"]`` and ``stats["chain_certificates"]`` count
+            them) and the second pass stops, so the run ends near the limit at the
+            price of a costlier pattern. Past the limit ``stats["time_limit_hit"]`` says so.
         progress: report progress (a live line on a terminal, plain lines in a log).
         progress_label: what the progress report calls this run.
         seed: accepted for interface compatibility; the method is deterministic (ties
@@ -223,8 +223,9 @@ half of it, 103 s (+40 M, 273 s in all); after 80 %, 147 s (+31 M, 312 s in all)
 
 
 CHAIN_SHARE = 0.9
-"""Share of ``fast_pattern``'s time limit after which the targets left get chain
-certificates (:mod:`tablesafe.suppress.local.chains`) instead of local LPs. The rest of
+"""Share of ``fast_pattern``'s time limit after which the targets left get certificates
+without an LP (boxes, else chains: :mod:`tablesafe.suppress.local.chains`) instead of
+local LPs. The rest of
 the limit is for checking the certificates. Measured on a one-level three-way table of
 14,976 cells with holdings, where the local LPs take up to 400 ms each: ``auto``
 (``modular``, whose one subtable is left to the certificates) ran 529.7 s against an

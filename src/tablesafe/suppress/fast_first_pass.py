@@ -6,9 +6,9 @@ withheld at once, so later targets lean on them. A symmetric certificate's direc
 also protects, scaled, every later target it moves far enough (``share``). With
 ``insiders``, a certificate that moves a single respondent's cell (other than one that
 overlaps the target) gets a further certificate that keeps that cell fixed. Past the
-job's ``chain_after`` the targets left get chain certificates
-(:mod:`tablesafe.suppress.local.chains`: no LP, many totals withheld), so that a time
-limit holds.
+job's ``chain_after`` the targets left get certificates without an LP
+(:mod:`tablesafe.suppress.local.chains`: boxes, else chains of totals; they withhold
+more), so that a time limit holds.
 
 All a pass needs is in a :class:`FirstPassJob` (picklable), so groups of targets can be
 protected in worker processes (:mod:`tablesafe.suppress.fast_workers`), each returning
@@ -64,9 +64,9 @@ class FirstPassJob:
         hurry_after: seconds after ``start`` from which the search that keeps single
             respondents' cells fixed may add complements (``FastOptions.strict_adds``:
             quicker, withholds more), so that a time limit holds.
-        chain_after: seconds after ``start`` from which each target left gets a chain
-            certificate where one exists (no LP; the target and the totals containing
-            it are withheld), so that the pass ends within a time limit.
+        chain_after: seconds after ``start`` from which each target left gets a
+            certificate without an LP where one exists (a box around it, else a chain of
+            the totals containing it), so that the pass ends within a time limit.
     """
 
     space: SearchSpace
