@@ -196,3 +196,19 @@ def test_a_slow_search_still_ends_within_the_limit(monkeypatch):
     assert pat.stats["seconds_before_audit"] <= 1.1 * limit
     assert pat.stats["chain_certificates"] + pat.stats["box_certificates"] > 0 and pat.stats["lp_solves"] > 0
     assert independent_audit(p, pat.withheld) == []
+
+
+def test_the_summary_and_report_say_the_limit_was_reached():
+    """A run past its chain time tells the user how many cells were protected without a
+    search and that a longer limit withholds less (summary and the report's parameters)."""
+    from tablesafe.api import protect_problem
+
+    p = table_problem(36, [[4], [4], [5]], units=300)
+    res = protect_problem(p, method="fast", time_limit=0.001)
+    quick = res.pattern.stats["box_certificates"] + res.pattern.stats["chain_certificates"]
+    assert quick > 0
+    assert f"time limit reached: {quick:,} sensitive cells were protected without a search" in res.summary()
+    assert "a longer time limit gives a pattern that withholds less" in res.parameters()["time_limit"]
+    # a run with time to spare says nothing of the kind
+    calm = protect_problem(p, method="fast", time_limit=600)
+    assert "time limit reached" not in calm.summary()
