@@ -31,6 +31,7 @@ class CellOverlap:
         keys: sorted flat keys (``ravel_multi_index`` of ``idx``) of the cells.
         key_cell: the cell of each sorted key.
         anc: per dimension, ``anc[a, b]`` is true when code ``a`` is ``b`` or an ancestor of it.
+        parent: per dimension, each code's parent (-1 for the root).
     """
 
     idx: np.ndarray
@@ -38,6 +39,7 @@ class CellOverlap:
     keys: np.ndarray
     key_cell: np.ndarray
     anc: list[np.ndarray]
+    parent: list[np.ndarray]
 
     @classmethod
     def of(cls, problem: Problem) -> CellOverlap | None:
@@ -47,13 +49,15 @@ class CellOverlap:
             return None
         cols = []
         anc = []
+        parents = []
         for d in model.dims:
             h = d.hierarchy
             pos = pd.Index(h.codes).get_indexer(model.codes[d.name].astype(str).to_numpy())
             if (pos < 0).any():
                 return None
             cols.append(pos)
-            parent = np.asarray(h.parent)
+            parent = np.asarray(h.parent, dtype=np.int64)
+            parents.append(parent)
             m = np.eye(len(parent), dtype=bool)
             for b in range(len(parent)):
                 a = parent[b]
@@ -65,7 +69,7 @@ class CellOverlap:
         shape = tuple(len(d.hierarchy) for d in model.dims)
         flat = np.ravel_multi_index(tuple(idx.T), shape)
         order = np.argsort(flat, kind="stable")
-        return cls(idx, shape, flat[order], order, anc)
+        return cls(idx, shape, flat[order], order, anc, parents)
 
     def lookup(self, codes: np.ndarray) -> np.ndarray:
         """Cells with the given code positions (rows of ``codes``); ``-1`` where none."""

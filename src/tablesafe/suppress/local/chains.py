@@ -96,8 +96,8 @@ class TableChains:
         self.size = np.where(np.isfinite(size), size, 0.0)
         self.max_bottom = max_bottom
         self.tries = tries
-        self.bottom = [anc.sum(axis=1) == 1 for anc in cells.anc]  # codes without children
-        self.parent = [_parents(anc) for anc in cells.anc]
+        self.parent = cells.parent
+        self.bottom = [np.bincount(p[p >= 0], minlength=len(p)) == 0 for p in cells.parent]  # no children
 
     def box(self, t: int, room: ChainRoom, up: float, down: float, single: np.ndarray,
             budget: int = 5_000) -> tuple[np.ndarray, np.ndarray] | None:
@@ -114,9 +114,11 @@ class TableChains:
         dims = len(g.anc)
         below = [self.path_down(code, j, int(code[j]))[1:] for j in range(dims)]
         ups = [self.ancestors(j, int(code[j])) for j in range(dims)]
+        options: list[list[tuple[int, np.ndarray, np.ndarray]]] = [[] for _ in range(dims)]
         for top in range(max(len(u) for u in ups)):
-            options = [self._options(code, j, ups[j][: top + 1], below[j], room, up, down, single, budget)
-                       for j in range(dims)]
+            for j in range(dims):  # add this level's vectors (levels below were added before)
+                if top < len(ups[j]):
+                    options[j] += self._options(code, j, ups[j], top, below[j], room, up, down, single, budget)
             if not all(options):
                 continue
             best = self._cheapest(t, options, top, room, up, down, single)
@@ -124,31 +126,29 @@ class TableChains:
                 return best
         return None
 
-    def _options(self, code: np.ndarray, j: int, ups: np.ndarray, below: np.ndarray, room: ChainRoom,
+    def _options(self, code: np.ndarray, j: int, ups: np.ndarray, k: int, below: np.ndarray, room: ChainRoom,
                  up: float, down: float, single: np.ndarray, budget: int
                  ) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        """Per level ``k`` of ``ups`` (the target's code and its ancestors, nearest
+        """At level ``k`` of ``ups`` (the target's code and its ancestors, nearest
         first): ``(k, codes, unit)`` vectors of dimension ``j`` that keep its hierarchy."""
         g = self.cells
+        own = np.concatenate((ups[: k + 1][::-1], below))
+        a = int(ups[k])
+        if self.parent[j][a] < 0:
+            return [(k, own, np.ones(len(own)))]
+        sib = self.siblings(j, a)
+        at = np.repeat(code[None, :], len(sib), axis=0)
+        at[:, j] = sib
+        line = g.lookup(at)
+        ok = line >= 0
+        ok[ok] = room.fits(line[ok], -np.ones(int(ok.sum())), up, down) & ~single[line[ok]]
+        sib, line = sib[ok], line[ok]
         out = []
-        for k in range(len(ups)):
-            own = np.concatenate((ups[: k + 1][::-1], below))
-            a = int(ups[k])
-            if self.parent[j][a] < 0:
-                out.append((k, own, np.ones(len(own))))
-                continue
-            sib = self.siblings(j, a)
-            at = np.repeat(code[None, :], len(sib), axis=0)
-            at[:, j] = sib
-            line = g.lookup(at)
-            ok = line >= 0
-            ok[ok] = room.fits(line[ok], -np.ones(int(ok.sum())), up, down) & ~single[line[ok]]
-            sib, line = sib[ok], line[ok]
-            per = max(1, int(budget ** (1.0 / len(g.anc)) / (1 + k)))
-            for s_code in sib[np.lexsort((sib, room.price(line)))][:per].tolist():
-                other = self.path_down(code, j, s_code)
-                out.append((k, np.concatenate((own, other)),
-                            np.concatenate((np.ones(len(own)), -np.ones(len(other))))))
+        per = max(1, int(budget ** (1.0 / len(g.anc)) / (1 + k)))
+        for s_code in sib[np.lexsort((sib, room.price(line)))][:per].tolist():
+            other = self.path_down(code, j, s_code)
+            out.append((k, np.concatenate((own, other)),
+                        np.concatenate((np.ones(len(own)), -np.ones(len(other))))))
         return out
 
     def _cheapest(self, t: int, options: list[list[tuple[int, np.ndarray, np.ndarray]]], top: int,
@@ -169,8 +169,7 @@ class TableChains:
                 continue
             codes = [np.stack([c for c, _ in items]) for _, items in pick]
             units = [np.stack([u for _, u in items]) for _, items in pick]
-            cells, unit = _products(self.cells, codes, units)
-            mine = _products(self.cells, codes, [(u > 0).astype(float) for u in units])[1] > 0
+            cells, unit, mine = _products(self.cells, codes, units)
             found = cells >= 0
             other = found & (cells != t)
             safe = np.maximum(cells, 0)
@@ -325,33 +324,25 @@ def _lone_sign(coef: np.ndarray) -> int:
     return -1
 
 
-def _parents(anc: np.ndarray) -> np.ndarray:
-    """Each code's parent (-1 for the root) from the ancestor-or-self matrix."""
-    depth = anc.sum(axis=0)  # ancestors of each code, itself included
-    out = np.full(anc.shape[0], -1, dtype=np.int64)
-    for c in range(anc.shape[0]):
-        above = np.flatnonzero(anc[:, c])
-        above = above[above != c]
-        if len(above):
-            out[c] = int(above[np.argmax(depth[above])])
-    return out
-
-
 def _products(g: CellOverlap, codes: list[np.ndarray], units: list[np.ndarray]
-              ) -> tuple[np.ndarray, np.ndarray]:
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For every choice of one row per dimension (``codes[j]``: one vector's codes per
     row, ``units[j]`` their units), the cells of the product of the chosen vectors
-    (``-1`` where none) and their units: arrays of (choices, cells per product)."""
+    (``-1`` where none), their units, and whether each is made of the target's own
+    codes only (positive unit in every dimension: it overlaps the target): arrays of
+    (choices, cells per product)."""
     dims = len(codes)
     m = [c.shape[0] for c in codes]
     ln = [c.shape[1] for c in codes]
     shape = (*m, *ln)
     at = np.empty((int(np.prod(shape)), dims), dtype=np.int64)
     unit = np.ones(shape)
+    mine = np.ones(shape, dtype=bool)
     for j in range(dims):
         view = [1] * (2 * dims)
         view[j], view[dims + j] = m[j], ln[j]
         at[:, j] = np.broadcast_to(codes[j].reshape(view), shape).ravel()
         unit = unit * units[j].reshape(view)
+        mine = mine & (units[j] > 0).reshape(view)
     cells = g.lookup(at).reshape(int(np.prod(m)), int(np.prod(ln)))
-    return cells, unit.reshape(cells.shape)
+    return cells, unit.reshape(cells.shape), mine.reshape(cells.shape)
