@@ -1,8 +1,9 @@
 """Chain certificates (issue 12, time limits that hold): when ``fast``'s time is up, the
 targets left are protected by a bottom cell inside them and every total containing it,
 which needs no LP. These tests check the chains themselves against the relations and
-the overlap of respondents, and that a run past its limit ends on time with a pattern
-that an independent audit passes."""
+the overlap of respondents, that a run past its limit ends on time with a pattern
+that an independent audit passes, and that a hurried search's guided regions (small LPs
+in place of a whole block's) give certificates that hold."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from tablesafe.structure.overlap import CellOverlap, occupied_cells
 from tablesafe.suppress import suppress
 from tablesafe.suppress.fast_ranges import CellRanges
 from tablesafe.suppress.local import RelationIndex
-from tablesafe.suppress.local.chains import ChainRoom, TableChains, relation_chain
+from tablesafe.suppress.local.chains import ChainRoom, RelationChains, TableChains, relation_chain
+from tablesafe.suppress.local.guided import ranked
 
 
 def _room(problem, withheld=None):
@@ -159,10 +161,73 @@ def test_chains_by_relations_keep_every_relation(seed, shape):
     p = table_problem(seed, shape, units=80)
     rel = RelationIndex.of(p.relations)
     r, room = _room(p)
+    chains = RelationChains(rel, occupied_cells(p))
     for t in np.flatnonzero(p.sensitive).tolist()[:20]:
-        got = relation_chain(rel, t, room, float(r.upl[t]), float(r.lpl[t]))
-        if got is not None:
-            _check_chain(p, t, got[0], got[1], r)
+        for got in (relation_chain(rel, t, room, float(r.upl[t]), float(r.lpl[t])),
+                    chains.direction(t, room, float(r.upl[t]), float(r.lpl[t]))):
+            if got is not None:
+                _check_chain(p, t, got[0], got[1], r)
+
+
+def test_chains_read_from_the_relations_are_the_table_chains():
+    """On a hierarchical table given by its relations alone, the chain of a total is a
+    bottom cell inside it and every cell containing that bottom cell, as with the
+    table structure; every total of the table gets one."""
+    p = table_problem(41, [[2, 2], [3]], units=120)
+    overlap = CellOverlap.of(p)
+    occ = occupied_cells(p)
+    r, room = _room(p, np.zeros(p.n, dtype=bool))
+    chains = RelationChains(RelationIndex.of(p.relations), occ)
+    targets = _aggregate_targets(p, overlap, k=50)
+    assert len(targets) >= 5
+    for t in targets.tolist():
+        got = chains._closure_chain(t, room, 1.0, 1.0)
+        assert got is not None
+        cells, unit = got
+        _check_chain(p, t, cells, unit, r)
+        assert (unit == 1.0).all()
+        bottom = [anc.sum(axis=1) == 1 for anc in overlap.anc]
+        leaf = cells[np.all([bottom[j][overlap.idx[cells, j]] for j in range(len(bottom))], axis=0)]
+        assert len(leaf) == 1 and occ[leaf[0]]
+        # every cell containing the bottom cell, and nothing else
+        b = overlap.idx[leaf[0]]
+        contains = np.all([anc[overlap.idx[:, j], b[j]] for j, anc in enumerate(overlap.anc)], axis=0)
+        assert set(np.flatnonzero(contains).tolist()) == set(cells.tolist())
+        assert contains[t]
+
+
+def test_ranked_puts_the_target_first_and_unrelated_cells_last():
+    """The guided ranking: the target first, every column once, and a column the
+    target's relations never reach ranked last (it does not move)."""
+    import scipy.sparse as sp
+
+    # x0 = x1 + x2, x1 = x3 + x4, and x5 in a relation of its own with x6
+    rows = [[-1, 1, 1, 0, 0, 0, 0], [0, -1, 0, 1, 1, 0, 0], [0, 0, 0, 0, 0, 1, -1]]
+    m = sp.csc_matrix(np.array(rows, dtype=float))
+    order = ranked(m.indptr, m.indices, m.data, 3, np.ones(7), target=3)
+    assert order[0] == 3
+    assert sorted(order.tolist()) == list(range(7))
+    assert set(order[-2:].tolist()) == {5, 6}
+
+
+def test_a_hurried_search_gives_certificates_from_guided_regions(monkeypatch):
+    """A search hurried from the start on a problem without its table structure (so
+    relation hops reach the whole block) solves small guided regions of the large
+    neighbourhoods first: some targets are protected that way, the pattern is proved by
+    its certificates and an independent audit passes it."""
+    import tablesafe.suppress.fast as fast
+    import tablesafe.suppress.local.search as search
+
+    monkeypatch.setattr(fast, "HURRY_SHARE", 0.0)
+    monkeypatch.setattr(fast, "CHAIN_SHARE", 1e30)
+    monkeypatch.setattr(search, "GUIDED_FROM", 20)
+    monkeypatch.setattr(search, "REGION_SIZES", (8, 16, 32))
+    p = table_problem(42, [[2, 3], [4]], units=150)
+    p = p.copy(model=None)
+    pat = suppress(p, "fast", time_limit=600)
+    assert pat.stats["found_by"].get("guided", 0) > 0
+    assert pat.proof == "certificates"
+    assert independent_audit(p, pat.withheld) == []
 
 
 def test_fast_past_its_time_limit_protects_the_targets_left_by_chains():
@@ -212,3 +277,24 @@ def test_the_summary_and_report_say_the_limit_was_reached():
     # a run with time to spare says nothing of the kind
     calm = protect_problem(p, method="fast", time_limit=600)
     assert "time limit reached" not in calm.summary()
+
+
+def test_a_pass_hurries_when_less_than_two_of_its_slowest_lps_are_left():
+    """Hurrying starts at the job's ``hurry_after``, or earlier when the time left before
+    the chain time is less than twice the slowest LP so far (a search that goes on
+    unhurried would overrun the limit by its last LPs)."""
+    from types import SimpleNamespace
+
+    from tablesafe.suppress.fast_first_pass import FirstPass
+
+    now = time.perf_counter()
+
+    def state(elapsed, longest, hurry_after=80.0, chain_after=90.0):
+        job = SimpleNamespace(start=now - elapsed, hurry_after=hurry_after, chain_after=chain_after)
+        return SimpleNamespace(job=job, search=SimpleNamespace(lp=SimpleNamespace(longest=longest)))
+
+    assert not FirstPass._short_of_time(state(10.0, 1.0))
+    assert FirstPass._short_of_time(state(81.0, 0.0))  # past hurry_after
+    assert FirstPass._short_of_time(state(50.0, 25.0))  # 40 s left, 2 x 25 s needed
+    assert not FirstPass._short_of_time(state(50.0, 19.0))
+    assert not FirstPass._short_of_time(state(50.0, 25.0, chain_after=None))

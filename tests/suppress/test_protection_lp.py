@@ -70,3 +70,37 @@ def test_repair_with_stubborn_attacks_is_safe_and_converges_quickly(monkeypatch)
     monkeypatch.setattr(protection, "STUBBORN_FAILS", 10**9)
     _, _, slow_rounds = repair(p, b, start)
     assert slow_rounds > 2 * rounds
+
+
+def test_stubborn_attacks_stop_at_the_deadline(monkeypatch):
+    """Each stubborn attack's protection LP covers the whole table (seconds on a few
+    thousand cells: ``optimal`` ran minutes past a 30 s limit on Castro's HIER16 in
+    them), so the deadline is checked before each: past it, ``OutOfTime`` is raised and
+    no LP is started; before it, each LP gets the time left as its solver limit."""
+    from tablesafe.suppress.cover import Revisable
+
+    p = table_problem(12, [[2, 2], [2], [3]], units=120)
+    b = Bounds.of(p, singleton=True)
+    cand = candidates(p, b)
+    w = p.sensitive.copy()
+    keys = keys_for(p, b, w, np.flatnonzero(p.sensitive))
+    bad = failing(b, run_attacks(p, b, w.astype(float), keys, split_insiders=False))
+    assert bad
+    limits = []
+
+    def spy(*args, time_limit=None, **kw):
+        limits.append(time_limit)
+        return protecting_cells(*args, time_limit=time_limit, **kw)
+
+    monkeypatch.setattr("tablesafe.suppress.protection_lp.protecting_cells", spy)
+    stubborn = protection.Stubborn()
+    stubborn.fails = {key: protection.STUBBORN_FAILS - 1 for key in bad}
+    import time
+
+    with pytest.raises(protection.OutOfTime):
+        stubborn.protect(p, b, Revisable(w, p.cost), w, bad, cand, deadline=time.monotonic() - 1.0)
+    assert limits == []
+    stubborn.fails = {key: protection.STUBBORN_FAILS - 1 for key in bad}
+    out = stubborn.protect(p, b, Revisable(w, p.cost), w, bad, cand, deadline=time.monotonic() + 600)
+    assert limits and all(0 < x <= 600 for x in limits)
+    assert out.sum() > w.sum()

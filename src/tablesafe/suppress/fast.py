@@ -89,6 +89,7 @@ def fast_pattern(
     workers: int | None = None,
     give_up_after: float | None = None,
     options: FastOptions | None = None,
+    hurry: bool = False,
 ) -> Pattern:
     """Choose complementary suppressions for a large table and prove them by certificates.
 
@@ -126,6 +127,8 @@ def fast_pattern(
             targets, else the CPUs available (at most ``options.max_workers``).
             Results are deterministic for a given number of groups
             (``options.groups``, by default the number of workers).
+        hurry: hurry from the start (with a ``time_limit``; for the completion of a
+            pattern whose own method ran out of time, which has only the rest of it).
         give_up_after: seconds after which an unfinished first pass raises
             :class:`SolverTimeLimit` (for callers with a fallback, such as the start
             pattern of ``optimal``); the second pass then also stops at that time.
@@ -166,7 +169,7 @@ def fast_pattern(
     )
     job = FirstPassJob(space=space, ranges=ranges, withheld=withheld, names=problem.names, options=opts,
                        insiders=insiders, n_targets=len(targets), start=t0, give_up_after=give_up_after,
-                       hurry_after=None if time_limit is None else HURRY_SHARE * time_limit,
+                       hurry_after=None if time_limit is None else (0.0 if hurry else HURRY_SHARE) * time_limit,
                        chain_after=None if time_limit is None else CHAIN_SHARE * time_limit)
     search = LocalSearch(space)
     if workers is None:

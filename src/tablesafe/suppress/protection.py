@@ -467,7 +467,7 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
             if rounds > JOINT_ROUNDS:
                 choice.freeze(w)  # from here on the pattern only grows
             w = revise(problem, bounds, choice, w, atts, bad, cand, deadline)
-            w = stubborn.protect(problem, bounds, choice, w, bad, cand)
+            w = stubborn.protect(problem, bounds, choice, w, bad, cand, deadline)
             ever[[key[0] for key in bad]] = True
             # a target is attacked again unless the tables of all its attacks stand
             # (every cell they move still withheld: :func:`still_holds`); new insiders
@@ -498,22 +498,26 @@ STUBBORN_FAILS = 3
 
 class Stubborn:
     """Attacks that keep failing after their capacity inequalities were met: from the
-    :data:`STUBBORN_FAILS`-th failure on, the published cells of the attack's protection
-    LP (:func:`tablesafe.suppress.protection_lp.protecting_cells`) are withheld for good,
-    which makes that attack pass."""
+    :data:`STUBBORN_FAILS`-th failure on, the published cells of the attack's protection LP
+    (:func:`~tablesafe.suppress.protection_lp.protecting_cells`) are withheld for good."""
 
     def __init__(self) -> None:
         self.fails: dict[Key, int] = {}
 
     def protect(self, problem: Problem, bounds: Bounds, choice: Revisable, w: np.ndarray,
-                bad: list[Key], cand: np.ndarray) -> np.ndarray:
-        """``w`` with the protecting cells of the stubborn attacks among ``bad``."""
+                bad: list[Key], cand: np.ndarray, deadline: float = float("inf")) -> np.ndarray:
+        """``w`` with the protecting cells of the stubborn attacks among ``bad``; raises
+        :class:`OutOfTime` past ``deadline``, checked before each whole-table LP, which
+        gets the time left."""
         from tablesafe.suppress.protection_lp import protecting_cells
 
         for key in bad:
             self.fails[key] = self.fails.get(key, 0) + 1
         for key in sorted(k for k in bad if self.fails[k] >= STUBBORN_FAILS):
-            cells = protecting_cells(problem, bounds, w, key[0], key[1], key[2], cand)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise OutOfTime
+            cells = protecting_cells(problem, bounds, w, *key, cand, time_limit=left if np.isfinite(left) else None)
             if cells is not None and cells.size:
                 w = choice.keep(cells)
                 self.fails[key] = 0

@@ -35,12 +35,13 @@ same cost (keeps the certificate sparse without making withheld cells costly).""
 
 
 def protecting_cells(problem: Problem, bounds: Bounds, withheld: np.ndarray, target: int, direction: int,
-                     insider: int, cand: np.ndarray) -> np.ndarray | None:
+                     insider: int, cand: np.ndarray, time_limit: float | None = None) -> np.ndarray | None:
     """Published cells whose withholding lets ``target`` move by its level in
     ``direction`` against the attacker who knows ``insider``'s cell (-1: an outsider).
 
     Returns the cells (possibly none: the attack already passes), or None when no
-    admissible set of cells can protect it.
+    admissible set of cells can protect it (or none was found within ``time_limit``
+    seconds of solver time).
     """
     req = float(bounds.req_up[target] if direction == UP else bounds.req_dn[target])
     if req <= 0:
@@ -72,6 +73,8 @@ def protecting_cells(problem: Problem, bounds: Bounds, withheld: np.ndarray, tar
     if hi[j if direction == UP else nc + j] < req * (1 - 1e-9):
         return None
     h = new_highs()
+    if time_limit is not None:
+        h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
     pass_lp(h, np.concatenate([unit, unit]), lo, hi, sp.hstack([a, -a]), np.zeros(rows.size), np.zeros(rows.size))
     h.run()
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:

@@ -20,11 +20,18 @@ contains ``b``, which is not empty, so each shares a respondent with ``t``: no s
 respondent's certificate is needed (the rule's protection level allows for the target's
 own contributors).
 
-Without a table structure (:func:`relation_chain`) the chain is grown relation by
-relation: move the target by +1 and balance every relation that no longer adds up by
-moving one more cell of it, its total (the one cell whose coefficient has the other
-sign) while that has not moved, else one of its parts that has not moved (the cheapest
-that can move far enough, cells already withheld first). Each cell moves once; a
+Without a table structure (:class:`RelationChains`) the chain is read from the
+relations: the *total* of a relation is its one cell whose coefficient has the other
+sign, a *bottom* cell is the total of no relation. Going down from the target (from a
+total to its parts) reaches bottom cells; the chain of such a bottom cell ``b`` is ``b``
+with every cell reached by going up from it (from a part to the relation's total). On a
+table of hierarchical dimensions written as relations this is exactly the chain above;
+on other relations it is kept only when it contains the target and every relation it
+touches still adds up. Where no bottom cell gives one, the chain is grown relation by
+relation (:func:`relation_chain`): move the target by +1 and balance every relation
+that no longer adds up by moving one more cell of it, its total while that has not
+moved, else one of its parts that has not moved (the cheapest that can move far
+enough, cells already withheld first). Each cell moves once; a
 relation that cannot be balanced that way ends the attempt.
 
 A chain withholds many totals, so it is the way out when the time limit is reached
@@ -42,7 +49,7 @@ import numpy as np
 from tablesafe.structure.overlap import CellOverlap
 from tablesafe.suppress.local.relations import RelationIndex
 
-__all__ = ["ChainRoom", "TableChains", "relation_chain"]
+__all__ = ["ChainRoom", "RelationChains", "TableChains", "relation_chain"]
 
 
 class ChainRoom:
@@ -249,6 +256,126 @@ class TableChains:
                 cells = np.concatenate(([t], rest)).astype(np.int64)
                 return cells, np.ones(len(cells))
         return None
+
+
+class RelationChains:
+    """Chains on a problem given only by its relations (see the module text).
+
+    Args:
+        rel: the relations.
+        occupied: cells with at least one respondent (a chain's bottom cell must be one).
+        max_visit: most cells looked at going down from a target, and most cells in a
+            chain.
+        tries: bottom cells tried, cheapest first, before growing a chain relation by
+            relation.
+    """
+
+    def __init__(self, rel: RelationIndex, occupied: np.ndarray, max_visit: int = 5_000,
+                 tries: int = 5) -> None:
+        self.rel = rel
+        self.occupied = occupied
+        self.max_visit = max_visit
+        self.tries = tries
+        n_rows = rel.n_relations
+        lens = np.diff(rel.row_ptr)
+        neg = rel.row_coef < 0
+        row_of = np.repeat(np.arange(n_rows), lens)
+        n_neg = np.bincount(row_of, weights=neg, minlength=n_rows).astype(np.int64)
+        one_neg = n_neg == 1
+        one_pos = ~one_neg & (n_neg == lens - 1)
+        at = (neg & one_neg[row_of]) | (~neg & one_pos[row_of])
+        self.total = np.full(n_rows, -1, dtype=np.int64)  # the cell of each relation's total
+        self.total[row_of[at]] = rel.row_cells[at]
+
+    def direction(self, t: int, room: ChainRoom, up: float, down: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(cells, unit)`` of the cheapest chain of ``t`` found (``t`` first), or
+        ``None``; ``up`` and ``down`` as in :func:`relation_chain`."""
+        got = self._closure_chain(t, room, up, down)
+        if got is None:
+            return relation_chain(self.rel, t, room, up, down, max_cells=self.max_visit)
+        return got
+
+    def _closure_chain(self, t: int, room: ChainRoom, up: float, down: float
+                       ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The cheapest chain of ``t`` made of a bottom cell and every cell above it."""
+        leaves = self._bottoms(t)
+        leaves = leaves[(leaves == t) | room.fits(leaves, np.ones(len(leaves)), up, down)]
+        best: tuple[float, np.ndarray, np.ndarray] | None = None
+        for b in leaves[np.lexsort((leaves, room.price(leaves)))][: self.tries].tolist():
+            got = self._closure(b)
+            if got is None:
+                continue
+            cells, unit = got
+            at = np.flatnonzero(cells == t)
+            if not len(at) or not np.isclose(unit[at[0]], 1.0):
+                continue
+            rest = cells != t
+            if not room.fits(cells[rest], unit[rest], up, down).all():
+                continue
+            price = float(room.price(cells[rest]).sum())
+            if best is None or price < best[0]:
+                best = (price, cells[rest], unit[rest])
+        if best is None:
+            return None
+        return np.concatenate(([t], best[1])).astype(np.int64), np.concatenate(([1.0], best[2]))
+
+    def _bottoms(self, t: int) -> np.ndarray:
+        """Occupied bottom cells reached going down from ``t`` (``t`` when it is one)."""
+        rel = self.rel
+        seen = {t}
+        todo = [t]
+        out = []
+        while todo and len(seen) < self.max_visit:
+            c = todo.pop()
+            rows = rel.cell_rows[rel.cell_ptr[c]:rel.cell_ptr[c + 1]]
+            rows = rows[self.total[rows] == c]
+            if not len(rows):
+                if self.occupied[c]:
+                    out.append(c)
+                continue
+            for r in rows.tolist():
+                for k in rel.row_cells[rel.row_ptr[r]:rel.row_ptr[r + 1]].tolist():
+                    if k not in seen:
+                        seen.add(k)
+                        todo.append(k)
+        return np.array(sorted(out), dtype=np.int64)
+
+    def _closure(self, b: int, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray] | None:
+        """``b`` moving by +1 and every cell above it moving with it, when that keeps
+        every relation it touches (else ``None``)."""
+        rel = self.rel
+        dev = {b: 1.0}
+        todo = [b]
+        while todo:
+            c = todo.pop()
+            lo, hi = rel.cell_ptr[c], rel.cell_ptr[c + 1]
+            for r, a in zip(rel.cell_rows[lo:hi].tolist(), rel.cell_coef[lo:hi].tolist()):
+                top = int(self.total[r])
+                if top < 0 or top == c:
+                    continue
+                k = rel.row_ptr[r] + int(np.flatnonzero(rel.row_cells[rel.row_ptr[r]:rel.row_ptr[r + 1]] == top)[0])
+                x = -a * dev[c] / float(rel.row_coef[k])
+                if top in dev:
+                    if abs(dev[top] - x) > tol:
+                        return None
+                    continue
+                dev[top] = x
+                if len(dev) > self.max_visit:
+                    return None
+                todo.append(top)
+        cells = np.fromiter(dev.keys(), dtype=np.int64, count=len(dev))
+        unit = np.fromiter(dev.values(), dtype=np.float64, count=len(dev))
+        order = np.argsort(cells)
+        cells, unit = cells[order], unit[order]
+        rows = np.unique(rel.relations_of(cells))
+        for r in rows.tolist():
+            lo, hi = rel.row_ptr[r], rel.row_ptr[r + 1]
+            rc = rel.row_cells[lo:hi]
+            pos = np.searchsorted(cells, rc)
+            hit = (pos < len(cells)) & (cells[np.minimum(pos, len(cells) - 1)] == rc)
+            if abs(float(rel.row_coef[lo:hi][hit] @ unit[pos[hit]])) > tol:
+                return None
+        return cells, unit
 
 
 def relation_chain(rel: RelationIndex, t: int, room: ChainRoom, up: float, down: float,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import highspy
 import numpy as np
 
@@ -38,6 +40,8 @@ class LocalLP:
         presolve_from: number of cells above which presolve and the interior point
             solver are used.
         solves: LPs solved so far (the work measure of the second pass's budget).
+        longest: wall seconds of the slowest LP so far (a run short of time hurries
+            when less than twice this is left).
         ipm_after: simplex iterations, per cell of the LP, after which a large LP goes
             to the interior point method.
     """
@@ -51,6 +55,7 @@ class LocalLP:
         self.ipm_after = 1.0
         self.h = h
         self.solves = 0
+        self.longest = 0.0
 
     def _use_ipm(self, on: bool) -> None:
         """Presolve and the interior point method (``on``), or the plain simplex method."""
@@ -92,6 +97,7 @@ class LocalLP:
         big = k > self.presolve_from
         # every LP starts with the simplex method; a large one that needs more than
         # ``ipm_after * k`` iterations goes to the interior point method
+        began = time.perf_counter()
         self._use_ipm(False)
         self.h.setOptionValue("simplex_iteration_limit", max(int(self.ipm_after * k), 1) if big else _NO_LIMIT)
         self.h.clearSolver()
@@ -106,6 +112,7 @@ class LocalLP:
             self.h.clearSolver()
             self.h.run()
         self.solves += 1
+        self.longest = max(self.longest, time.perf_counter() - began)
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
         x = np.asarray(self.h.getSolution().col_value)

@@ -19,7 +19,9 @@ Neighbourhoods, in the order they are tried (:meth:`LocalSearch.certify`):
    suppression needed;
 2. the first box within ``max_box`` code combinations, then (in searches that may go
    further) the smallest box within ``max_wide_box``;
-3. relation hops around the target, up to ``max_hops``, then the target's whole block.
+3. relation hops around the target, up to ``max_hops``, then the target's whole block
+   (when the search hurries, a large block's best-ranked cells first:
+   :mod:`tablesafe.suppress.local.guided`).
 
 Boxes exist for tables that come with their structure (``problem.model``): per
 dimension a set of codes around the target's code (six levels, see
@@ -34,6 +36,7 @@ import numpy as np
 
 from tablesafe.structure.neighbours import gather
 from tablesafe.suppress.local.geometry import Geometry
+from tablesafe.suppress.local.guided import GUIDED_FROM, REGION_SIZES, ranked
 from tablesafe.suppress.local.lp import LocalLP
 from tablesafe.suppress.local.relations import RelationIndex
 
@@ -326,7 +329,7 @@ class LocalSearch:
                     if d is not None:
                         return d, cells, f"wide-box{level}"
         d, cells, hops = self.grow(query, movable, 2, max_hops, allow_whole)
-        return d, cells, ("block" if hops > max_hops else f"hops{hops}")
+        return d, cells, ("guided" if hops == 0 else "block" if hops > max_hops else f"hops{hops}")
 
     def _among_withheld(self, query: Query, free: np.ndarray, levels: list[int]) -> Found | None:
         """1. A certificate among the cells already withheld (no new suppression)."""
@@ -351,7 +354,9 @@ class LocalSearch:
     ) -> tuple[np.ndarray | None, np.ndarray, int]:
         """Solve on ``start``, ``start + 1``, ... relation hops around the target until a
         certificate is found; past ``max_hops`` (or ``max_cells`` cells) the whole block,
-        if ``allow_whole``. Returns ``(deviation or None, cells, hops used)``."""
+        if ``allow_whole`` (a hurried search tries guided regions of a large block
+        first). Returns ``(deviation or None, cells, hops used)``, hops 0 for a guided
+        region."""
         t = query.target
         prev = -1
         hops = start
@@ -366,10 +371,37 @@ class LocalSearch:
             if len(cells) > self.options.max_cells and not whole:
                 hops = max_hops + 1
                 continue
+            if self.hurry and len(cells) >= GUIDED_FROM:
+                d, region = self.guided(query, cells)
+                if d is not None:
+                    return d, region, 0
             d = self.solve(query, cells)
             if d is not None or whole:
                 return d, cells, hops
             hops += 1
+
+    def guided(self, query: Query, cells: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+        """The LP on guided regions of a large block (``cells``, target first; see
+        :mod:`~tablesafe.suppress.local.guided`): ``(deviation, region)`` of the first
+        feasible one, ``(None, cells)`` when none of them is."""
+        local = _local_matrix(self.space.relations, cells)
+        if local is None:
+            return None, cells
+        idx, indptr, r, val, nrow = local
+        if len(idx) < 2:
+            return None, cells
+        sel = cells[idx]
+        room = np.minimum(np.minimum(query.up[sel], query.down[sel]), 10.0 * query.amount)
+        room = np.where(room > 0, room, 1e-9 * query.amount)
+        order = cells[idx[ranked(indptr, r, val, nrow, room)]]
+        for size in REGION_SIZES:
+            if size >= len(order):
+                break
+            region = order[:size]
+            d = self.solve(query, region)
+            if d is not None:
+                return d, region
+        return None, cells
 
 
 def _local_matrix(
