@@ -45,7 +45,8 @@ __all__ = ["Found", "LocalSearch", "Query", "SearchOptions", "SearchSpace", "tar
 Found = tuple[np.ndarray | None, np.ndarray, str]
 """``(deviation, cells, how)``: the deviation of every neighbourhood cell (``None`` when
 no certificate was found), the neighbourhood (target first), and which neighbourhood
-gave it (``inner-box4``, ``box1``, ``wide-box2``, ``hops3``, ``block``, ...)."""
+gave it (``inner-box4``, ``box1``, ``wide-box2``, ``hops3``, ``guided``, ``block``,
+...)."""
 
 
 @dataclass(frozen=True)
