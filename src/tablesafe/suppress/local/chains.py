@@ -49,7 +49,7 @@ import numpy as np
 from tablesafe.structure.overlap import CellOverlap
 from tablesafe.suppress.local.relations import RelationIndex
 
-__all__ = ["ChainRoom", "RelationChains", "TableChains", "relation_chain"]
+__all__ = ["ChainRoom", "RelationChains", "TableChains", "relation_chain", "total_entries"]
 
 
 class ChainRoom:
@@ -277,23 +277,16 @@ class RelationChains:
         self.occupied = occupied
         self.max_visit = max_visit
         self.tries = tries
-        n_rows = rel.n_relations
-        lens = np.diff(rel.row_ptr)
-        neg = rel.row_coef < 0
-        row_of = np.repeat(np.arange(n_rows), lens)
-        n_neg = np.bincount(row_of, weights=neg, minlength=n_rows).astype(np.int64)
-        one_neg = n_neg == 1
-        one_pos = ~one_neg & (n_neg == lens - 1)
-        at = (neg & one_neg[row_of]) | (~neg & one_pos[row_of])
-        self.total = np.full(n_rows, -1, dtype=np.int64)  # the cell of each relation's total
-        self.total[row_of[at]] = rel.row_cells[at]
+        self.total_at = total_entries(rel)
+        self.total = np.where(self.total_at >= 0, rel.row_cells[self.total_at], -1)  # each relation's total
 
     def direction(self, t: int, room: ChainRoom, up: float, down: float) -> tuple[np.ndarray, np.ndarray] | None:
         """``(cells, unit)`` of the cheapest chain of ``t`` found (``t`` first), or
         ``None``; ``up`` and ``down`` as in :func:`relation_chain`."""
         got = self._closure_chain(t, room, up, down)
         if got is None:
-            return relation_chain(self.rel, t, room, up, down, max_cells=self.max_visit)
+            return relation_chain(self.rel, t, room, up, down, max_cells=self.max_visit,
+                                  total_at=self.total_at)
         return got
 
     def _closure_chain(self, t: int, room: ChainRoom, up: float, down: float
@@ -354,8 +347,7 @@ class RelationChains:
                 top = int(self.total[r])
                 if top < 0 or top == c:
                     continue
-                k = rel.row_ptr[r] + int(np.flatnonzero(rel.row_cells[rel.row_ptr[r]:rel.row_ptr[r + 1]] == top)[0])
-                x = -a * dev[c] / float(rel.row_coef[k])
+                x = -a * dev[c] / float(rel.row_coef[self.total_at[r]])
                 if top in dev:
                     if abs(dev[top] - x) > tol:
                         return None
@@ -379,8 +371,25 @@ class RelationChains:
         return cells, unit
 
 
+def total_entries(rel: RelationIndex) -> np.ndarray:
+    """Per relation, the entry (position in ``rel.row_cells``) of its total: the one cell
+    whose coefficient has the other sign; -1 for a relation without one."""
+    n_rows = rel.n_relations
+    lens = np.diff(rel.row_ptr)
+    neg = rel.row_coef < 0
+    row_of = np.repeat(np.arange(n_rows), lens)
+    n_neg = np.bincount(row_of, weights=neg, minlength=n_rows).astype(np.int64)
+    one_neg = n_neg == 1
+    one_pos = ~one_neg & (n_neg == lens - 1)
+    at = np.flatnonzero((neg & one_neg[row_of]) | (~neg & one_pos[row_of]))
+    out = np.full(n_rows, -1, dtype=np.int64)
+    out[row_of[at]] = at
+    return out
+
+
 def relation_chain(rel: RelationIndex, t: int, room: ChainRoom, up: float, down: float,
-                   max_cells: int = 10_000, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray] | None:
+                   max_cells: int = 10_000, tol: float = 1e-9, total_at: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
     """A unit deviation (``t`` moving by +1) that keeps every relation, grown relation
     by relation (see the module text), or ``None``.
 
@@ -392,10 +401,13 @@ def relation_chain(rel: RelationIndex, t: int, room: ChainRoom, up: float, down:
             must be able to move by its unit deviation times these.
         max_cells: give up beyond this many cells.
         tol: a relation whose sum of deviations is within this of 0 holds.
+        total_at: :func:`total_entries` of ``rel`` (computed when not given).
 
     Returns:
         ``(cells, unit)`` with ``t`` first, or ``None`` when no chain was found.
     """
+    if total_at is None:
+        total_at = total_entries(rel)
     dev: dict[int, float] = {t: 1.0}
     pending = deque(rel.cell_rows[rel.cell_ptr[t]:rel.cell_ptr[t + 1]].tolist())
     while pending:
@@ -407,7 +419,8 @@ def relation_chain(rel: RelationIndex, t: int, room: ChainRoom, up: float, down:
         residual = float(coef @ moved)
         if abs(residual) <= tol:
             continue
-        pick = _balancing_cell(cells, coef, moved != 0.0, residual, room, up, down)
+        total = int(total_at[r] - lo) if total_at[r] >= 0 else -1
+        pick = _balancing_cell(cells, coef, total, moved != 0.0, residual, room, up, down)
         if pick < 0:
             return None
         c = int(cells[pick])
@@ -420,10 +433,10 @@ def relation_chain(rel: RelationIndex, t: int, room: ChainRoom, up: float, down:
     return out, unit
 
 
-def _balancing_cell(cells: np.ndarray, coef: np.ndarray, moved: np.ndarray, residual: float,
+def _balancing_cell(cells: np.ndarray, coef: np.ndarray, total: int, moved: np.ndarray, residual: float,
                     room: ChainRoom, up: float, down: float) -> int:
-    """Position in ``cells`` of the cell that balances the relation (-1: none)."""
-    total = _lone_sign(coef)
+    """Position in ``cells`` of the cell that balances the relation (-1: none); ``total``:
+    the position of the relation's total (-1: none)."""
     if total >= 0 and not moved[total]:
         u = np.array([-residual / coef[total]])
         if room.fits(cells[total:total + 1], u, up, down)[0]:
@@ -439,17 +452,6 @@ def _balancing_cell(cells: np.ndarray, coef: np.ndarray, moved: np.ndarray, resi
         return -1
     price = room.price(cells[cand])
     return int(cand[np.lexsort((cells[cand], price))[0]])
-
-
-def _lone_sign(coef: np.ndarray) -> int:
-    """Position of the one coefficient whose sign differs from all others (-1: none)."""
-    neg = coef < 0
-    k = int(neg.sum())
-    if k == 1:
-        return int(np.flatnonzero(neg)[0])
-    if k == len(coef) - 1:
-        return int(np.flatnonzero(~neg)[0])
-    return -1
 
 
 def _products(g: CellOverlap, codes: list[np.ndarray], units: list[np.ndarray]
