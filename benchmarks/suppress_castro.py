@@ -4,7 +4,7 @@ generated hierarchical 3-D table; print a Markdown table for benchmarks/RESULTS.
 Usage:
     PYTHONPATH=src python benchmarks/suppress_castro.py [--castro TARGUS,TABLE7,...]
         [--generated CELLS] [--methods optimal,modular] [--time-limit SECONDS]
-        [--check-sample N]
+        [--check-sample N] [--plain-lp N]
 
 Every method of ``--methods`` runs on every table. Every pattern is audited again by a
 fresh attacker check (tablesafe.suppress.protection) and the number of under-protected
@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from plain_lp import plain_lp_check
 
 from tablesafe.io.jj import read_jj
 from tablesafe.problem import EMPTY, PRIMARY, SAFE, Problem
@@ -119,7 +120,8 @@ def under_protected(problem: Problem, withheld: np.ndarray, sample: int) -> str:
     return str(bad) if len(targets) == int(problem.sensitive.sum()) else f"{bad} of {len(targets)}"
 
 
-def run(name: str, problem: Problem, method: str, time_limit: float, sample: int = 0) -> str:
+def run(name: str, problem: Problem, method: str, time_limit: float, sample: int = 0,
+        plain: int = -1) -> str:
     t = time.monotonic()
     try:
         pat = suppress(problem, method, time_limit=time_limit)
@@ -127,12 +129,17 @@ def run(name: str, problem: Problem, method: str, time_limit: float, sample: int
         return f"| {name} | {problem.n} | {int(problem.sensitive.sum())} | {method} | failed: {type(exc).__name__} | | | | |"
     secs = time.monotonic() - t
     bad = under_protected(problem, pat.withheld, sample)
+    if plain >= 0:
+        pbad, audited = plain_lp_check(problem, pat.withheld, plain or None)
+        plain_text = f"{pbad}" if audited == int(problem.sensitive.sum()) else f"{pbad} of {audited}"
+    else:
+        plain_text = "not checked"
     s = pat.stats
     gap = f"{s['gap']:.3f}" if "gap" in s else ""
     own = float(s.get("seconds_before_audit", secs))
     held = "yes" if own <= 1.1 * time_limit else "**no**"
     return (f"| {name} | {problem.n} | {int(problem.sensitive.sum())} | {method} | {secs:.1f} | {own:.1f} | {held} "
-            f"| {s['secondary']} | {s['withheld_value']:.6g} | {gap} | {pat.proof} | {bad} |")
+            f"| {s['secondary']} | {s['withheld_value']:.6g} | {gap} | {pat.proof} | {bad} | {plain_text} |")
 
 
 def main() -> None:
@@ -144,21 +151,24 @@ def main() -> None:
     ap.add_argument("--check-sample", type=int, default=0,
                     help="check this many sensitive cells per pattern (seeded sample; 0: all; "
                          "-1: none, the pattern's own proof only)")
+    ap.add_argument("--plain-lp", type=int, default=-1,
+                    help="also check this many sensitive cells per pattern by benchmarks/plain_lp.py, "
+                         "which shares no code with tablesafe's audit (seeded sample; 0: all; -1: none)")
     a = ap.parse_args()
     print("| table | cells | sensitive | method | seconds | before audit | held | secondaries "
-          "| withheld value | gap | proof | under-protected |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| withheld value | gap | proof | under-protected | plain LP |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for f in [x for x in a.castro.split(",") if x]:
         p = read_jj(CASTRO / f"{f}.jj")
         for m in a.methods.split(","):
-            print(run(f, p, m, a.time_limit, a.check_sample), flush=True)
+            print(run(f, p, m, a.time_limit, a.check_sample, a.plain_lp), flush=True)
     specs = {"1000": ([[3, 3], [2, 4], [4]], 1500), "13000": ([[4, 5], [4, 5], [3, 6]], 30000),
              "60000": ([[5, 8], [4, 6], [3, 7]], 120000)}
     for g in [x for x in a.generated.split(",") if x]:
         br, units = specs[g]
         p = generated(br, units)
         for m in a.methods.split(","):
-            print(run(f"generated-{g}", p, m, a.time_limit, a.check_sample), flush=True)
+            print(run(f"generated-{g}", p, m, a.time_limit, a.check_sample, a.plain_lp), flush=True)
 
 
 if __name__ == "__main__":
