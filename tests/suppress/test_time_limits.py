@@ -72,3 +72,29 @@ def test_the_run_ends_within_its_limit(monkeypatch):
     assert pat.stats["seconds_before_audit"] <= 1.1 * limit
     assert pat.stats["repair_timed_out"] and pat.stats["audit"] == "certificates"
     assert independent_audit(p, pat.withheld) == []
+
+
+def test_audit_guided_repair_stops_between_attacker_lps_at_its_deadline(monkeypatch):
+    """The deadline is checked before each attacker LP of a repair step, not only between
+    steps: slowed to 0.3 s per LP, the repair stops within one LP of its deadline with
+    the pattern so far (an earlier version ran every attack of the step first)."""
+    import tablesafe.suppress.protection as protection
+
+    p = table_problem(22, [[2, 2], [2], [3]], units=120)
+    b = Bounds.of(p, singleton=False)
+    real = protection.BlockLP.attack
+    calls = []
+
+    def slow(self, *a, **kw):
+        calls.append(1)
+        time.sleep(0.3)
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(protection.BlockLP, "attack", slow)
+    t0 = time.monotonic()
+    with pytest.raises(OutOfTime) as out:
+        audit_repair_proved(p, b, p.sensitive.copy(), deadline=t0 + 0.5)
+    assert out.value.withheld is not None
+    assert time.monotonic() - t0 < 0.5 + 0.3 + 0.4
+    # the step had more attacks than the deadline allowed: the LPs left were not solved
+    assert 1 <= len(calls) <= 3

@@ -128,7 +128,11 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
         for inner in range(max_rounds):
             if time.monotonic() > deadline:
                 raise OutOfTime(w)
-            atts = run_attacks(problem, bounds, w.astype(float), keys, split_insiders=False, sparse=False)
+            try:
+                atts = run_attacks(problem, bounds, w.astype(float), keys, split_insiders=False,
+                                   sparse=False, deadline=deadline)
+            except OutOfTime:
+                raise OutOfTime(w) from None
             latest.update(atts)
             bad = failing(bounds, atts)
             if not bad:
