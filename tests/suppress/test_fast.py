@@ -248,3 +248,36 @@ def test_groups_not_workers_decide_the_pattern(table2d):
     pd.testing.assert_frame_equal(one.certificates, two.certificates)
     assert naive_audit(table2d, one.withheld) == []
     assert check_certificates(table2d, one.withheld, one.certificates) == []
+
+
+def test_protection_order_smallest_value_first_ties_by_need_then_index():
+    from tablesafe.suppress.fast import protection_order
+
+    targets = np.array([7, 3, 5, 9, 1])
+    need = np.array([1.0, 4.0, 2.0, 4.0, 3.0])
+    size = np.array([50.0, 10.0, 10.0, 10.0, 99.0])
+    # smallest value first; among the three of value 10 the larger need first, then index
+    assert protection_order(targets, need, size, "value").tolist() == [3, 9, 5, 7, 1]
+    # largest need first, ties by index
+    assert protection_order(targets, need, size, "need").tolist() == [3, 9, 1, 5, 7]
+
+
+def test_order_default_depends_on_the_table_size_and_is_checked():
+    from tablesafe.suppress.fast import FastOptions
+
+    assert FastOptions().for_table(13_000).order == "value"
+    assert FastOptions().for_table(1_000_000).order == "need"
+    assert FastOptions(order="need").for_table(13_000).order == "need"
+    with pytest.raises(ValueError, match="order"):
+        FastOptions(order="largest")
+
+
+def test_largest_need_first_is_protected_too(table3d, pattern3d):
+    """The other order gives another pattern, also passing the independent auditor and its
+    certificates."""
+    from tablesafe.suppress.fast import FastOptions
+
+    other = fast_pattern(table3d, options=FastOptions(order="need"))
+    assert not np.array_equal(other.withheld, pattern3d.withheld)
+    assert naive_audit(table3d, other.withheld) == []
+    assert check_certificates(table3d, other.withheld, other.certificates) == []

@@ -1,7 +1,9 @@
 """The ``fast`` secondary suppression heuristic for very large tables, with certificates.
 
-Sensitive cells are protected one after the other, largest protection need first (the
-sequential linear-programming approach of seed 003 B.2.b). For each target a small
+Sensitive cells are protected one after the other (the sequential linear-programming
+approach of seed 003 B.2.b), smallest value first on tables of up to
+``FastOptions.wide_table`` cells, largest protection need first above
+(``FastOptions.order``). For each target a small
 *protection network* LP is solved on a local neighbourhood of the target — the cells
 reachable through a few relations — with every other cell held at its true value:
 
@@ -161,7 +163,7 @@ def fast_pattern(
         withheld |= np.asarray(initial, dtype=bool) & ranges.free
     targets = np.flatnonzero(sens & ((ranges.upl > 0) | (ranges.lpl > 0)))
     need = np.maximum(ranges.upl, ranges.lpl)[targets]
-    targets = targets[np.lexsort((targets, -need))]  # largest protection need first
+    targets = protection_order(targets, need, np.abs(problem.value[targets]), opts.order)
     space = SearchSpace(
         relations=RelationIndex.of(problem.relations), geometry=geometry, scale=ranges.scale,
         free=ranges.free, single=ranges.single, occupied=occupied_cells(problem),
@@ -214,6 +216,15 @@ def fast_pattern(
     stats = _stats(problem, first, len(targets), withheld, lps, workers, second,
                    time.perf_counter() - t0, time_limit)
     return Pattern(withheld=withheld, method="fast", stats=stats, certificates=frame)
+
+
+def protection_order(targets: np.ndarray, need: np.ndarray, size: np.ndarray, order: str | None) -> np.ndarray:
+    """``targets`` in the order they are protected (``FastOptions.order``): ``"value"``,
+    smallest ``size`` first, then largest ``need``; ``"need"``, largest ``need`` first;
+    ties by cell index, so the order is the same on every run."""
+    if order == "value":
+        return targets[np.lexsort((targets, -need, size))]
+    return targets[np.lexsort((targets, -need))]
 
 
 HURRY_SHARE = 0.8
