@@ -24,7 +24,7 @@ __all__ = ["merge_results", "partition", "run_parallel"]
 
 
 def partition(targets: np.ndarray, geo: Geometry | None, k: int, blocks: int = 8) -> list[np.ndarray]:
-    """``k`` groups of about equal size; each keeps the targets' order (largest need first).
+    """``k`` groups of about equal size; each keeps the targets' order (``FastOptions.order``).
 
     With a table structure the targets are cut into ``blocks * k`` contiguous ranges of
     the first dimension's codes (in hierarchy order, so mostly whole subtrees, whose
