@@ -228,7 +228,9 @@ def test_workers_report_progress_to_the_parent(table2d):
     old = fast_mod.run_parallel
     fast_mod.run_parallel = spy
     try:
-        pat = fast_pattern(table2d, workers=2)
+        from tablesafe.suppress.fast_options import FastOptions
+
+        pat = fast_pattern(table2d, workers=2, options=FastOptions(groups=2))
     finally:
         fast_mod.run_parallel = old
     assert jobs and seen
@@ -248,6 +250,23 @@ def test_groups_not_workers_decide_the_pattern(table2d):
     pd.testing.assert_frame_equal(one.certificates, two.certificates)
     assert naive_audit(table2d, one.withheld) == []
     assert check_certificates(table2d, one.withheld, one.certificates) == []
+
+
+def test_default_pattern_does_not_depend_on_the_workers(table2d):
+    """The default groups follow the number of targets, not the CPUs or the workers
+    asked for: from ``parallel_from`` targets on one worker and two give the same
+    pattern (before, one worker meant one group and another pattern)."""
+    from tablesafe.suppress.fast_options import FastOptions
+
+    opts = FastOptions(parallel_from=50)
+    assert opts.default_groups(int(table2d.sensitive.sum())) == opts.max_workers == 2
+    one = fast_pattern(table2d, options=opts, workers=1)
+    two = fast_pattern(table2d, options=opts, workers=2)
+    assert one.stats["workers"] == 1 and two.stats["workers"] == 2
+    assert np.array_equal(one.withheld, two.withheld)
+    pd.testing.assert_frame_equal(one.certificates, two.certificates)
+    # below parallel_from one group, whatever the workers asked for
+    assert FastOptions().default_groups(100) == 1
 
 
 def test_protection_order_smallest_value_first_ties_by_need_then_index():

@@ -226,8 +226,11 @@ def test_dispatcher_proves_insiders_by_certificates(table):
 def test_two_workers_give_a_proved_deterministic_pattern(table, pattern):
     """Targets split over two processes: the union of their patterns is proved by the
     union of their certificates (insiders included), and a rerun gives the same pattern."""
-    a = fast_pattern(table, workers=2)
-    b = fast_pattern(table, workers=2)
+    from tablesafe.suppress.fast_options import FastOptions
+
+    two = FastOptions(groups=2)
+    a = fast_pattern(table, workers=2, options=two)
+    b = fast_pattern(table, workers=2, options=two)
     assert a.stats["workers"] == 2
     assert np.array_equal(a.withheld, b.withheld)
     assert a.certificates.equals(b.certificates)

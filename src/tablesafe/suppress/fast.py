@@ -127,8 +127,9 @@ def fast_pattern(
             their patterns is proved by the union of their certificates, which stay valid
             when more cells are withheld). Default: 1 below ``options.parallel_from``
             targets, else the CPUs available (at most ``options.max_workers``).
-            Results are deterministic for a given number of groups
-            (``options.groups``, by default the number of workers).
+            The pattern depends on the number of groups (``options.groups``, by
+            default 1 below ``options.parallel_from`` targets, else
+            ``options.max_workers``), never on the workers that run them.
         hurry: hurry from the start (with a ``time_limit``; for the completion of a
             pattern whose own method ran out of time, which has only the rest of it).
         give_up_after: seconds after which an unfinished first pass raises
@@ -176,7 +177,7 @@ def fast_pattern(
     search = LocalSearch(space)
     if workers is None:
         workers = opts.default_workers(len(targets))
-    groups = int(workers) if opts.groups is None else int(opts.groups)
+    groups = opts.default_groups(len(targets))
     groups = max(1, min(groups, len(targets))) if len(targets) else 1
     workers = max(1, min(int(workers), groups))
     bar = Progress(progress_label, total=len(targets)) if progress else None

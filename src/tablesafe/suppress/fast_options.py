@@ -95,8 +95,10 @@ class FastOptions:
         insider_hops: reach (relation hops, never the whole block) of the search for a
             certificate that keeps one single respondent's cell fixed; pairs it cannot
             cover are reported in ``stats["insider_unprotected"]``.
-        parallel_from: number of targets from which ``workers`` defaults to the CPUs.
-        max_workers: most worker processes by default.
+        parallel_from: number of targets from which the targets are split into
+            ``max_workers`` groups (see ``groups``) and ``workers`` defaults to the CPUs.
+        max_workers: most worker processes by default, and the default number of groups
+            from ``parallel_from`` targets on.
         order: the order in which the targets are protected: ``"value"`` (smallest
             absolute value first) or ``"need"`` (largest protection level first, the
             sequential approach of seed 003 B.2.b). Default: ``"value"`` for tables of at
@@ -113,8 +115,10 @@ class FastOptions:
         groups: groups of targets protected independently of each other (the union of
             their patterns is proved by the union of their certificates). The pattern
             depends on this number, never on the processes that run the groups
-            (``fast_pattern``'s ``workers``). Default (``None``): as many groups as
-            workers, the behaviour before the option existed.
+            (``fast_pattern``'s ``workers``). Default (``None``): 1 below
+            ``parallel_from`` targets, else ``max_workers``, whatever the CPUs and the
+            workers (before, the number of workers, so a machine with one CPU, or a
+            caller asking for one worker, got another pattern).
     """
 
     max_hops: int = 6
@@ -176,6 +180,13 @@ class FastOptions:
             strict_whole_max=self.strict_whole_max, strict_adds=self.strict_adds, max_box=self.max_box,
             max_wide_box=self.max_wide_box, box_levels=self.box_levels,
         )
+
+    def default_groups(self, n_targets: int) -> int:
+        """``groups`` when given, else 1 below ``parallel_from`` targets and
+        ``max_workers`` from there on (the pattern depends on this, not on the CPUs)."""
+        if self.groups is not None:
+            return int(self.groups)
+        return 1 if n_targets < self.parallel_from else int(self.max_workers)
 
     def default_workers(self, n_targets: int) -> int:
         """One process below ``parallel_from`` targets, else the CPUs this process may
