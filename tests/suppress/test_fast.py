@@ -300,3 +300,50 @@ def test_largest_need_first_is_protected_too(table3d, pattern3d):
     assert not np.array_equal(other.withheld, pattern3d.withheld)
     assert naive_audit(table3d, other.withheld) == []
     assert check_certificates(table3d, other.withheld, other.certificates) == []
+
+
+def test_numerical_trouble_is_solved_again_not_called_unprotectable(benchmarks_dir):
+    """Castro's TOYSARAH (levels of 4.1e9 beside cells of a few units): smallest values
+    first, the simplex method without presolve ended some whole-block LPs with status
+    unknown, and a protectable cell was reported as unprotectable. Solved again with
+    presolve, every target gets a certificate that the check passes."""
+    from tablesafe.suppress.fast import FastOptions
+
+    problem = read_jj(benchmarks_dir / "castro" / "TOYSARAH.jj")
+    pattern = fast_pattern(problem, options=FastOptions(order="value"))
+    assert check_certificates(problem, pattern.withheld, pattern.certificates) == []
+    assert pattern.withheld[problem.sensitive].all()
+
+
+def test_local_lp_solves_again_after_an_unsettled_status():
+    """The retry itself: a solver that ends its first run with status unknown is run again
+    (presolve, interior point), and the deviation found keeps the relation."""
+    import highspy
+
+    from tablesafe.suppress.local.lp import INF, LocalLP
+
+    lp = LocalLP()
+
+    class Flaky:
+        def __init__(self, h):
+            self._h, self.runs = h, 0
+
+        def __getattr__(self, name):
+            return getattr(self._h, name)
+
+        def run(self):
+            self.runs += 1
+            if self.runs > 1:
+                return self._h.run()
+            return None
+
+        def getModelStatus(self):
+            return highspy.HighsModelStatus.kUnknown if self.runs == 1 else self._h.getModelStatus()
+
+    lp.h = Flaky(lp.h)
+    # one relation a + b - c = 0; a moves up by 2, b may only go down, c only up (dearer)
+    d = lp.solve(np.array([0, 1, 2, 3]), np.array([0, 0, 0]), np.array([1.0, 1.0, -1.0]), 1,
+                 np.array([1.0, 1.0, 3.0]), np.array([INF, 0.0, INF]), np.array([0.0, 5.0, 5.0]), 0, 2.0)
+    assert lp.retries == 1 and lp.h.runs == 2
+    assert d is not None
+    np.testing.assert_allclose(d, [2.0, -2.0, 0.0], atol=1e-9)
