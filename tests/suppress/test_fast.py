@@ -230,7 +230,7 @@ def test_workers_report_progress_to_the_parent(table2d):
     try:
         from tablesafe.suppress.fast_options import FastOptions
 
-        pat = fast_pattern(table2d, workers=2, options=FastOptions(groups=2))
+        pat = fast_pattern(table2d, workers=2, options=FastOptions(groups=2, order="value"))
     finally:
         fast_mod.run_parallel = old
     assert jobs and seen
@@ -284,6 +284,7 @@ def test_protection_order_smallest_value_first_ties_by_need_then_index():
 def test_order_default_depends_on_the_table_size_and_is_checked():
     from tablesafe.suppress.fast import FastOptions
 
+    assert FastOptions().for_table(3_000).order == "both"
     assert FastOptions().for_table(13_000).order == "value"
     assert FastOptions().for_table(1_000_000).order == "need"
     assert FastOptions(order="need").for_table(13_000).order == "need"
@@ -291,13 +292,14 @@ def test_order_default_depends_on_the_table_size_and_is_checked():
         FastOptions(order="largest")
 
 
-def test_largest_need_first_is_protected_too(table3d, pattern3d):
+def test_largest_need_first_is_protected_too(table3d):
     """The other order gives another pattern, also passing the independent auditor and its
     certificates."""
     from tablesafe.suppress.fast import FastOptions
 
     other = fast_pattern(table3d, options=FastOptions(order="need"))
-    assert not np.array_equal(other.withheld, pattern3d.withheld)
+    smallest = fast_pattern(table3d, options=FastOptions(order="value"))
+    assert not np.array_equal(other.withheld, smallest.withheld)
     assert naive_audit(table3d, other.withheld) == []
     assert check_certificates(table3d, other.withheld, other.certificates) == []
 
@@ -347,3 +349,39 @@ def test_local_lp_solves_again_after_an_unsettled_status():
     assert lp.retries == 1 and lp.h.runs == 2
     assert d is not None
     np.testing.assert_allclose(d, [2.0, -2.0, 0.0], atol=1e-9)
+
+
+def test_both_orders_keep_the_cheaper_pattern(table3d):
+    """``order="both"`` runs the two orders and keeps the cheaper pattern, proved by its
+    own certificates; ``stats["order"]`` names the order that gave it."""
+    from tablesafe.suppress.fast import FastOptions
+
+    by = {o: fast_pattern(table3d, options=FastOptions(order=o)) for o in ("value", "need", "both")}
+    cost = {o: float(table3d.cost[p.withheld].sum()) for o, p in by.items()}
+    both = by["both"]
+    assert cost["both"] == min(cost["value"], cost["need"])
+    assert both.stats["order"] == min(("value", "need"), key=lambda o: (cost[o], o != "value"))
+    assert np.array_equal(both.withheld, by[both.stats["order"]].withheld)
+    assert check_certificates(table3d, both.withheld, both.certificates) == []
+
+
+def test_both_orders_second_only_when_time_allows(table3d, monkeypatch):
+    """With a time limit the second order runs only when the first ended within
+    ``BOTH_ORDERS_SHARE`` of it."""
+    import tablesafe.suppress.fast as fast_mod
+    from tablesafe.suppress.fast import FastOptions
+
+    ran: list[str] = []
+    real = fast_mod._OrderRun.__call__
+
+    def spy(self, order, t0, time_limit):
+        ran.append(order)
+        return real(self, order, t0, time_limit)
+
+    monkeypatch.setattr(fast_mod._OrderRun, "__call__", spy)
+    fast_pattern(table3d, options=FastOptions(order="both"), time_limit=600)
+    assert ran == ["value", "need"]
+    ran.clear()
+    monkeypatch.setattr(fast_mod, "BOTH_ORDERS_SHARE", 0.0)
+    pat = fast_pattern(table3d, options=FastOptions(order="both"), time_limit=600)
+    assert ran == ["value"] and pat.stats["order"] == "value"

@@ -2,8 +2,8 @@
 
 Sensitive cells are protected one after the other (the sequential linear-programming
 approach of seed 003 B.2.b), smallest value first on tables of up to
-``FastOptions.wide_table`` cells, largest protection need first above
-(``FastOptions.order``). For each target a small
+``FastOptions.wide_table`` cells, largest protection need first above, and on small
+tables both, keeping the cheaper pattern (``FastOptions.order``). For each target a small
 *protection network* LP is solved on a local neighbourhood of the target — the cells
 reachable through a few relations — with every other cell held at its true value:
 
@@ -54,6 +54,7 @@ second pass), :mod:`~tablesafe.suppress.fast_first_pass` (one certificate per ta
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -67,6 +68,7 @@ from tablesafe.suppress.fast_options import FastOptions
 from tablesafe.suppress.fast_ranges import CellRanges
 from tablesafe.suppress.fast_workers import merge_results, partition, run_parallel
 from tablesafe.suppress.local import (
+    Certificates,
     Geometry,
     LocalSearch,
     RelationIndex,
@@ -163,60 +165,119 @@ def fast_pattern(
     if initial is not None:
         withheld |= np.asarray(initial, dtype=bool) & ranges.free
     targets = np.flatnonzero(sens & ((ranges.upl > 0) | (ranges.lpl > 0)))
-    need = np.maximum(ranges.upl, ranges.lpl)[targets]
-    targets = protection_order(targets, need, np.abs(problem.value[targets]), opts.order)
     space = SearchSpace(
         relations=RelationIndex.of(problem.relations), geometry=geometry, scale=ranges.scale,
         free=ranges.free, single=ranges.single, occupied=occupied_cells(problem),
         options=opts.search_options(),
     )
-    job = FirstPassJob(space=space, ranges=ranges, withheld=withheld, names=problem.names, options=opts,
-                       insiders=insiders, n_targets=len(targets), start=t0, give_up_after=give_up_after,
-                       hurry_after=None if time_limit is None else (0.0 if hurry else HURRY_SHARE) * time_limit,
-                       chain_after=None if time_limit is None else CHAIN_SHARE * time_limit)
-    search = LocalSearch(space)
     if workers is None:
         workers = opts.default_workers(len(targets))
-    groups = opts.default_groups(len(targets))
-    groups = max(1, min(groups, len(targets))) if len(targets) else 1
-    workers = max(1, min(int(workers), groups))
-    bar = Progress(progress_label, total=len(targets)) if progress else None
-    try:
-        if groups > 1:
-            parts = partition(targets, space.geometry, groups)
-            first = merge_results(run_parallel(job, parts, bar, processes=workers))
-        else:
-            one = FirstPass(job, search, bar)
-            one.run(targets)
-            first = one.result()
-    finally:
-        if bar is not None:
-            bar.close()
-    if first.unprotectable:
-        names = ", ".join(str(problem.names[i]) for i in first.unprotectable[:5])
-        raise InfeasibleError(
-            f"{len(first.unprotectable)} sensitive cell(s) cannot be protected: no table that keeps "
-            f"the published cells, the relations and the a priori bounds moves them by their "
-            f"protection level (first: {names})"
-        )
-    withheld, certs, lps = first.withheld, first.certs, first.lp_solves
-    second: dict[str, object] = {}
-    assert opts.cleanup_effort is not None  # settled by for_table
-    if opts.cleanup_effort > 0:
-        # second pass: publish complements the certificates can do without
-        res = release_complements(
-            search, withheld, certs, first.held, ranges=ranges,
-            single=ranges.single if insiders else np.zeros(problem.n, dtype=bool),
-            candidates=withheld & ~sens,
-            max_lps=int(opts.cleanup_effort * max(lps, opts.cleanup_min_lps)), tol=opts.tol,
-            swap=opts.cleanup_swap, deadline=_second_pass_deadline(t0, time_limit, give_up_after),
-        )
-        withheld, certs, lps = res.withheld, res.certs, lps + res.lp_solves
-        second = _second_pass_stats(res)
-    frame = certificate_frame(problem, certs, first.labels)
-    stats = _stats(problem, first, len(targets), withheld, lps, workers, second,
+    run = _OrderRun(problem=problem, space=space, ranges=ranges, withheld=withheld, targets=targets,
+                    options=opts, insiders=insiders, workers=int(workers), give_up_after=give_up_after,
+                    hurry=hurry, progress_label=progress_label if progress else None)
+    assert opts.order is not None  # settled by for_table
+    orders = ("value", "need") if opts.order == "both" else (opts.order,)
+    out = run(orders[0], t0, time_limit)
+    if len(orders) > 1 and give_up_after is None:
+        # the other order too, when the time allows, and the cheaper pattern is kept
+        # (measured in FastOptions.order); ties keep the first
+        spent = time.perf_counter() - t0
+        if time_limit is None or spent <= BOTH_ORDERS_SHARE * time_limit:
+            t1 = time.perf_counter()
+            other = run(orders[1], t1, None if time_limit is None else time_limit - (t1 - t0))
+            if np.abs(problem.cost[other.withheld]).sum() < np.abs(problem.cost[out.withheld]).sum():
+                out = other
+    frame = certificate_frame(problem, out.certs, out.first.labels)
+    stats = _stats(problem, out.first, len(targets), out.withheld, out.lps, out.workers, out.second,
                    time.perf_counter() - t0, time_limit)
-    return Pattern(withheld=withheld, method="fast", stats=stats, certificates=frame)
+    stats["order"] = out.order
+    return Pattern(withheld=out.withheld, method="fast", stats=stats, certificates=frame)
+
+
+BOTH_ORDERS_SHARE = 0.4
+"""With ``FastOptions.order == "both"`` and a time limit, the second order runs only when
+the first ended within this share of the limit (it gets the rest of the limit)."""
+
+
+@dataclass(frozen=True)
+class _OrderOutcome:
+    """One order's pattern, certificates and figures (see :class:`_OrderRun`)."""
+
+    order: str
+    first: FirstPassResult
+    withheld: np.ndarray
+    certs: Certificates
+    lps: int
+    second: dict[str, object]
+    workers: int
+
+
+@dataclass(frozen=True)
+class _OrderRun:
+    """The first and second pass of ``fast`` for the targets in one order."""
+
+    problem: Problem
+    space: SearchSpace
+    ranges: CellRanges
+    withheld: np.ndarray
+    targets: np.ndarray
+    options: FastOptions
+    insiders: bool
+    workers: int
+    give_up_after: float | None
+    hurry: bool
+    progress_label: str | None
+
+    def __call__(self, order: str, t0: float, time_limit: float | None) -> _OrderOutcome:
+        """Protect every target in ``order``, the run's time counted from ``t0``."""
+        problem, opts, ranges = self.problem, self.options, self.ranges
+        need = np.maximum(ranges.upl, ranges.lpl)[self.targets]
+        targets = protection_order(self.targets, need, np.abs(problem.value[self.targets]), order)
+        job = FirstPassJob(space=self.space, ranges=ranges, withheld=self.withheld, names=problem.names,
+                           options=opts, insiders=self.insiders, n_targets=len(targets), start=t0,
+                           give_up_after=self.give_up_after,
+                           hurry_after=None if time_limit is None
+                           else (0.0 if self.hurry else HURRY_SHARE) * time_limit,
+                           chain_after=None if time_limit is None else CHAIN_SHARE * time_limit)
+        search = LocalSearch(self.space)
+        groups = opts.default_groups(len(targets))
+        groups = max(1, min(groups, len(targets))) if len(targets) else 1
+        workers = max(1, min(self.workers, groups))
+        bar = Progress(self.progress_label, total=len(targets)) if self.progress_label else None
+        try:
+            if groups > 1:
+                parts = partition(targets, self.space.geometry, groups)
+                first = merge_results(run_parallel(job, parts, bar, processes=workers))
+            else:
+                one = FirstPass(job, search, bar)
+                one.run(targets)
+                first = one.result()
+        finally:
+            if bar is not None:
+                bar.close()
+        if first.unprotectable:
+            names = ", ".join(str(problem.names[i]) for i in first.unprotectable[:5])
+            raise InfeasibleError(
+                f"{len(first.unprotectable)} sensitive cell(s) cannot be protected: no table that keeps "
+                f"the published cells, the relations and the a priori bounds moves them by their "
+                f"protection level (first: {names})"
+            )
+        withheld, certs, lps = first.withheld, first.certs, first.lp_solves
+        second: dict[str, object] = {}
+        assert opts.cleanup_effort is not None  # settled by for_table
+        if opts.cleanup_effort > 0:
+            # second pass: publish complements the certificates can do without
+            res = release_complements(
+                search, withheld, certs, first.held, ranges=ranges,
+                single=ranges.single if self.insiders else np.zeros(problem.n, dtype=bool),
+                candidates=withheld & ~problem.sensitive,
+                max_lps=int(opts.cleanup_effort * max(lps, opts.cleanup_min_lps)), tol=opts.tol,
+                swap=opts.cleanup_swap, deadline=_second_pass_deadline(t0, time_limit, self.give_up_after),
+            )
+            withheld, certs, lps = res.withheld, res.certs, lps + res.lp_solves
+            second = _second_pass_stats(res)
+        return _OrderOutcome(order=order, first=first, withheld=withheld, certs=certs, lps=lps,
+                             second=second, workers=workers)
 
 
 def protection_order(targets: np.ndarray, need: np.ndarray, size: np.ndarray, order: str | None) -> np.ndarray:

@@ -100,9 +100,13 @@ class FastOptions:
         max_workers: most worker processes by default, and the default number of groups
             from ``parallel_from`` targets on.
         order: the order in which the targets are protected: ``"value"`` (smallest
-            absolute value first) or ``"need"`` (largest protection level first, the
-            sequential approach of seed 003 B.2.b). Default: ``"value"`` for tables of at
-            most ``wide_table`` cells, else ``"need"``. Measured with singleton protection
+            absolute value first), ``"need"`` (largest protection level first, the
+            sequential approach of seed 003 B.2.b) or ``"both"`` (the two, one after the
+            other, and the cheaper pattern is kept; with a time limit the second only
+            when the first ended within ``fast.BOTH_ORDERS_SHARE`` of it). Default:
+            ``"both"`` for tables of at most ``small_table`` cells, ``"value"`` up to
+            ``wide_table`` cells, else ``"need"``. ``stats["order"]`` says which order
+            gave the pattern. Measured with singleton protection
             and holdings (generated tables, p% rule, one worker): the smallest targets
             first withheld 69.35 M -> 62.96 M on the 13,851-cell three-way table
             (79 -> 193 s), 7.44 M -> 7.08 M on the 13,167-cell two-way table (33 -> 44
@@ -111,7 +115,11 @@ class FastOptions:
             in between. The largest first share more certificates (a large target's
             direction protects smaller ones without an LP), hence the speed, but their
             certificates route large amounts through large cells; the smallest first
-            withhold small cells that later targets reuse.
+            withhold small cells that later targets reuse. Not everywhere: on Castro's
+            TOYSARAH (2,890 cells, values from units to 1e11) the smallest first
+            withheld 7.36e11 against 3.53e11, and on three of eight generated tables of
+            1,000-2,400 cells 1 % more after the second pass; hence both on small
+            tables.
         groups: groups of targets protected independently of each other (the union of
             their patterns is proved by the union of their certificates). The pattern
             depends on this number, never on the processes that run the groups
@@ -149,8 +157,8 @@ class FastOptions:
     order: str | None = None
 
     def __post_init__(self) -> None:
-        if self.order not in (None, "value", "need"):
-            raise ValueError(f"FastOptions.order must be 'value' or 'need', not {self.order!r}")
+        if self.order not in (None, "value", "need", "both"):
+            raise ValueError(f"FastOptions.order must be 'value', 'need' or 'both', not {self.order!r}")
 
     def for_table(self, cells: int, structured: bool = True) -> FastOptions:
         """These options with the size-dependent defaults (``box_levels``, ``max_box``,
@@ -167,7 +175,8 @@ class FastOptions:
             cleanup_effort=self.cleanup_effort if self.cleanup_effort is not None
             else (1.0 if small else 0.0),
             strict_adds=self.strict_adds if self.strict_adds is not None else not (wide and structured),
-            order=self.order if self.order is not None else ("value" if wide else "need"),
+            order=self.order if self.order is not None
+            else ("both" if small else "value" if wide else "need"),
         )
 
     def search_options(self) -> SearchOptions:
