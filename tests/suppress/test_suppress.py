@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import numpy as np
 import pytest
@@ -350,3 +351,38 @@ def test_modular_stops_at_its_time_limit_and_stays_safe(monkeypatch):
     assert time.monotonic() - t0 < 20
     assert pat.stats["subtables_skipped"] > 0 and pat.stats["time_limit_hit"]
     assert not independent_audit(p, pat.withheld)
+
+
+def test_subtable_out_of_time_keeps_its_last_pattern(monkeypatch):
+    """A subtable whose time runs out while outsider attacks still fail returns its last
+    pattern (the full-table repair protects the rest) instead of nothing; the whole run
+    then still ends with a pattern the independent audit passes."""
+    import tablesafe.suppress.modular as modular
+    from tablesafe.suppress.protection import candidates
+
+    p = table_problem(31, [[2, 3], [3], [2]], units=150)
+    subs = modular.subtables(p)
+    cells = max((c for _, c in subs), key=lambda c: int(p.sensitive[c].sum()))
+    none = np.zeros(p.n, dtype=bool)
+    sub, _, _ = modular._subproblem(p, p.sensitive.copy(), none, cells)
+    sb = Bounds.of(sub)
+    monkeypatch.setattr(modular, "LAZY_MIN", 2)
+    assert len(modular.attacks_of(sb, sub.sensitive, None)) > 2  # some start lazily
+
+    # every attack left out of the first model fails, and the first model uses the time
+    monkeypatch.setattr(modular, "run_attacks", lambda *a, **k: {})
+    real = modular.compact_pattern
+
+    def slow(*a, **k):
+        res = real(*a, **k)
+        time.sleep(0.3)
+        return res
+
+    monkeypatch.setattr(modular, "compact_pattern", slow)
+    res = modular._solve_subtable(sub, sb, candidates(sub, sb), {}, 0.2, 1e-4, 0, 10**7)
+    assert res is not None and res.withheld is not None
+    assert res.withheld[sub.sensitive].all()
+    monkeypatch.undo()
+
+    pat = suppress(p, "modular", time_limit=120)
+    assert independent_audit(p, pat.withheld) == []
