@@ -280,12 +280,13 @@ class _OrderRun:
                              second=second, workers=workers)
 
 
-def protection_order(targets: np.ndarray, need: np.ndarray, size: np.ndarray, order: str | None) -> np.ndarray:
-    """``targets`` in the order they are protected (``FastOptions.order``): ``"value"``,
-    smallest ``size`` first, then largest ``need``; ``"need"``, largest ``need`` first;
-    ties by cell index, so the order is the same on every run."""
+def protection_order(targets: np.ndarray, need: np.ndarray, size: np.ndarray, order: str) -> np.ndarray:
+    """``targets`` in the order they are protected (one of ``FastOptions.order``'s single
+    orders): ``"value"``, smallest ``size`` first, then largest ``need``; ``"need"``,
+    largest ``need`` first; ties by cell index, so the order is the same on every run."""
     if order == "value":
         return targets[np.lexsort((targets, -need, size))]
+    assert order == "need", order
     return targets[np.lexsort((targets, -need))]
 
 
