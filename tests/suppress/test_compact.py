@@ -56,6 +56,19 @@ def test_compact_certificates_keep_the_insiders_cell_fixed():
             assert not res.moved(t, np.array([ins]))[0]
 
 
+def test_compact_model_without_attacks_asks_no_moves():
+    """A subtable whose withheld cells have no level to protect (no attack): its pattern is
+    the sensitive cells and every cell's asked move is zero, an array like any other
+    result's (modular records it for the carried levels and failed on None)."""
+    grid = np.array([[5.0, 7.0, 9.0], [4.0, 6.0, 8.0]])
+    p = grid_problem(grid, {})
+    b = Bounds.of(p, singleton=False)
+    res = compact_pattern(p, b, candidates(p, b), [])
+    assert res.withheld is not None and not res.withheld.any()
+    assert res.need_up is not None and res.need_down is not None
+    assert res.need_up.shape == (p.n,) and not res.need_up.any() and not res.need_down.any()
+
+
 def test_modular_pattern_with_carried_levels_is_safe_and_not_dearer_than_section6_levels():
     """HiTaS with the moves the subtable certificates ask of each complement: the pattern
     (after the dispatcher's repair) passes the attacker check, and before any repair it

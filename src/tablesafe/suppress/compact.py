@@ -142,7 +142,8 @@ def compact_pattern(
     ny = len(cand_idx)
     cost = np.abs(np.asarray(problem.cost, dtype=float))
     if not attacks:
-        return CompactResult(sens.copy(), True, 0.0, 0.0, time.monotonic() - t0)
+        # (no moves asked of any cell: zeros, which a subtable with no attack records)
+        return CompactResult(sens.copy(), True, 0.0, 0.0, time.monotonic() - t0, np.zeros(n), np.zeros(n))
     a = problem.relations.tocsc()[:, mov]
     keep_rows = np.flatnonzero(np.diff(a.tocsr().indptr) > 0)
     a = a.tocsr()[keep_rows]
