@@ -112,18 +112,17 @@ class LocalLP:
             np.zeros(2 * k, dtype=np.int32),
         )
         self.h.run()
-        if big and self.h.getModelStatus() == highspy.HighsModelStatus.kIterationLimit:
-            self._use_ipm(True)
-            self.h.clearSolver()
-            self.h.run()
-        if self.h.getModelStatus() not in _SETTLED and not self._presolve:
-            # numerical trouble (Castro's TOYSARAH: levels of 4.1e9 beside cells of a few
-            # units, status unknown after the simplex method without presolve): solved
-            # again with presolve and the interior point method before the target is
-            # called unprotectable. (Solving it scaled so that the target moves by 1
-            # also settled it, but the solution scaled back broke the relations by more
-            # than the certificate check allows.)
-            self.retries += 1
+        status = self.h.getModelStatus()
+        if status not in _SETTLED:
+            # again with presolve and the interior point method: a large LP past its
+            # simplex iterations, or numerical trouble (a retry; Castro's TOYSARAH: levels
+            # of 4.1e9 beside cells of a few units, status unknown after the simplex
+            # method without presolve) before the target is called unprotectable.
+            # (Solving it scaled so that the target moves by 1 also settled it, but the
+            # solution scaled back broke the relations by more than the certificate
+            # check allows.)
+            if not (big and status == highspy.HighsModelStatus.kIterationLimit):
+                self.retries += 1
             self._use_ipm(True)
             self.h.clearSolver()
             self.h.run()
