@@ -223,8 +223,9 @@ def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None,
     out["insider"] = insider_audit(problem, w, insider_max_cells) if insider_max_cells else "-"
     insider_secs = time.perf_counter() - t2
     t1 = time.perf_counter()
-    plain_sample = None if problem.n <= PLAIN_ALL_MAX else PLAIN_SAMPLE
-    pbad, paudited = plain_lp_check(_truth(problem), w, plain_sample)
+    plain_sample = (None if problem.n <= PLAIN_ALL_MAX else PLAIN_SAMPLE if problem.n <= PLAIN_BIG
+                    else PLAIN_SAMPLE_BIG)
+    pbad, paudited = plain_lp_check(_truth(problem), w, plain_sample, max_seconds=PLAIN_SECONDS)
     plain_secs = time.perf_counter() - t1
     out["plain_lp"] = (f"{pbad}" if paudited == out["sensitive"] else f"{pbad} of {paudited} sampled")
     sec = w & ~problem.sensitive
@@ -242,6 +243,9 @@ def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None,
 
 PLAIN_ALL_MAX = 3_000  # tables up to this size: every sensitive cell by plain LP
 PLAIN_SAMPLE = 150  # larger tables: a deterministic sample
+PLAIN_BIG = 200_000  # tables above this size: a smaller sample
+PLAIN_SAMPLE_BIG = 30
+PLAIN_SECONDS = 900.0  # the plain check of one pattern stops starting cells after this long
 
 
 def _truth(problem: Problem) -> Problem:
@@ -329,6 +333,10 @@ def main() -> None:
                     help="run only the linked pair (--linked-preset): tablesafe on the linked model, "
                          "tau-ARGUS table by table")
     ap.add_argument("--linked-preset", default="linked65k", help="the linked preset of --linked")
+    ap.add_argument("--tau-jobs", type=int, default=1,
+                    help="run tau-ARGUS OPT on every table first, this many at a time, with nothing else "
+                         "running (OPT mostly runs to its limit; each run is one process on one core); "
+                         "1: OPT table by table beside MOD, as before")
     args = ap.parse_args()
     if args.linked:  # the linked pair only
         args.sizes, args.no_tau_testw, args.no_castro = args.linked_preset, True, True
@@ -343,7 +351,11 @@ def main() -> None:
             if line.startswith("{'table'"):
                 rows.append(ast.literal_eval(line))
     tables = datasets(args.quick, [x for x in args.sizes.split(",") if x], not args.no_tau_testw, args.seed, cohesion)
-    for label, syn in tables:
+    opt_spec = f"OPT(1,{args.tau_minutes})"
+    early: dict[str, dict] = {}  # table label -> tau-ARGUS OPT's result, run up front
+    if not args.no_tau and args.tau_jobs > 1:
+        early = _opt_up_front(tables, opt_spec, args)
+    for done, (label, syn) in enumerate(tables):
         holdings = args.holdings and syn.holding in syn.data and label.startswith("generated")
         problem = problem_from_data(syn, p=15, use_holdings=holdings)
         these = methods if problem.n <= 20_000 else [m for m in args.big_methods.split(",") if m]
@@ -358,10 +370,13 @@ def main() -> None:
             print(r, flush=True)
             rows.append(r)
         one_by_one = " (tables one by one)" if syn.tables and len(syn.tables) > 1 else ""
-        for sup, tool in () if args.no_tau else ((f"OPT(1,{args.tau_minutes})", "tau-ARGUS OPT"),
+        for sup, tool in () if args.no_tau else ((opt_spec, "tau-ARGUS OPT"),
                                                  (f"MOD(1,{args.tau_minutes},1,1,0)", "tau-ARGUS MOD")):
-            res = run_tau(syn, sup, timeout=args.tau_minutes * 60 * len(syn.table_list) + 60, p=15, holdings=holdings,
-                          tables=syn.table_list)
+            if sup == opt_spec and label in early:
+                res = early.pop(label)
+            else:
+                res = run_tau(syn, sup, timeout=_tau_timeout(args, syn), p=15, holdings=holdings,
+                              tables=syn.table_list)
             if "status" in res:
                 prim = compare_primaries(problem, res)
                 print(f"   {tool}: {prim}", flush=True)
@@ -374,6 +389,12 @@ def main() -> None:
             r = row(label, tool, problem, res, sample, args.insider_max_cells)
             print(r, flush=True)
             rows.append(r)
+        del problem
+        if not args.no_write and done + 1 < len(tables):
+            # the rows so far, so that a run stopped later still leaves them (replaced below)
+            progress = [f"Run in progress: {done + 1} of {len(tables)} tables done."]
+            write_results(_latest(rows), _command(), progress + _notes(args, cohesion, tables, load_start),
+                          args.section)
     if not args.no_castro:
         from tablesafe.io.jj import read_jj
 
@@ -390,6 +411,18 @@ def main() -> None:
                         run_ours(problem, m, args.castro_seconds), args.audit_sample if big else None)
                 print(r, flush=True)
                 rows.append(r)
+    notes = _notes(args, cohesion, tables, load_start)
+    if not args.no_write:
+        cmd = _command()
+        if args.rows_from:
+            notes.append(f"Rows not produced by this run come from the log of an earlier run of "
+                         f"this script (`{Path(args.rows_from).name}`); a row of this run replaces "
+                         "the earlier row of the same table and tool.")
+        write_results(_latest(rows), cmd.strip(), notes, args.section)
+
+
+def _notes(args, cohesion: float, tables, load_start) -> list[str]:
+    """The notes above the results table: limits, audit, data, machine."""
     audit_text = ("every sensitive cell" + (
         f", or a deterministic sample of {args.audit_sample} on tables with more" if args.audit_sample else "")
         + "; a pattern our dispatcher proved by checked certificates (insiders included) is "
@@ -417,20 +450,53 @@ def main() -> None:
         "run's own and its child processes' (tau-ARGUS runs in one), which a shared machine "
         "inflates less than wall seconds.",
     ]
+    notes.append(f"Plain LP: `benchmarks/plain_lp.py` (HiGHS through highspy, no tablesafe code; the "
+                 "attacker's LP of each audited cell on its component of the withheld cells) on every "
+                 f"sensitive cell of tables up to {PLAIN_ALL_MAX:,} cells, a deterministic sample of "
+                 f"{PLAIN_SAMPLE} up to {PLAIN_BIG:,} cells and of {PLAIN_SAMPLE_BIG} above; it stops "
+                 f"starting cells after {PLAIN_SECONDS:.0f} s per pattern (the cells it reached are counted).")
     if any(syn.tables and len(syn.tables) > 1 for _, syn in tables):
         notes.append("Linked tables: tablesafe protects the linked tables in one model (shared cells "
                      "once, the relations of both tables). pytauargus 0.6.0 cannot protect linked "
                      "tables (its batch engine runs MOD and OPT on one table; MOD(0,...) fails in "
                      "PrepareHITAS and GH is not ported), so the tau-ARGUS rows protect each table "
                      "on its own and the union of the two patterns is audited on the linked model.")
-    if not args.no_write:
-        cmd = "PYTHONPATH=src /work/benchvenv/bin/python benchmarks/compare_tauargus.py " + " ".join(
-            a for a in sys.argv[1:])
-        if args.rows_from:
-            notes.append(f"Rows not produced by this run come from the log of an earlier run of "
-                         f"this script (`{Path(args.rows_from).name}`); a row of this run replaces "
-                         "the earlier row of the same table and tool.")
-        write_results(_latest(rows), cmd.strip(), notes, args.section)
+    if args.tau_jobs > 1 and not args.no_tau:
+        notes.append(f"tau-ARGUS OPT ran first on every table, {args.tau_jobs} at a time (one process, one "
+                     "core each), with nothing else running; MOD and our methods then ran one at a time.")
+    return notes
+
+
+def _command() -> str:
+    return ("PYTHONPATH=src /work/benchvenv/bin/python benchmarks/compare_tauargus.py "
+            + " ".join(a for a in sys.argv[1:])).strip()
+
+
+def _tau_timeout(args, syn) -> float:
+    """Seconds after which a tau-ARGUS run is stopped: its limit per table plus a minute."""
+    return args.tau_minutes * 60 * len(syn.table_list) + 60
+
+
+def _opt_up_front(tables, opt_spec: str, args) -> dict[str, dict]:
+    """tau-ARGUS OPT on every table, ``args.tau_jobs`` runs at a time: label -> result."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(item):
+        label, syn = item
+        holdings = args.holdings and syn.holding in syn.data and label.startswith("generated")
+        t0 = time.perf_counter()
+        res = run_tau(syn, opt_spec, timeout=_tau_timeout(args, syn), p=15, holdings=holdings,
+                      tables=syn.table_list)
+        print(f"   tau-ARGUS OPT on {label}: {time.perf_counter() - t0:.0f} s"
+              + (f" ({res['error']})" if "error" in res else ""), flush=True)
+        return label, res
+
+    # the longest runs first (linked pairs run one table after the other, then the
+    # largest), so that the runs end together
+    order = sorted(tables, key=lambda t: (-len(t[1].table_list), -len(t[1].data)))
+    print(f"== tau-ARGUS OPT on {len(tables)} tables, {args.tau_jobs} at a time", flush=True)
+    with ThreadPoolExecutor(max_workers=args.tau_jobs) as pool:
+        return dict(pool.map(one, order))
 
 
 def _latest(rows: list[dict]) -> list[dict]:

@@ -1,28 +1,48 @@
-"""An audit that shares no code with tablesafe's: one scipy ``linprog`` per bound.
+"""An audit that shares no code with tablesafe's: one attacker LP per bound, in plain HiGHS.
 
-For every audited sensitive cell ``k`` and direction, the attacker's LP over the whole
-table: the published cells fixed at their values, the withheld cells free within their
-a priori bounds, the relations ``A y = A value`` (as they hold for the true values).
-The cell is under-protected when the LP cannot move it by its protection level (or it is
-published). Only numpy, scipy and the problem's arrays are used, so a defect in
+For every audited sensitive cell ``k`` and direction, the attacker's LP: the published
+cells fixed at their values, the withheld cells free within their a priori bounds, the
+relations ``A y = A value`` (as they hold for the true values). The cell is
+under-protected when the LP cannot move it by its protection level (or it is published).
+Only numpy, scipy, HiGHS (``highspy``) and the problem's arrays are used, so a defect in
 ``tablesafe.audit`` cannot hide itself here.
+
+The LP of a cell is solved on the cell's connected component only: the withheld cells
+linked to it through relations that hold two or more withheld cells. That is the same
+optimum (the other components' cells enter neither its objective nor its rows, and the
+true values keep them feasible), on a far smaller LP. The LPs of one component share one
+HiGHS model: each changes the objective and starts from the last optimal basis. An LP
+HiGHS does not settle that way is solved again from scratch by scipy's ``linprog``.
 """
 
 from __future__ import annotations
 
+import time
+
+import highspy
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
+from scipy.sparse.csgraph import connected_components
 
 
-def plain_lp_check(problem, withheld: np.ndarray, sample: int | None = None, seed: int = 0) -> tuple[int, int]:
-    """(under-protected, audited) sensitive cells by fresh LPs on the whole table."""
+def plain_lp_check(problem, withheld: np.ndarray, sample: int | None = None, seed: int = 0,
+                   max_seconds: float | None = None) -> tuple[int, int]:
+    """(under-protected, audited) sensitive cells by fresh attacker LPs.
+
+    ``sample``: audit a deterministic sample of that many sensitive cells. ``max_seconds``:
+    stop starting new cells after that long; the cells audited by then are counted.
+    """
+    stop = time.monotonic() + max_seconds if max_seconds is not None else float("inf")
     sens = np.flatnonzero(problem.sensitive)
     if sample is not None and len(sens) > sample:
         sens = np.sort(np.random.default_rng(seed).choice(sens, size=sample, replace=False))
     w = np.asarray(withheld, dtype=bool)
     bad = int(np.sum(~w[sens]))
     sens = sens[w[sens]]
+    audited = len(sens) + int(np.sum(~w[np.flatnonzero(problem.sensitive)]))
+    if not len(sens):
+        return bad, audited
     a = sp.csr_matrix(problem.relations)
     value = np.asarray(problem.value, dtype=float)
     # values up to 1e11 (Castro's TOYSARAH) make HiGHS call a feasible LP infeasible:
@@ -30,34 +50,105 @@ def plain_lp_check(problem, withheld: np.ndarray, sample: int | None = None, see
     big = float(np.abs(value).max()) if value.size else 0.0
     unit = 2.0 ** np.floor(np.log2(big / 1e5)) if big > 2.0**30 else 1.0
     value = value / unit
-    rhs_all = a @ value
     cols = np.flatnonzero(w)
-    aw = a[:, cols]
-    ap = a[:, np.flatnonzero(~w)]
-    rhs = rhs_all - ap @ value[~w]
-    used = np.flatnonzero(np.diff(aw.tocsr().indptr) > 0)
+    aw = a[:, cols].tocsr()
+    rhs = aw @ value[cols]  # the relations' part carried by the withheld cells
+    used = np.flatnonzero(np.diff(aw.indptr) > 0)
     aw, rhs = aw[used], rhs[used]
     lo = np.asarray(problem.lower, dtype=float)[cols] / unit
     hi = np.asarray(problem.upper, dtype=float)[cols] / unit
-    bounds = list(zip(np.where(np.isfinite(lo), lo, None), np.where(np.isfinite(hi), hi, None)))
-    pos = {int(c): j for j, c in enumerate(cols)}
+    pos = np.full(problem.n, -1, dtype=np.int64)
+    pos[cols] = np.arange(len(cols))
+    # components of the withheld cells: a cell-row bipartite graph
+    nc = len(cols)
+    pattern = aw.copy()
+    pattern.data[:] = 1.0
+    graph = sp.bmat([[None, pattern.T], [pattern, None]], format="csr")
+    _, label = connected_components(graph, directed=False)
+    cell_label, row_label = label[:nc], label[nc:]
     scale = max(1.0, float(np.abs(value).max()))
-    for k in sens:
-        j = pos[int(k)]
-        tol = 1e-6 * max(1.0, abs(value[k]))
-        for sign, level in ((1.0, problem.upl[k] / unit), (-1.0, problem.lpl[k] / unit)):
-            if level <= 0:
+    targets = pos[sens]
+    for comp in np.unique(cell_label[targets]):
+        ccols = np.flatnonzero(cell_label == comp)
+        crows = np.flatnonzero(row_label == comp)
+        sub = aw[crows][:, ccols].tocsc()
+        solver = _Component(sub, rhs[crows], lo[ccols], hi[ccols])
+        where = np.full(nc, -1, dtype=np.int64)
+        where[ccols] = np.arange(len(ccols))
+        for k in sens[cell_label[targets] == comp]:
+            if time.monotonic() > stop:
+                audited -= 1  # not audited: out of time
                 continue
-            c = np.zeros(len(cols))
-            c[j] = -sign  # maximise sign * y_k
-            res = linprog(c, A_eq=aw / 1.0, b_eq=rhs, bounds=bounds, method="highs")
-            if res.status == 3:  # unbounded: protected
-                continue
-            if res.status != 0:
-                raise RuntimeError(f"plain LP check: cell {problem.names[k]!r}: {res.message}")
-            reach = sign * (res.x[j] - value[k])
-            need = min(level, (hi[j] - value[k]) if sign > 0 else (value[k] - lo[j]))
-            if reach < need - tol - 1e-9 * scale:
-                bad += 1
-                break
-    return bad, len(sens) + int(np.sum(~w[np.flatnonzero(problem.sensitive)]))
+            j = int(where[pos[k]])
+            v = value[k]
+            tol = 1e-6 * max(1.0, abs(v))
+            for sign, level in ((1.0, problem.upl[k] / unit), (-1.0, problem.lpl[k] / unit)):
+                if level <= 0:
+                    continue
+                reached = solver.reach(j, sign)
+                if reached is None:  # unbounded: protected
+                    continue
+                reach = sign * (reached - v)
+                need = min(level, (hi[pos[k]] - v) if sign > 0 else (v - lo[pos[k]]))
+                if reach < need - tol - 1e-9 * scale:
+                    bad += 1
+                    break
+    return bad, audited
+
+
+class _Component:
+    """One component's attacker LP, re-solved for each objective from the last basis."""
+
+    def __init__(self, a: sp.csc_matrix, rhs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+        self.a, self.rhs, self.lo, self.hi = a, rhs, lo, hi
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        # primal simplex: after an objective change the last basis stays primal feasible
+        # (measured on a 25,654-cell component of a 61,215-cell table: 20 cells' LPs in
+        # 0.7 s against 3.3 s with HiGHS's default dual simplex)
+        h.setOptionValue("simplex_strategy", 4)
+        n = a.shape[1]
+        lp = highspy.HighsLp()
+        lp.num_col_ = n
+        lp.num_row_ = a.shape[0]
+        lp.col_cost_ = np.zeros(n)
+        inf = highspy.kHighsInf
+        lp.col_lower_ = np.where(np.isfinite(lo), lo, -inf)
+        lp.col_upper_ = np.where(np.isfinite(hi), hi, inf)
+        lp.row_lower_ = rhs
+        lp.row_upper_ = rhs
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_ = a.indptr
+        lp.a_matrix_.index_ = a.indices
+        lp.a_matrix_.value_ = a.data
+        h.passModel(lp)
+        self.h = h
+        self.last = -1
+
+    def reach(self, j: int, sign: float) -> float | None:
+        """Largest (sign > 0) or smallest value of column ``j``; None when unbounded."""
+        h = self.h
+        if self.last >= 0:
+            h.changeColCost(self.last, 0.0)
+        h.changeColCost(j, -sign)  # minimise -sign * y_j
+        self.last = j
+        h.run()
+        status = h.getModelStatus()
+        if status == highspy.HighsModelStatus.kOptimal:
+            return float(h.getSolution().col_value[j])
+        if status == highspy.HighsModelStatus.kUnbounded:
+            return None
+        return self._scipy(j, sign)
+
+    def _scipy(self, j: int, sign: float) -> float | None:
+        """The same LP from scratch by scipy's ``linprog`` (HiGHS did not settle it)."""
+        c = np.zeros(self.a.shape[1])
+        c[j] = -sign
+        bounds = list(zip(np.where(np.isfinite(self.lo), self.lo, None),
+                          np.where(np.isfinite(self.hi), self.hi, None)))
+        res = linprog(c, A_eq=self.a, b_eq=self.rhs, bounds=bounds, method="highs")
+        if res.status == 3:
+            return None
+        if res.status != 0:
+            raise RuntimeError(f"plain LP check: column {j}: {res.message}")
+        return float(res.x[j])

@@ -76,7 +76,10 @@ def tau_worker(spec_file: str) -> None:
     secs = time.perf_counter() - t0
     for i, table in enumerate(res.tables):
         table.dataframe().to_parquet(f"{spec['out']}.{i}")
-    Path(spec["out"] + ".json").write_text(json.dumps({"seconds": secs, "tables": len(res.tables)}))
+    # this process's own CPU seconds (with its children): the parent's RUSAGE_CHILDREN
+    # mixes runs when several run at once (compare_tauargus.py --tau-jobs)
+    Path(spec["out"] + ".json").write_text(json.dumps({"seconds": secs, "tables": len(res.tables),
+                                                       "cpu": cpu_seconds()}))
 
 
 def run_tau(syn, suppress: str, timeout: float, *, p: float = 15.0, holdings: bool = False,
@@ -163,7 +166,7 @@ def run_tau(syn, suppress: str, timeout: float, *, p: float = 15.0, holdings: bo
             if st == "U":
                 levels[name] = (float(lo), float(up))
     return {"status": status, "levels": levels, "values": values, "seconds": info["seconds"],
-            "cpu": cpu_seconds() - c0, "workdir": str(wd)}
+            "cpu": float(info.get("cpu", cpu_seconds() - c0)), "workdir": str(wd)}
 
 
 if __name__ == "__main__":
