@@ -206,7 +206,7 @@ def insider_audit(problem: Problem, withheld: np.ndarray, max_cells: int) -> str
 
 
 def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None,
-        insider_max_cells: int = 0) -> dict:
+        insider_max_cells: int = 0, plain_max_cells: int = 0) -> dict:
     out = {"table": table, "cells": problem.n, "sensitive": int(problem.sensitive.sum()), "tool": tool}
     if "error" in res:
         out.update(seconds=res["seconds"], withheld="-", withheld_value="-", secondary="-",
@@ -225,9 +225,12 @@ def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None,
     t1 = time.perf_counter()
     plain_sample = (None if problem.n <= PLAIN_ALL_MAX else PLAIN_SAMPLE if problem.n <= PLAIN_BIG
                     else PLAIN_SAMPLE_BIG)
-    pbad, paudited = plain_lp_check(_truth(problem), w, plain_sample, max_seconds=PLAIN_SECONDS)
+    if plain_max_cells and problem.n > plain_max_cells:
+        out["plain_lp"] = "not run"
+    else:
+        pbad, paudited = plain_lp_check(_truth(problem), w, plain_sample, max_seconds=PLAIN_SECONDS)
+        out["plain_lp"] = (f"{pbad}" if paudited == out["sensitive"] else f"{pbad} of {paudited} sampled")
     plain_secs = time.perf_counter() - t1
-    out["plain_lp"] = (f"{pbad}" if paudited == out["sensitive"] else f"{pbad} of {paudited} sampled")
     sec = w & ~problem.sensitive
     out.update(
         seconds=res["seconds"], cpu=res.get("cpu"), withheld=int(w.sum()), secondary=int(sec.sum()),
@@ -333,6 +336,11 @@ def main() -> None:
                     help="run only the linked pair (--linked-preset): tablesafe on the linked model, "
                          "tau-ARGUS table by table")
     ap.add_argument("--linked-preset", default="linked65k", help="the linked preset of --linked")
+    ap.add_argument("--plain-max-cells", type=int, default=0,
+                    help="no plain LP check on tables of more cells (0: every table); on the 1,036,350-cell "
+                         "table the withheld cells form one component of 549,000 cells, whose first LP did "
+                         "not end in 15 minutes")
+    ap.add_argument("--note", action="append", default=[], help="a note added above the table (repeatable)")
     ap.add_argument("--tau-jobs", type=int, default=1,
                     help="run tau-ARGUS OPT on every table first, this many at a time, with nothing else "
                          "running (OPT mostly runs to its limit; each run is one process on one core); "
@@ -366,7 +374,7 @@ def main() -> None:
         print(f"== {label}: {problem.n} cells, {int(problem.sensitive.sum())} sensitive", flush=True)
         for m in these:
             r = row(label, f"tablesafe {m}", problem, run_ours(problem, m, args.ours_seconds), sample,
-                    args.insider_max_cells)
+                    args.insider_max_cells, args.plain_max_cells)
             print(r, flush=True)
             rows.append(r)
         one_by_one = " (tables one by one)" if syn.tables and len(syn.tables) > 1 else ""
@@ -386,7 +394,7 @@ def main() -> None:
                 res["note"] = (f"{prim}; {tau_prim} of our primaries withheld"
                                + (f"; {missing} cells unmatched" if missing else ""))
             tool += one_by_one
-            r = row(label, tool, problem, res, sample, args.insider_max_cells)
+            r = row(label, tool, problem, res, sample, args.insider_max_cells, args.plain_max_cells)
             print(r, flush=True)
             rows.append(r)
         del problem
@@ -454,13 +462,16 @@ def _notes(args, cohesion: float, tables, load_start) -> list[str]:
                  "attacker's LP of each audited cell on its component of the withheld cells) on every "
                  f"sensitive cell of tables up to {PLAIN_ALL_MAX:,} cells, a deterministic sample of "
                  f"{PLAIN_SAMPLE} up to {PLAIN_BIG:,} cells and of {PLAIN_SAMPLE_BIG} above; it stops "
-                 f"starting cells after {PLAIN_SECONDS:.0f} s per pattern (the cells it reached are counted).")
+                 f"starting cells after {PLAIN_SECONDS:.0f} s per pattern (the cells it reached are counted)"
+                 + (f"; not run on tables of more than {args.plain_max_cells:,} cells"
+                    if getattr(args, "plain_max_cells", 0) else "") + ".")
     if any(syn.tables and len(syn.tables) > 1 for _, syn in tables):
         notes.append("Linked tables: tablesafe protects the linked tables in one model (shared cells "
                      "once, the relations of both tables). pytauargus 0.6.0 cannot protect linked "
                      "tables (its batch engine runs MOD and OPT on one table; MOD(0,...) fails in "
                      "PrepareHITAS and GH is not ported), so the tau-ARGUS rows protect each table "
                      "on its own and the union of the two patterns is audited on the linked model.")
+    notes += list(args.note)
     if args.tau_jobs > 1 and not args.no_tau:
         notes.append(f"tau-ARGUS OPT ran first on every table, {args.tau_jobs} at a time (one process, one "
                      "core each), with nothing else running; MOD and our methods then ran one at a time.")
@@ -468,8 +479,10 @@ def _notes(args, cohesion: float, tables, load_start) -> list[str]:
 
 
 def _command() -> str:
+    import shlex
+
     return ("PYTHONPATH=src /work/benchvenv/bin/python benchmarks/compare_tauargus.py "
-            + " ".join(a for a in sys.argv[1:])).strip()
+            + shlex.join(sys.argv[1:])).strip()
 
 
 def _tau_timeout(args, syn) -> float:
