@@ -108,20 +108,11 @@ class _Component:
         # 0.7 s against 3.3 s with HiGHS's default dual simplex)
         h.setOptionValue("simplex_strategy", 4)
         n = a.shape[1]
-        lp = highspy.HighsLp()
-        lp.num_col_ = n
-        lp.num_row_ = a.shape[0]
-        lp.col_cost_ = np.zeros(n)
         inf = highspy.kHighsInf
-        lp.col_lower_ = np.where(np.isfinite(lo), lo, -inf)
-        lp.col_upper_ = np.where(np.isfinite(hi), hi, inf)
-        lp.row_lower_ = rhs
-        lp.row_upper_ = rhs
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = a.indptr
-        lp.a_matrix_.index_ = a.indices
-        lp.a_matrix_.value_ = a.data
-        h.passModel(lp)
+        h.passModel(n, a.shape[0], a.nnz, int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize),
+                    0.0, np.zeros(n), np.where(np.isfinite(lo), lo, -inf), np.where(np.isfinite(hi), hi, inf),
+                    rhs, rhs, a.indptr.astype(np.int32), a.indices.astype(np.int32), a.data.astype(float),
+                    np.zeros(n, dtype=np.int32))  # all columns continuous
         self.h = h
         self.last = -1
 
