@@ -341,6 +341,7 @@ def main() -> None:
                          "table the withheld cells form one component of 549,000 cells, whose first LP did "
                          "not end in 15 minutes")
     ap.add_argument("--note", action="append", default=[], help="a note added above the table (repeatable)")
+    ap.add_argument("--tau-methods", default="OPT,MOD", help="the tau-ARGUS methods run (OPT, MOD or both)")
     ap.add_argument("--tau-jobs", type=int, default=1,
                     help="run tau-ARGUS OPT on every table first, this many at a time, with nothing else "
                          "running (OPT mostly runs to its limit; each run is one process on one core); "
@@ -361,7 +362,7 @@ def main() -> None:
     tables = datasets(args.quick, [x for x in args.sizes.split(",") if x], not args.no_tau_testw, args.seed, cohesion)
     opt_spec = f"OPT(1,{args.tau_minutes})"
     early: dict[str, dict] = {}  # table label -> tau-ARGUS OPT's result, run up front
-    if not args.no_tau and args.tau_jobs > 1:
+    if not args.no_tau and args.tau_jobs > 1 and "OPT" in args.tau_methods.split(","):
         early = _opt_up_front(tables, opt_spec, args)
     for done, (label, syn) in enumerate(tables):
         holdings = args.holdings and syn.holding in syn.data and label.startswith("generated")
@@ -378,8 +379,9 @@ def main() -> None:
             print(r, flush=True)
             rows.append(r)
         one_by_one = " (tables one by one)" if syn.tables and len(syn.tables) > 1 else ""
-        for sup, tool in () if args.no_tau else ((opt_spec, "tau-ARGUS OPT"),
-                                                 (f"MOD(1,{args.tau_minutes},1,1,0)", "tau-ARGUS MOD")):
+        tau_runs = [(s, t) for s, t in ((opt_spec, "tau-ARGUS OPT"), (f"MOD(1,{args.tau_minutes},1,1,0)", "tau-ARGUS MOD"))
+                    if t.split()[-1] in args.tau_methods.split(",")]
+        for sup, tool in () if args.no_tau else tau_runs:
             if sup == opt_spec and label in early:
                 res = early.pop(label)
             else:
