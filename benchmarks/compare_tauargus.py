@@ -361,8 +361,10 @@ def main() -> None:
                 rows.append(ast.literal_eval(line))
     tables = datasets(args.quick, [x for x in args.sizes.split(",") if x], not args.no_tau_testw, args.seed, cohesion)
     opt_spec = f"OPT(1,{args.tau_minutes})"
+    tau_runs = [(s, t) for s, t in ((opt_spec, "tau-ARGUS OPT"), (f"MOD(1,{args.tau_minutes},1,1,0)", "tau-ARGUS MOD"))
+                if t.split()[-1] in args.tau_methods.split(",")]
     early: dict[str, dict] = {}  # table label -> tau-ARGUS OPT's result, run up front
-    if not args.no_tau and args.tau_jobs > 1 and "OPT" in args.tau_methods.split(","):
+    if _opt_first(args):
         early = _opt_up_front(tables, opt_spec, args)
     for done, (label, syn) in enumerate(tables):
         holdings = args.holdings and syn.holding in syn.data and label.startswith("generated")
@@ -379,8 +381,6 @@ def main() -> None:
             print(r, flush=True)
             rows.append(r)
         one_by_one = " (tables one by one)" if syn.tables and len(syn.tables) > 1 else ""
-        tau_runs = [(s, t) for s, t in ((opt_spec, "tau-ARGUS OPT"), (f"MOD(1,{args.tau_minutes},1,1,0)", "tau-ARGUS MOD"))
-                    if t.split()[-1] in args.tau_methods.split(",")]
         for sup, tool in () if args.no_tau else tau_runs:
             if sup == opt_spec and label in early:
                 res = early.pop(label)
@@ -428,7 +428,7 @@ def main() -> None:
             notes.append(f"Rows not produced by this run come from the log of an earlier run of "
                          f"this script (`{Path(args.rows_from).name}`); a row of this run replaces "
                          "the earlier row of the same table and tool.")
-        write_results(_latest(rows), cmd.strip(), notes, args.section)
+        write_results(_latest(rows), cmd, notes, args.section)
 
 
 def _notes(args, cohesion: float, tables, load_start) -> list[str]:
@@ -474,10 +474,15 @@ def _notes(args, cohesion: float, tables, load_start) -> list[str]:
                      "PrepareHITAS and GH is not ported), so the tau-ARGUS rows protect each table "
                      "on its own and the union of the two patterns is audited on the linked model.")
     notes += list(args.note)
-    if args.tau_jobs > 1 and not args.no_tau:
+    if _opt_first(args):
         notes.append(f"tau-ARGUS OPT ran first on every table, {args.tau_jobs} at a time (one process, one "
                      "core each), with nothing else running; MOD and our methods then ran one at a time.")
     return notes
+
+
+def _opt_first(args) -> bool:
+    """Whether tau-ARGUS OPT runs on every table up front (``--tau-jobs`` above 1)."""
+    return not args.no_tau and args.tau_jobs > 1 and "OPT" in args.tau_methods.split(",")
 
 
 def _command() -> str:

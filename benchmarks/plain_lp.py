@@ -69,17 +69,19 @@ def plain_lp_check(problem, withheld: np.ndarray, sample: int | None = None, see
     scale = max(1.0, float(np.abs(value).max()))
     targets = pos[sens]
     for comp in np.unique(cell_label[targets]):
+        mine = sens[cell_label[targets] == comp]
+        if time.monotonic() > stop:
+            audited -= len(mine)  # not audited: out of time (no model built for them)
+            continue
         ccols = np.flatnonzero(cell_label == comp)
         crows = np.flatnonzero(row_label == comp)
         sub = aw[crows][:, ccols].tocsc()
         solver = _Component(sub, rhs[crows], lo[ccols], hi[ccols])
-        where = np.full(nc, -1, dtype=np.int64)
-        where[ccols] = np.arange(len(ccols))
-        for k in sens[cell_label[targets] == comp]:
+        for k in mine:
             if time.monotonic() > stop:
                 audited -= 1  # not audited: out of time
                 continue
-            j = int(where[pos[k]])
+            j = int(np.searchsorted(ccols, pos[k]))  # ccols is sorted
             v = value[k]
             tol = 1e-6 * max(1.0, abs(v))
             for sign, level in ((1.0, problem.upl[k] / unit), (-1.0, problem.lpl[k] / unit)):
