@@ -52,6 +52,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+import plain_lp
 from plain_lp import plain_lp_check
 from tau_runner import cpu_seconds, run_tau
 
@@ -228,8 +229,9 @@ def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None,
     if plain_max_cells and problem.n > plain_max_cells:
         out["plain_lp"] = "not run"
     else:
-        pbad, paudited = plain_lp_check(_truth(problem), w, plain_sample, max_seconds=PLAIN_SECONDS)
-        out["plain_lp"] = (f"{pbad}" if paudited == out["sensitive"] else f"{pbad} of {paudited} sampled")
+        pbad, paudited, undecided = plain_lp_check(_truth(problem), w, plain_sample, max_seconds=PLAIN_SECONDS)
+        out["plain_lp"] = ((f"{pbad}" if paudited == out["sensitive"] else f"{pbad} of {paudited} sampled")
+                           + (f", {undecided} undecided" if undecided else ""))
     plain_secs = time.perf_counter() - t1
     sec = w & ~problem.sensitive
     out.update(
@@ -464,7 +466,11 @@ def _notes(args, cohesion: float, tables, load_start) -> list[str]:
                  "attacker's LP of each audited cell on its component of the withheld cells) on every "
                  f"sensitive cell of tables up to {PLAIN_ALL_MAX:,} cells, a deterministic sample of "
                  f"{PLAIN_SAMPLE} up to {PLAIN_BIG:,} cells and of {PLAIN_SAMPLE_BIG} above; it stops "
-                 f"starting cells after {PLAIN_SECONDS:.0f} s per pattern (the cells it reached are counted)"
+                 f"starting cells after {PLAIN_SECONDS:.0f} s per pattern (the cells it reached are counted). "
+                 f"A component of more than {plain_lp.WHOLE_MAX:,} withheld cells is solved on "
+                 "neighbourhoods of the cell (the other cells at their true values, which can only "
+                 "narrow the attacker's reach): a cell none of them proves protected is counted "
+                 "'undecided', not audited"
                  + (f"; not run on tables of more than {args.plain_max_cells:,} cells"
                     if getattr(args, "plain_max_cells", 0) else "") + ".")
     if any(syn.tables and len(syn.tables) > 1 for _, syn in tables):

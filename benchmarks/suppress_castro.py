@@ -130,8 +130,9 @@ def run(name: str, problem: Problem, method: str, time_limit: float, sample: int
     secs = time.monotonic() - t
     bad = under_protected(problem, pat.withheld, sample)
     if plain >= 0:
-        pbad, audited = plain_lp_check(problem, pat.withheld, plain or None)
-        plain_text = f"{pbad}" if audited == int(problem.sensitive.sum()) else f"{pbad} of {audited}"
+        pbad, audited, undecided = plain_lp_check(problem, pat.withheld, plain or None)
+        plain_text = ((f"{pbad}" if audited == int(problem.sensitive.sum()) else f"{pbad} of {audited}")
+                      + (f", {undecided} undecided" if undecided else ""))
     else:
         plain_text = "not checked"
     s = pat.stats
