@@ -128,3 +128,18 @@ def test_sliding_level_and_zero_levels(grid):
     cert = make_certificates(q, w)
     assert check_certificates(q, w, cert) == []
     assert check_certificates(q, w, cert.iloc[0:0]) == [(q.names[at(1, 1)], "up", "missing")]
+
+
+def test_insiders_false_means_no_insider_check(grid):
+    """``insiders=False`` is read as "no insider check" (it was taken for a mask and
+    raised IndexError); a mask of the wrong shape gets a clear InputError."""
+    from tablesafe.errors import InputError
+
+    p, at, w = _safe(grid)
+    cert = make_certificates(p, w)
+    knows = np.zeros(p.n, dtype=bool)
+    knows[at(1, 2)] = True  # its respondent knows it: every certificate here moves it
+    assert check_certificates(p, w, cert, insiders=knows) != []
+    assert check_certificates(p, w, cert, insiders=False) == check_certificates(p, w, cert) == []
+    with pytest.raises(InputError, match="one true/false entry per cell"):
+        check_certificates(p, w, cert, insiders=np.array(True))

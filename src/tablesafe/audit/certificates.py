@@ -157,7 +157,8 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
             ``direction`` (``up``/``down``), ``cell``, ``value``.
         rel_tol: relative tolerance for relations, bounds and moves.
         insiders: optional mask (or ``True`` for the single-contributor cells of
-            ``problem.contributors``) of cells whose respondent knows their value. For
+            ``problem.contributors``; ``None`` or ``False``: no insider check) of cells
+            whose respondent knows their value. For
             every withheld insider cell ``s`` and every target ``t`` it does not overlap
             (see :class:`tablesafe.structure.overlap.CellOverlap`), some valid
             certificate of ``t`` and each direction must leave ``s`` unchanged:
@@ -183,7 +184,7 @@ def check_certificates(problem: Problem, withheld, certificates: pd.DataFrame | 
     best_up, best_down, present = _check_moves(problem, rows, verdicts, d, up, down, rel_tol)
     failures = [CertificateFailure(str(cert["target"][rows.first[grp]]), str(rows.gdir[grp]), verdicts.reasons[grp])
                 for grp in np.flatnonzero(verdicts.bad).tolist()]
-    if insiders is not None and rows.g:
+    if insiders is not None and insiders is not False and rows.g:
         failures.extend(_insider_gaps(problem, mask, insiders, rows.ok, rows.tgt, rows.cel, rows.dev, rows.codes,
                                       verdicts.bad | rows.unknown[np.maximum(rows.first, 0)], rows.first, rows.gdir,
                                       rel_tol))

@@ -52,7 +52,8 @@ def as_mask(problem: Problem, withheld) -> np.ndarray:
     n = problem.n
     if arr.dtype == bool:
         if arr.shape != (n,):
-            raise InputError(f"withheld mask has {arr.shape[0]} entries for {n} cells")
+            raise InputError(f"withheld mask has {arr.size} entries (shape {arr.shape}) for {n} cells: "
+                             "expected one true/false entry per cell")
         return arr.copy()
     mask = np.zeros(n, dtype=bool)
     if arr.size == 0:
