@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -472,7 +473,7 @@ def _notes(args, cohesion: float, tables, load_start) -> list[str]:
                  "narrow the attacker's reach): a cell none of them proves protected is counted "
                  "'undecided', not audited"
                  + (f"; not run on tables of more than {args.plain_max_cells:,} cells"
-                    if getattr(args, "plain_max_cells", 0) else "") + ".")
+                    if args.plain_max_cells else "") + ".")
     if any(syn.tables and len(syn.tables) > 1 for _, syn in tables):
         notes.append("Linked tables: tablesafe protects the linked tables in one model (shared cells "
                      "once, the relations of both tables). pytauargus 0.6.0 cannot protect linked "
@@ -492,8 +493,6 @@ def _opt_first(args) -> bool:
 
 
 def _command() -> str:
-    import shlex
-
     return ("PYTHONPATH=src /work/benchvenv/bin/python benchmarks/compare_tauargus.py "
             + shlex.join(sys.argv[1:])).strip()
 

@@ -108,6 +108,7 @@ def plain_lp_check(problem, withheld: np.ndarray, sample: int | None = None, see
     scale = max(1.0, float(np.abs(value).max()))
     targets = pos[sens]
     undecided = 0
+    near: _Neighbourhoods | None = None  # built for the first component above WHOLE_MAX
     for comp in np.unique(cell_label[targets]):
         mine = sens[cell_label[targets] == comp]
         if time.monotonic() > stop:
@@ -115,13 +116,13 @@ def plain_lp_check(problem, withheld: np.ndarray, sample: int | None = None, see
             continue
         ccols = np.flatnonzero(cell_label == comp)
         if len(ccols) > WHOLE_MAX:
-            near = _Neighbourhoods(aw, rhs, value[cols], lo, hi)
+            if near is None:
+                near = _Neighbourhoods(aw, value[cols], lo, hi, scale)
             for k in mine:
                 if time.monotonic() > stop:
                     audited -= 1
                     continue
-                verdict = near.verdict(int(pos[k]), problem.upl[k] / unit, problem.lpl[k] / unit, scale)
-                if verdict is None:
+                if not near.proves(int(pos[k]), problem.upl[k] / unit, problem.lpl[k] / unit):
                     undecided += 1
                     audited -= 1
             continue
@@ -134,63 +135,64 @@ def plain_lp_check(problem, withheld: np.ndarray, sample: int | None = None, see
                 continue
             j = int(np.searchsorted(ccols, pos[k]))  # ccols is sorted
             v = value[k]
-            tol = 1e-6 * max(1.0, abs(v))
-            for sign, level in ((1.0, problem.upl[k] / unit), (-1.0, problem.lpl[k] / unit)):
-                if level <= 0:
-                    continue
+            tol = _tolerance(v, scale)
+            for sign, need in _needs(v, problem.upl[k] / unit, problem.lpl[k] / unit, lo[pos[k]], hi[pos[k]]):
                 reached = solver.reach(j, sign)
                 if reached is None:  # unbounded: protected
                     continue
-                reach = sign * (reached - v)
-                need = min(level, (hi[pos[k]] - v) if sign > 0 else (v - lo[pos[k]]))
-                if reach < need - tol - 1e-9 * scale:
+                if sign * (reached - v) < need - tol:
                     bad += 1
                     break
     return PlainCheck(bad, audited, undecided)
 
 
+def _needs(v: float, upl: float, lpl: float, lo: float, hi: float) -> list[tuple[float, float]]:
+    """``(sign, amount)`` per direction a withheld sensitive cell of value ``v`` must move:
+    its level, or as far as its a priori bounds allow when they are nearer."""
+    return [(sign, min(level, (hi - v) if sign > 0 else (v - lo)))
+            for sign, level in ((1.0, upl), (-1.0, lpl)) if level > 0]
+
+
+def _tolerance(v: float, scale: float) -> float:
+    """How much short of its need a cell's reach may fall (numerical slack of the LPs)."""
+    return 1e-6 * max(1.0, abs(v)) + 1e-9 * scale
+
+
 class _Neighbourhoods:
     """Attacker LPs on the withheld cells near one cell, all others at their true values."""
 
-    def __init__(self, aw: sp.csr_matrix, rhs: np.ndarray, value: np.ndarray, lo: np.ndarray,
-                 hi: np.ndarray) -> None:
+    def __init__(self, aw: sp.csr_matrix, value: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                 scale: float) -> None:
         self.aw, self.awt = aw, aw.T.tocsr()
-        self.rhs, self.value, self.lo, self.hi = rhs, value, lo, hi
+        self.value, self.lo, self.hi, self.scale = value, lo, hi, scale
 
-    def verdict(self, j: int, upl: float, lpl: float, scale: float) -> bool | None:
-        """``True`` when a neighbourhood LP moves withheld column ``j`` by both levels,
-        ``None`` when none does (undecided)."""
+    def proves(self, j: int, upl: float, lpl: float) -> bool:
+        """Whether some neighbourhood LP moves withheld column ``j`` by both levels
+        (``False``: undecided, never "under-protected")."""
         v = self.value[j]
-        tol = 1e-6 * max(1.0, abs(v)) + 1e-9 * scale
-        needs = [(s, min(lv, (self.hi[j] - v) if s > 0 else (v - self.lo[j])))
-                 for s, lv in ((1.0, upl), (-1.0, lpl)) if lv > 0]
+        tol = _tolerance(v, self.scale)
+        needs = _needs(v, upl, lpl, self.lo[j], self.hi[j])
         ring = np.array([j])
         seen = np.zeros(self.aw.shape[1], dtype=bool)
         seen[j] = True
         steps = 0
         for hops in HOPS:
-            while steps < hops:
+            while steps < hops and len(ring):
                 rows = np.unique(self.awt[ring].indices)
                 nxt = np.unique(self.aw[rows].indices)
                 ring = nxt[~seen[nxt]]
                 seen[ring] = True
                 steps += 1
-                if not len(ring):
-                    break
             cells = np.flatnonzero(seen)
             solver = self._solver(cells)
             col = int(np.searchsorted(cells, j))
-            left = []
-            for sign, need in needs:
-                reached = solver.reach(col, sign)
-                if reached is not None and sign * (reached - v) < need - tol:
-                    left.append((sign, need))
-            needs = left
+            needs = [(sign, need) for sign, need in needs
+                     if (reached := solver.reach(col, sign)) is not None and sign * (reached - v) < need - tol]
             if not needs:
                 return True
             if not len(ring) or len(cells) > NEAR_MAX:
-                return None
-        return None
+                return False
+        return False
 
     def _solver(self, cells: np.ndarray) -> _Component:
         """The LP with ``cells`` free and every other withheld cell at its true value."""

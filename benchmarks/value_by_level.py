@@ -12,8 +12,8 @@ the codes just below it, ...): 0 is the grand total, the largest depth the most 
 cells. The table is generated as in ``compare_tauargus.py --holdings`` (p% rule with
 p = 15 on holdings of cohesion 0.7). ``--options`` passes ``FastOptions`` fields as JSON
 (``fast`` only); every certificate is checked (``check_certificates``, insiders included
-unless ``--no-singleton``) and the failures are printed beside the figures. Prints one line of figures and one of value by depth
-(millions); nothing is written to RESULTS.md.
+unless ``--no-singleton``) and the failures are printed beside the figures. Prints one
+line of figures and one of value by depth (millions); nothing is written to RESULTS.md.
 """
 
 from __future__ import annotations
@@ -30,19 +30,19 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from tablesafe.audit import check_certificates
-from tablesafe.problem import PROTECTED
+from tablesafe.problem import PROTECTED, Problem
 from tablesafe.suppress import suppress
 from tablesafe.suppress.fast import FastOptions, fast_pattern
 from tablesafe.synthetic import problem_from_data, synthetic_data, synthetic_preset
 
 
-def depth(codes: pd.DataFrame) -> np.ndarray:
-    """Per cell, the sum of its codes' levels (codes named as ``tablesafe.synthetic`` names
-    them: ``Total``, then ``I1``, ``I1.2``, ``I1.2.3``, ...)."""
-    out = np.zeros(len(codes), dtype=np.int64)
-    for col in codes.columns:
-        s = codes[col].astype(str)
-        out += np.where(s == "Total", 0, s.str.count(r"\.").to_numpy() + 1)
+def depth(problem: Problem) -> np.ndarray:
+    """Per cell, the sum over its dimensions of its code's depth in the hierarchy."""
+    assert problem.model is not None and problem.codes is not None  # generated tables have both
+    out = np.zeros(problem.n, dtype=np.int64)
+    for dim in problem.model.dims:
+        h = dim.hierarchy
+        out += problem.codes[dim.name].astype(str).map(dict(zip(h.codes, h.depths.tolist()))).to_numpy()
     return out
 
 
@@ -71,7 +71,7 @@ def main() -> None:
     print(f"{problem.n:,} cells, {int(problem.sensitive.sum()):,} sensitive", flush=True)
     if args.publish_depth >= 0:
         status = problem.status.copy()
-        status[(depth(problem.codes) <= args.publish_depth) & ~problem.sensitive] = PROTECTED
+        status[(depth(problem) <= args.publish_depth) & ~problem.sensitive] = PROTECTED
         problem = problem.copy(status=status)
     opts = json.loads(args.options)
     if "box_levels" in opts:
@@ -90,7 +90,7 @@ def main() -> None:
     else:
         failures = "not checked (the method's own audit ran)"
     sec = pattern.withheld & ~problem.sensitive
-    by_depth = pd.Series(np.where(sec, problem.value, 0.0)).groupby(depth(problem.codes)).sum() / 1e6
+    by_depth = pd.Series(np.where(sec, problem.value, 0.0)).groupby(depth(problem)).sum() / 1e6
     print(f"{args.method} {opts}: {secs:.1f} s, withheld value {problem.value[sec].sum() / 1e6:,.2f} M, "
           f"{int(sec.sum()):,} secondaries, certificate failures {failures}, "
           f"found by {pattern.stats.get('found_by')}")
