@@ -1,0 +1,119 @@
+"""Subtables protected by cut generation (:mod:`tablesafe.suppress.subtable_cuts`) and the
+capacity inequalities it relies on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _suppress_gen import independent_audit, table_problem
+from hypothesis import HealthCheck, given, settings
+from test_suppress import TWO_BY_THREE, brute_force_min_cost, grid_problem
+
+from tablesafe.suppress import suppress
+from tablesafe.suppress.attacker import DOWN, UP, Attack, Bounds, cut_from
+from tablesafe.suppress.compact import attacks_of, compact_pattern
+from tablesafe.suppress.modular import modular_pattern
+from tablesafe.suppress.protection import candidates, check, failing
+from tablesafe.suppress.subtable_cuts import protect_subtable
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**TWO_BY_THREE)
+def test_cut_generation_matches_brute_force_on_two_way_tables(interior, sens, frac):
+    """On a 2 x 3 table with totals the pattern found by cut generation costs the
+    brute-force minimum over every pattern the independent auditor passes (Fischetti and
+    Salazar's capacity inequalities are exact for an attacker against sums, seed 002),
+    passes that auditor, and asks each target to move by at least its level."""
+    grid = np.array(interior, dtype=float).reshape(2, 3)
+    levels = {(i, j): (np.ceil(frac * grid[i - 1, j - 1]), np.ceil(frac * grid[i - 1, j - 1])) for i, j in sens}
+    p = grid_problem(grid, levels)
+    b = Bounds.of(p, singleton=False)
+    res = protect_subtable(p, b, candidates(p, b), {}, 60.0, 0.0, 0)
+    assert res is not None and res.safe
+    assert not independent_audit(p, res.withheld, singleton=False)
+    cost = float(p.cost[res.withheld & ~p.sensitive].sum())
+    assert cost == pytest.approx(brute_force_min_cost(p, singleton=False))
+    for k in np.flatnonzero(p.sensitive):
+        assert res.need_up[k] >= b.req_up[k] - 1e-6 and res.need_down[k] >= b.req_dn[k] - 1e-6
+
+
+@pytest.mark.parametrize("seed,shape,units", [(21, [[2, 2], [3], [2]], 90), (22, [[3], [2, 2]], 80)])
+def test_cut_generation_costs_what_the_compact_model_costs(seed, shape, units):
+    """Against the outsiders and the same insider attacks, cut generation and the compact
+    model (one copy of the table per attack) reach the same optimum on a generated table
+    with holdings, and both patterns pass every attack they were given."""
+    from tablesafe.structure.insiders import InsiderModel
+
+    p = table_problem(seed, shape, units=units)
+    b = Bounds.of(p, singleton=True)
+    model = InsiderModel.of(p)
+    single = np.flatnonzero(b.singleton)
+    insiders = {int(k): single[~model.overlaps(single, int(k))][:3] for k in np.flatnonzero(p.sensitive)}
+    insiders = {k: v for k, v in insiders.items() if len(v)}
+    cand = candidates(p, b)
+    atts = attacks_of(b, p.sensitive, insiders)
+    compact = compact_pattern(p, b, cand, atts, time_limit=60, mip_gap=0.0)
+    assert compact.optimal and compact.withheld is not None
+    # every insider of the compact model at once (rounds enough to add them all)
+    cuts = protect_subtable(p, b, cand, insiders, 60.0, 0.0, 0, rounds=len(atts))
+    assert cuts is not None and cuts.safe
+    cost = float(p.cost[cuts.withheld & ~p.sensitive].sum())
+    # the rounds add only the insider attacks each pattern fails, so the pattern found
+    # may be cheaper than the compact model's (which holds all of them from the start)
+    assert cost <= compact.cost * (1 + 1e-9)
+    from tablesafe.suppress.protection import run_attacks
+
+    given = run_attacks(p, b, cuts.withheld.astype(float), atts, want_dual=False)
+    assert not failing(b, given)
+
+
+def test_a_subtable_without_candidates_keeps_its_sensitive_cells():
+    """With no cell admissible as a complement the sensitive cells alone are the pattern
+    (the master has no variable; a first version read that as no pattern at all and left
+    the subtable to the full-table repair)."""
+    grid = np.array([[5.0, 7.0, 9.0], [4.0, 6.0, 8.0]])
+    p = grid_problem(grid, {(1, 1): (2.0, 2.0), (1, 2): (2.0, 2.0), (2, 1): (2.0, 2.0), (2, 2): (2.0, 2.0)})
+    b = Bounds.of(p, singleton=False)
+    none = np.zeros(p.n, dtype=bool)
+    res = protect_subtable(p, b, none, {}, 10.0, 1e-4, 0)
+    assert res is not None and res.safe
+    assert np.array_equal(res.withheld, p.sensitive)
+
+
+def test_a_right_hand_side_of_rounding_error_asks_for_no_complement():
+    """A capacity inequality whose sensitive cells already give the level up to rounding
+    error (1e-13 on a level of hundreds, measured on a subtable of a generated three-way
+    table) has no right-hand side left: scaled to 1 in the master it demanded a
+    complement the level does not need, and the master's pattern cost 15 M where the
+    compact model's cost nothing."""
+    level = 0.1 + 0.2 + 1000.0  # rounding in the level's own arithmetic
+    given = level - 1e-13  # what the fixed sensitive cell can move, computed another way
+    bounds = Bounds(dn=np.array([0.0, given, 50.0]), up=np.array([0.0, given, 50.0]),
+                    tdn=np.array([level, given, 50.0]), tup=np.array([level, given, 50.0]),
+                    req_up=np.array([level, 0.0, 0.0]), req_dn=np.array([level, 0.0, 0.0]),
+                    req_sl=np.zeros(3), singleton=np.zeros(3, dtype=bool))
+    att = Attack(0, UP, -1, 0.0, level, dual_cells=np.array([1, 2]), dual_d=np.array([1.0, 1.0]))
+    fixed = np.array([True, True, False])
+    cut = cut_from(att, bounds, fixed)
+    assert cut.rhs <= 0
+    # a real shortfall still gives its inequality
+    att2 = Attack(0, DOWN, -1, 0.0, level, dual_cells=np.array([1, 2]), dual_d=np.array([1.0, 1.0]))
+    short = Bounds(dn=np.array([0.0, level / 2, 50.0]), up=bounds.up, tdn=bounds.tdn, tup=bounds.tup,
+                   req_up=bounds.req_up, req_dn=bounds.req_dn, req_sl=bounds.req_sl, singleton=bounds.singleton)
+    cut2 = cut_from(att2, short, fixed)
+    assert cut2.rhs == pytest.approx(level / 2) and list(cut2.idx) == [2]
+
+
+def test_modular_subtable_models_both_give_safe_patterns_and_a_bad_name_is_refused():
+    """``modular`` with either subtable model, then the dispatcher's repair: both patterns
+    pass the attacker check; an unknown model name is refused before any work."""
+    p = table_problem(22, [[3], [2, 2]], units=80)
+    b = Bounds.of(p, singleton=False)
+    w_cuts, st = modular_pattern(p, b, subtable_model="cuts", workers=1)
+    w_compact, _ = modular_pattern(p, b, subtable_model="compact", workers=1)
+    assert st["subtable_model"] == "cuts" and st["subtable_failures"] == 0
+    assert w_cuts[p.sensitive].all() and w_compact[p.sensitive].all()
+    pat = suppress(p, "modular", singleton=False)
+    assert not failing(b, check(p, b, pat.withheld))
+    with pytest.raises(ValueError, match="subtable_model"):
+        modular_pattern(p, b, subtable_model="benders")
