@@ -9,7 +9,6 @@ import pytest
 from _suppress_gen import table_problem
 
 from tablesafe.suppress.attacker import Bounds
-from tablesafe.suppress.modular import _failing_insiders
 from tablesafe.suppress.protection import (
     candidates,
     check,
@@ -20,6 +19,7 @@ from tablesafe.suppress.protection import (
     repair,
     run_attacks,
 )
+from tablesafe.suppress.subtable_cuts import failing_insiders
 
 CASES = [(11, [[3, 2], [4]], 70), (12, [[2, 2], [2], [3]], 120), (5, [[4], [3, 2]], 90)]
 
@@ -63,13 +63,13 @@ def test_repair_leaves_no_insider_attack_that_succeeds(seed, shape, units):
 
 
 def test_subtable_insider_separation_returns_only_failing_attacks():
-    """``_failing_insiders`` names exactly the insider attacks on a pattern that fail."""
+    """``failing_insiders`` names exactly the insider attacks on a pattern that fail."""
     p = table_problem(11, [[3, 2], [4]], units=70)
     b = Bounds.of(p, singleton=True)
     targets = np.flatnonzero(p.sensitive)
     ins = insiders_of(p, b, p.sensitive, targets)
     assert ins
     outs = outsider_keys(b, targets)
-    found = _failing_insiders(p, b, p.sensitive, outs, ins, set())
+    found = failing_insiders(p, b, p.sensitive, outs, ins, set())
     want = [key for key in _one_by_one(p, b, p.sensitive) if key[2] >= 0]
     assert found == sorted(want)

@@ -224,7 +224,9 @@ def suppress(
             if log:
                 log("repairing: checking every sensitive cell")
             try:
+                t_repair = time.monotonic()
                 withheld, atts, rounds = repair(problem, bounds, found, deadline=repair_deadline)
+                stats["seconds_repair"] = time.monotonic() - t_repair
                 stats["repair_rounds"] = rounds
                 stats["repair_added"] = int((withheld & ~found).sum())
                 stats["repair_added_value"] = float(np.abs(problem.value[withheld & ~found]).sum())
@@ -293,7 +295,10 @@ def _cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict,
     cdl = time.monotonic() + budget
     sec = withheld & ~problem.sensitive
     stats["cost_before_cleanup"] = float(problem.cost[sec].sum())
+    t_cleanup = time.monotonic()
     withheld, atts, removed = cleanup(problem, bounds, withheld, atts, deadline=cdl)
+    stats["seconds_cleanup"] = time.monotonic() - t_cleanup
+    stats["cleanup_removed_value"] = float(problem.cost[sec & ~withheld].sum())
     if time.monotonic() > cdl:
         stats["cleanup_truncated"] = True
     stats["cleanup_removed"] = removed
