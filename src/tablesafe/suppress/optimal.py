@@ -308,12 +308,17 @@ def optimal_pattern(
 
 
 def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, deadline: float,
-               stats: dict) -> float:
+               stats: dict, keys: list[Key] | None = None) -> float:
     """Rounds of the master's LP relaxation, each followed by the inequalities of the
     attacks its fractional pattern fails; returns the best lower bound (and counts the
-    rounds in ``stats["lp_rounds"]``). Stops when the bound stalls or no cut is new."""
+    rounds in ``stats["lp_rounds"]``). Stops when the bound stalls or no cut is new.
+
+    ``keys``: the attacks to run (default: every outsider and insider attack on the
+    sensitive cells under the rounded pattern)."""
     sens = problem.sensitive
     targets = np.flatnonzero(sens)
+    if master.nv == 0:
+        return 0.0
     master.integral(False)
     lb = 0.0
     history: list[float] = []
@@ -329,7 +334,7 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
             break
         x = sens.astype(float)
         x[master.var] = np.clip(xv, 0.0, 1.0)
-        atts = run_attacks(problem, bounds, x, keys_for(problem, bounds, x > 0.5, targets))
+        atts = run_attacks(problem, bounds, x, keys_for(problem, bounds, x > 0.5, targets) if keys is None else keys)
         cuts = [c for c in cuts_for(problem, bounds, atts, failing(bounds, atts), sens)
                 if float(np.dot(c.coef, x[c.idx])) < c.rhs * (1 - 1e-6)]
         stats["lp_rounds"] = rnd + 1

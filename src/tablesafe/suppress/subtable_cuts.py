@@ -20,7 +20,7 @@ import numpy as np
 
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import Attack, Bounds, row_cuts
-from tablesafe.suppress.optimal import _Master
+from tablesafe.suppress.optimal import _lp_rounds, _Master
 from tablesafe.suppress.protection import Key, cuts_for, failing, outsider_keys, run_attacks
 
 LP_ROUNDS = 30
@@ -62,29 +62,10 @@ class _Cuts:
         return run_attacks(self.sub, self.bounds, x, keys, want_dual=True)
 
     def relax(self, keys: list[Key], deadline: float) -> None:
-        """Strengthen the master on its LP relaxation (at most ``LP_ROUNDS`` rounds)."""
-        master = self.master
-        if master.nv == 0:
-            return
-        master.integral(False)
-        history: list[float] = []
-        for _ in range(LP_ROUNDS):
-            if time.monotonic() > deadline:
-                break
-            xv, val = master.solve(deadline - time.monotonic())
-            if xv is None:
-                break
-            history.append(val)
-            if len(history) > 3 and history[-1] <= history[-4] * (1 + 1e-3) + 1e-9:
-                break
-            x = self.sens.astype(float)
-            x[master.var] = np.clip(xv, 0.0, 1.0)
-            atts = self._attack(x, keys)
-            cuts = [c for c in cuts_for(self.sub, self.bounds, atts, failing(self.bounds, atts), self.sens)
-                    if float(np.dot(c.coef, x[c.idx])) < c.rhs * (1 - 1e-6)]
-            if master.add(cuts) == 0:
-                break
-        master.integral(True)
+        """Strengthen the master on its LP relaxation (at most ``LP_ROUNDS`` rounds),
+        then make it integral."""
+        _lp_rounds(self.sub, self.bounds, self.master, LP_ROUNDS, deadline, {}, keys=keys)
+        self.master.integral(True)
 
     def solve(self, keys: list[Key], deadline: float) -> tuple[np.ndarray | None, bool]:
         """The cheapest pattern the master finds that passes every attack of ``keys``:
