@@ -201,6 +201,34 @@ class ProtectResult:
                 out["time_limit"] += f"; reached: {_chain_text(stats)}"
         return out
 
+    def suppression_steps(self) -> dict[str, str]:
+        """How the pattern was built, step by step, as the report lists it: the HiTaS
+        subtables, the full-table repair (what tau-ARGUS's Modular leaves out) or the
+        certificates that completed the pattern, with the cells and value each added,
+        and the cleanup with what it gave back. Empty for a run with none of these."""
+        st = self.pattern.stats or {}
+        out: dict[str, str] = {}
+        if st.get("subtables"):
+            out["subtables"] = (f"{st.get('subtables_solved', 0):,} solved of {st['subtables']:,} "
+                                f"({st.get('subtable_model', 'cuts')}), {st.get('subtable_failures', 0):,} left to "
+                                f"the repair, {st.get('seconds_modular', 0.0):.1f} s")
+        if "repair_added" in st:
+            out["full-table repair"] = (f"+{st['repair_added']:,} cells, value {st.get('repair_added_value', 0.0):,.2f}"
+                                        + (f", {st['seconds_repair']:.1f} s" if "seconds_repair" in st else "")
+                                        + (f", {st['repair_rounds']} rounds" if "repair_rounds" in st else ""))
+        if "repair_timed_out" in st:
+            out["repair stopped"] = (f"{st['repair_timed_out']} out of time after "
+                                     f"+{st.get('repair_added_before_timeout', 0):,} cells")
+        if "certificate_repair_added" in st:
+            out["certificates completing the pattern"] = (
+                f"+{st['certificate_repair_added']:,} cells, value {st.get('certificate_repair_added_value', 0.0):,.2f}, "
+                f"{st.get('certificate_repair_seconds', 0.0):.1f} s")
+        if "seconds_cleanup" in st:
+            out["cleanup"] = (f"-{st.get('cleanup_removed', 0):,} cells, value {st.get('cleanup_removed_value', 0.0):,.2f}, "
+                              f"{st['seconds_cleanup']:.1f} s"
+                              + ("; stopped at its share of the time limit" if st.get("cleanup_truncated") else ""))
+        return out
+
     # ---------------------------------------------------------------- summary
     def __repr__(self) -> str:
         first = self.summary().splitlines()

@@ -64,3 +64,24 @@ def test_a_given_time_limit_is_shown_as_given():
                                time_limit=45)
     rows = _parameter_rows(render_report(result))
     assert rows["method"] == "modular" and rows["time_limit"] == "45 s (given)"
+
+
+def _step_rows(html: str) -> dict[str, str]:
+    if 'id="suppression-steps"' not in html:
+        return {}
+    section = html.split('id="suppression-steps"', 1)[1].split("</section>", 1)[0]
+    return dict(re.findall(r"<tr><th>(.*?)</th><td>(.*?)</td></tr>", section))
+
+
+def test_the_report_says_how_the_pattern_was_built():
+    """A ``modular`` run lists its subtables, the full-table repair with the cells and
+    value it added (what tau-ARGUS's Modular leaves out) and the cleanup, with the
+    figures of the run's own stats; ``fast`` has no subtables to list."""
+    result = tablesafe.protect(_microdata(), ["region", "size"], "turnover", "p(15)", method="modular")
+    steps = _step_rows(render_report(result))
+    st = result.pattern.stats
+    assert steps["subtables"].startswith(f"{st['subtables_solved']:,} solved of {st['subtables']:,} (cuts)")
+    assert steps["full-table repair"].startswith(f"+{st['repair_added']:,} cells, value {st['repair_added_value']:,.2f}")
+    assert steps["cleanup"].startswith(f"-{st['cleanup_removed']:,} cells")
+    fast = tablesafe.protect(_microdata(), ["region", "size"], "turnover", "p(15)", method="fast")
+    assert "subtables" not in _step_rows(render_report(fast))

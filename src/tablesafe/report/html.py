@@ -235,6 +235,7 @@ def render_report(result: Any) -> str:
         n_relations=result.problem.m,
         dims=dims,
         params=params,
+        steps=result.suppression_steps() if result.adjustment is None else {},
         status_rows=status_rows,
         overall=overall,
         levels=levels,
