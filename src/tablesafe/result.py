@@ -209,23 +209,26 @@ class ProtectResult:
         st = self.pattern.stats or {}
         out: dict[str, str] = {}
         if st.get("subtables"):
-            out["subtables"] = (f"{st.get('subtables_solved', 0):,} solved of {st['subtables']:,} "
-                                f"({st.get('subtable_model', 'cuts')}), {st.get('subtable_failures', 0):,} left to "
-                                f"the repair, {st.get('seconds_modular', 0.0):.1f} s")
+            out["subtables"] = (f"{_count(st['subtables'], 'subtable')}, {_count(st.get('subtables_solved', 0), 'solve')} "
+                                f"by {st.get('subtable_model', 'cuts')} (a subtable without a withheld cell needs none; "
+                                "one is solved again when a later one withholds a cell it published), "
+                                f"{st.get('subtable_failures', 0):,} left to the repair, "
+                                f"{st.get('seconds_modular', 0.0):.1f} s")
         if "repair_added" in st:
-            out["full-table repair"] = (f"+{st['repair_added']:,} cells, value {st.get('repair_added_value', 0.0):,.2f}"
+            out["full-table repair"] = (f"added {_count(st['repair_added'], 'cell')} worth "
+                                        f"{st.get('repair_added_value', 0.0):,.2f}"
                                         + (f", {st['seconds_repair']:.1f} s" if "seconds_repair" in st else "")
-                                        + (f", {st['repair_rounds']} rounds" if "repair_rounds" in st else ""))
+                                        + (f", {_count(st['repair_rounds'], 'round')}" if "repair_rounds" in st else ""))
         if "repair_timed_out" in st:
-            out["repair stopped"] = (f"{st['repair_timed_out']} out of time after "
-                                     f"+{st.get('repair_added_before_timeout', 0):,} cells")
+            out["repair stopped"] = (f"{st['repair_timed_out']} out of time after adding "
+                                     f"{_count(st.get('repair_added_before_timeout', 0), 'cell')}")
         if "certificate_repair_added" in st:
             out["certificates completing the pattern"] = (
-                f"+{st['certificate_repair_added']:,} cells, value {st.get('certificate_repair_added_value', 0.0):,.2f}, "
-                f"{st.get('certificate_repair_seconds', 0.0):.1f} s")
+                f"added {_count(st['certificate_repair_added'], 'cell')} worth "
+                f"{st.get('certificate_repair_added_value', 0.0):,.2f}, {st.get('certificate_repair_seconds', 0.0):.1f} s")
         if "seconds_cleanup" in st:
-            out["cleanup"] = (f"-{st.get('cleanup_removed', 0):,} cells, value {st.get('cleanup_removed_value', 0.0):,.2f}, "
-                              f"{st['seconds_cleanup']:.1f} s"
+            out["cleanup"] = (f"gave back {_count(st.get('cleanup_removed', 0), 'cell')} worth "
+                              f"{st.get('cleanup_removed_value', 0.0):,.2f}, {st['seconds_cleanup']:.1f} s"
                               + ("; stopped at its share of the time limit" if st.get("cleanup_truncated") else ""))
         return out
 
@@ -427,3 +430,8 @@ def _chain_text(stats: dict) -> str:
     return (f"{boxes + chains:,} sensitive cells were protected without a search for cheap complements "
             f"({boxes:,} by a box of cells around them, {chains:,} by withholding the totals that "
             "contain them); a longer time limit gives a pattern that withholds less")
+
+
+def _count(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless ``n`` is 1 ("1 cell", "3 cells")."""
+    return f"{int(n):,} {noun}{'' if int(n) == 1 else 's'}"

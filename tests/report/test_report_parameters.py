@@ -77,11 +77,16 @@ def test_the_report_says_how_the_pattern_was_built():
     """A ``modular`` run lists its subtables, the full-table repair with the cells and
     value it added (what tau-ARGUS's Modular leaves out) and the cleanup, with the
     figures of the run's own stats; ``fast`` has no subtables to list."""
-    result = tablesafe.protect(_microdata(), ["region", "size"], "turnover", "p(15)", method="modular")
+    from tablesafe.synthetic import synthetic_problem
+
+    result = tablesafe.protect_problem(synthetic_problem("1k", seed=4), method="modular")
     steps = _step_rows(render_report(result))
     st = result.pattern.stats
-    assert steps["subtables"].startswith(f"{st['subtables_solved']:,} solved of {st['subtables']:,} (cuts)")
-    assert steps["full-table repair"].startswith(f"+{st['repair_added']:,} cells, value {st['repair_added_value']:,.2f}")
-    assert steps["cleanup"].startswith(f"-{st['cleanup_removed']:,} cells")
-    fast = tablesafe.protect(_microdata(), ["region", "size"], "turnover", "p(15)", method="fast")
+    assert st["subtables_solved"] > 0 and result.pattern.withheld.any()
+    assert steps["subtables"].startswith(f"{st['subtables']:,} subtables, ")
+    assert f" {st['subtables_solved']:,} solve" in steps["subtables"] and "by cuts" in steps["subtables"]
+    cells = f"{st['repair_added']:,} cell{'' if st['repair_added'] == 1 else 's'}"
+    assert steps["full-table repair"].startswith(f"added {cells} worth {st['repair_added_value']:,.2f}")
+    assert steps["cleanup"].startswith(f"gave back {st['cleanup_removed']:,} cell")
+    fast = tablesafe.protect_problem(synthetic_problem("1k", seed=4), method="fast")
     assert "subtables" not in _step_rows(render_report(fast))
