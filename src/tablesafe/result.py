@@ -217,7 +217,7 @@ class ProtectResult:
         if "repair_added" in st:
             out["full-table repair"] = (f"added {_count(st['repair_added'], 'cell')} worth "
                                         f"{st.get('repair_added_value', 0.0):,.2f}"
-                                        + (f", {st['seconds_repair']:.1f} s" if "seconds_repair" in st else "")
+                                        + (f", {st['repair_seconds']:.1f} s" if "repair_seconds" in st else "")
                                         + (f", {_count(st['repair_rounds'], 'round')}" if "repair_rounds" in st else ""))
         if "repair_timed_out" in st:
             out["repair stopped"] = (f"{st['repair_timed_out']} out of time after adding "
@@ -226,9 +226,9 @@ class ProtectResult:
             out["certificates completing the pattern"] = (
                 f"added {_count(st['certificate_repair_added'], 'cell')} worth "
                 f"{st.get('certificate_repair_added_value', 0.0):,.2f}, {st.get('certificate_repair_seconds', 0.0):.1f} s")
-        if "seconds_cleanup" in st:
+        if "cleanup_seconds" in st:
             out["cleanup"] = (f"gave back {_count(st.get('cleanup_removed', 0), 'cell')} worth "
-                              f"{st.get('cleanup_removed_value', 0.0):,.2f}, {st['seconds_cleanup']:.1f} s"
+                              f"{st.get('cleanup_removed_value', 0.0):,.2f}, {st['cleanup_seconds']:.1f} s"
                               + ("; stopped at its share of the time limit" if st.get("cleanup_truncated") else ""))
         return out
 

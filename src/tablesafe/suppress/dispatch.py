@@ -226,7 +226,7 @@ def suppress(
             try:
                 t_repair = time.monotonic()
                 withheld, atts, rounds = repair(problem, bounds, found, deadline=repair_deadline)
-                stats["seconds_repair"] = time.monotonic() - t_repair
+                stats["repair_seconds"] = time.monotonic() - t_repair
                 stats["repair_rounds"] = rounds
                 stats["repair_added"] = int((withheld & ~found).sum())
                 stats["repair_added_value"] = float(np.abs(problem.value[withheld & ~found]).sum())
@@ -297,8 +297,8 @@ def _cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict,
     stats["cost_before_cleanup"] = float(problem.cost[sec].sum())
     t_cleanup = time.monotonic()
     withheld, atts, removed = cleanup(problem, bounds, withheld, atts, deadline=cdl)
-    stats["seconds_cleanup"] = time.monotonic() - t_cleanup
-    stats["cleanup_removed_value"] = float(problem.cost[sec & ~withheld].sum())
+    stats["cleanup_seconds"] = time.monotonic() - t_cleanup
+    stats["cleanup_removed_value"] = float(np.abs(problem.value[sec & ~withheld]).sum())
     if time.monotonic() > cdl:
         stats["cleanup_truncated"] = True
     stats["cleanup_removed"] = removed
