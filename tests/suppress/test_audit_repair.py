@@ -43,3 +43,20 @@ def test_modular_on_a_large_three_way_table_is_repaired_by_the_audit(monkeypatch
     assert not independent_audit(p, pat.withheld, singleton=False)
     assert audit(p, pat.withheld, insider=False).ok
     assert suppress(p, "modular", time_limit=60).stats["audit"] == "certificates"
+
+
+def test_audit_repair_ends_when_the_capacity_inequalities_do_not_help(monkeypatch):
+    """An attack that keeps failing after its capacity inequalities were met (here the
+    revision withholds nothing at all, the worst case) gets its own protection LP after
+    ``STUBBORN_FAILS`` rounds, as in the plain repair; before, the repair guided by the
+    audit swapped complements round after round and gave up with an error (measured on
+    modular's outsider pattern of the generated 13,851-cell three-way table)."""
+    import tablesafe.suppress.audit_repair as ar
+
+    p = table_problem(11, [[3, 2], [4]], units=70)
+    b = Bounds.of(p, singleton=False)
+    monkeypatch.setattr(ar, "revise", lambda problem, bounds, choice, w, *args: w)
+    w, rounds = audit_repair(p, b, p.sensitive.copy(), max_rounds=10)
+    assert audit(p, w, insider=False).ok
+    assert not independent_audit(p, w, singleton=False)
+    assert w[p.sensitive].all()
