@@ -56,7 +56,7 @@ def test_audit_repair_ends_when_the_capacity_inequalities_do_not_help(monkeypatc
     p = table_problem(11, [[3, 2], [4]], units=70)
     b = Bounds.of(p, singleton=False)
     monkeypatch.setattr(ar, "revise", lambda problem, bounds, choice, w, *args: w)
-    w, rounds = audit_repair(p, b, p.sensitive.copy(), max_rounds=10)
+    w, _ = audit_repair(p, b, p.sensitive.copy(), max_rounds=10)
     assert audit(p, w, insider=False).ok
     assert not independent_audit(p, w, singleton=False)
     assert w[p.sensitive].all()

@@ -233,7 +233,8 @@ class BlockLP:
         j = self.pos[int(cell)]
         self._set_cell(j, 0.0, 0.0, 0.0, 0.0)
         try:
-            return self.attack(target, direction, required, insider, want_dual=False)
+            return self.attack(target, direction, required, insider, want_dual=False, sparse=SCREEN_SPARSE,
+                               expect_pass=SCREEN_SPARSE, reach=not SCREEN_SPARSE)
         finally:
             self._restore(j)
 
@@ -246,18 +247,39 @@ class BlockLP:
 
     def attack(self, target: int, direction: int, required: float, insider: int = -1,
                want_dual: bool = True, force_dual: bool = False, sparse: bool = False,
-               also_fixed: tuple[int, ...] = ()) -> Attack:
+               also_fixed: tuple[int, ...] = (), expect_pass: bool = False, reach: bool = True) -> Attack:
         """Solve the attacker's LP for ``target`` moving in ``direction``.
 
         ``insider``'s cell (and every cell of ``also_fixed``) keeps its true value: the
         attacker knows it. A table found with several cells fixed answers the attack of
         each of their respondents at once.
+
+        ``expect_pass`` (with ``sparse``): where most attacks pass, the sparse
+        certificate's LP (the target held at its level) is solved first. When it is
+        feasible the attack passes with that table and ``reached`` is the level (a lower
+        bound of the attacker's optimum), one LP instead of two; otherwise the attacker's
+        LP follows as usual (its optimum and duals). Not with a sliding level
+        (``force_dual``), which compares the true reach up and down. ``reach=False``
+        skips that attacker's LP too: an attack without a sparse certificate then fails
+        with ``reached`` 0 (only below the level is known; no duals).
         """
         j = self.pos[int(target)]
         h = self.h
         nc = self.nc
         self._set_cell(j, 0.0, self.tup[j], 0.0, self.tdn[j])
         fixed_pos = self._hold_known(j, insider, also_fixed)
+        own = self.tup[j] if direction == UP else self.tdn[j]
+        if expect_pass and sparse and not force_dual and 0 < required <= own:
+            z = self._sparse_table(j, direction, required, None)
+            if z is not None:
+                res = Attack(int(target), direction, int(insider), float(required), float(required))
+                res.cells, res.dev = self._moved(z, required)
+                self._release(j, fixed_pos)
+                return res
+            if not reach:
+                self._release(j, fixed_pos)
+                return Attack(int(target), direction, int(insider), 0.0, float(required))
+            self._set_cell(j, 0.0, self.tup[j], 0.0, self.tdn[j])
         # maximise direction * z_j = direction * (p_j - q_j)
         h.changeColCost(j, -float(direction))
         h.changeColCost(nc + j, float(direction))
@@ -347,6 +369,10 @@ class BlockLP:
         return Attack(known.target, known.direction, known.insider, known.reached, known.required,
                       cells=cells, dev=dev)
 
+
+SCREEN_SPARSE = True
+""":meth:`BlockLP.attack_without` (the cleanup's screens) asks only whether the level is
+reached: one LP for the sparse certificate, none for the attacker's optimum."""
 
 RHS_TOLERANCE = 1e-9
 """Relative size below which a capacity inequality's right-hand side counts as zero."""

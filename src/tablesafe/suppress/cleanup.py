@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import UP, Attack, BlockLP, Blocks, Bounds
 from tablesafe.suppress.protection import (
+    EXPECT_PASS,
     Insiders,
     Key,
     insiders_of,
@@ -136,7 +137,7 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
             continue  # an attack fails without r: r stays
         w[r] = False
         new = run_attacks(problem, bounds, w.astype(float), ordered, want_dual=False, stop_on_fail=True,
-                          sparse=True, insiders=ins, blocks=blocks)
+                          sparse=True, insiders=ins, blocks=blocks, expect_pass=EXPECT_PASS)
         if all(a.ok and getattr(a, "sliding_short", 0) <= 0 for a in new.values()):
             removed += 1
             screens.publish(r)

@@ -139,7 +139,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                 deadline: float | None = None,
                 also_fixed: dict[Key, tuple[int, ...]] | None = None,
                 insiders: Insiders | None = None, blocks: Blocks | None = None,
-                certify: bool = True) -> dict[Key, Attack]:
+                certify: bool = True, expect_pass: bool = False) -> dict[Key, Attack]:
     """Solve the attacker's LPs for ``keys`` under the (possibly fractional) pattern ``x``.
 
     ``stop_on_fail``: return as soon as one attack succeeds (for removal trials).
@@ -166,6 +166,11 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     ``certify`` it still gets its own sparse certificate (one LP: tables kept for later
     rounds and the cleanup then move as few cells as before), without ``certify`` it
     carries the earlier table.
+
+    ``expect_pass`` (with ``sparse``): most attacks are expected to pass (checks of a
+    pattern that is safe or nearly so), so each attack's sparse certificate is sought
+    first and the attacker's optimum only when there is none
+    (:meth:`~tablesafe.suppress.attacker.BlockLP.attack`).
     """
     insider_keys = [key for key in keys if key[2] >= 0]
     if (insider_keys or insiders) and split_insiders:
@@ -173,7 +178,8 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         outer = list(dict.fromkeys([key for key in keys if key[2] < 0]
                                    + [(k, d, -1) for k, d, _ in insider_keys]))
         out = run_attacks(problem, bounds, x, outer, want_dual, stop_on_fail, sparse, local,
-                          split_insiders=False, deadline=deadline, blocks=blocks, certify=certify)
+                          split_insiders=False, deadline=deadline, blocks=blocks, certify=certify,
+                          expect_pass=expect_pass)
         if stop_on_fail and any(not a.ok for a in out.values()):
             return {key: a for key, a in out.items() if key in wanted}
         if insiders:
@@ -212,10 +218,12 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                     continue
             rest.append(key)
         if rest:
-            rest = _grouped_insiders(problem, bounds, x, rest, out, sparse, local, deadline, blocks, certify)
+            rest = _grouped_insiders(problem, bounds, x, rest, out, sparse, local, deadline, blocks, certify,
+                                     expect_pass)
         if rest:
             out.update(run_attacks(problem, bounds, x, rest, want_dual, stop_on_fail, sparse, local,
-                                   split_insiders=False, deadline=deadline, blocks=blocks, certify=certify))
+                                   split_insiders=False, deadline=deadline, blocks=blocks, certify=certify,
+                                   expect_pass=expect_pass))
         return {key: a for key, a in out.items() if key in wanted}
     if blocks is None:
         blocks = Blocks(problem.relations, x)
@@ -238,7 +246,8 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         if sizes[b] > LOCAL_FIRST and local:
             # big block: try each target on its neighbourhood first (cells further away held
             # at their true values: a feasible point there is feasible for the block too)
-            bkeys = _local_first(problem, bounds, x, bkeys, out, want_dual, sparse, also_fixed, deadline)
+            bkeys = _local_first(problem, bounds, x, bkeys, out, want_dual, sparse, also_fixed, deadline,
+                                 expect_pass)
             if not bkeys:
                 continue
         lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
@@ -256,7 +265,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                 att = lp.certify(reused, extra) if sparse and certify else reused
             else:
                 att = lp.attack(k, d, req, s, want_dual=want_dual, force_dual=force, sparse=sparse,
-                                also_fixed=extra)
+                                also_fixed=extra, expect_pass=expect_pass)
                 if found is not None:
                     found.add(att)
             out[key] = att
@@ -274,7 +283,8 @@ level (:mod:`tablesafe.suppress.reached_tables`)."""
 
 def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
                       out: dict[Key, Attack], sparse: bool, local: bool,
-                      deadline: float | None, blocks: Blocks | None = None, certify: bool = True) -> list[Key]:
+                      deadline: float | None, blocks: Blocks | None = None, certify: bool = True,
+                      expect_pass: bool = False) -> list[Key]:
     """Attack each target and direction once with all its listed insiders' cells known.
 
     Where that table reaches the level it is feasible for every one of those insiders
@@ -296,7 +306,7 @@ def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: lis
         return keys
     res = run_attacks(problem, bounds, x, lead, want_dual=False, sparse=sparse, local=local,
                       split_insiders=False, deadline=deadline, also_fixed=fixed, blocks=blocks,
-                      certify=certify)
+                      certify=certify, expect_pass=expect_pass)
     solved = set()
     for first in lead:
         a = res[first]
@@ -310,7 +320,7 @@ def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: lis
 def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], out: dict[Key, Attack],
                  want_dual: bool, sparse: bool,
                  also_fixed: dict[Key, tuple[int, ...]] | None = None,
-                 deadline: float | None = None) -> list[Key]:
+                 deadline: float | None = None, expect_pass: bool = False) -> list[Key]:
     """Attack targets within two relation hops; returns the keys still unresolved
     (:class:`OutOfTime` past ``deadline``)."""
     ac = relations_by_cell(problem)
@@ -334,7 +344,8 @@ def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
             _, d, s = key
             req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
             extra = also_fixed.get(key, ()) if also_fixed else ()
-            att = lp.attack(k, d, req, s, want_dual=False, sparse=sparse, also_fixed=extra)
+            att = lp.attack(k, d, req, s, want_dual=False, sparse=sparse, also_fixed=extra,
+                            expect_pass=expect_pass)
             if att.ok and bounds.req_sl[k] <= 0:
                 out[key] = att
             else:
@@ -588,7 +599,13 @@ def attack_part(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.nda
     """:func:`_attack_all` of some targets in this process, in one pass."""
     ins = insiders_of(problem, bounds, w, targets)
     return run_attacks(problem, bounds, w.astype(float), outsider_keys(bounds, targets), sparse=True,
-                       insiders=ins, deadline=deadline)
+                       insiders=ins, deadline=deadline, expect_pass=EXPECT_PASS)
+
+
+EXPECT_PASS = True
+"""The repair's checks seek each attack's sparse certificate first
+(``run_attacks(..., expect_pass=True)``): most attacks on a pattern from the subtables
+pass, and a passing attack then costs one LP instead of two."""
 
 
 def check(problem: Problem, bounds: Bounds, withheld: np.ndarray,

@@ -165,7 +165,7 @@ def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
 
 def _moves(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]) -> tuple[np.ndarray, np.ndarray]:
     """Per cell, the largest move up and down of the pattern's sparse certificates."""
-    atts = run_attacks(sub, bounds, x.astype(float), sorted(keys), want_dual=False, sparse=True)
+    atts = run_attacks(sub, bounds, x.astype(float), sorted(keys), want_dual=False, sparse=True, expect_pass=True)
     return scaled_moves(list(atts.values()), sub.n)
 
 
