@@ -48,7 +48,7 @@ def test_modular_on_a_large_three_way_table_is_repaired_by_the_audit(monkeypatch
 def test_audit_repair_ends_when_the_capacity_inequalities_do_not_help(monkeypatch):
     """An attack that keeps failing after its capacity inequalities were met (here the
     revision withholds nothing at all, the worst case) gets its own protection LP after
-    ``STUBBORN_FAILS`` rounds, as in the plain repair; before, the repair guided by the
+    ``AUDIT_STUBBORN_FAILS`` rounds, as in the plain repair; before, the repair guided by the
     audit swapped complements round after round and gave up with an error (measured on
     modular's outsider pattern of the generated 13,851-cell three-way table)."""
     import tablesafe.suppress.audit_repair as ar

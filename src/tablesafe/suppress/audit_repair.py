@@ -39,6 +39,13 @@ from tablesafe.suppress.protection import (
 _DIRECTIONS = {"upper": (UP,), "lower": (DOWN,), "exact": (UP, DOWN), "sliding": (UP, DOWN)}
 
 
+AUDIT_STUBBORN_FAILS = 8
+"""Failures of one attack within an audit round before its own protection LP picks its
+complements. Later than in the plain repair: on a large table that LP is slow (38.6 s on
+the generated 61,215-cell two-way table, whose repair converges without it), while the
+capacity inequalities settle most attacks within a few rounds."""
+
+
 def audit_failures(problem: Problem, withheld: np.ndarray, bounds: Bounds) -> list[Key]:
     """The failing attacks the audit finds on ``withheld``, as (target, direction, insider)."""
     return _failures(problem, withheld, bounds)[0]
@@ -131,7 +138,7 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
         # and after some rounds the complements chosen stay (the choice could otherwise
         # swap the same cells in and out: measured on modular's outsider pattern of the
         # generated 13,851-cell three-way table, one target failed in round after round)
-        stubborn = Stubborn()
+        stubborn = Stubborn(AUDIT_STUBBORN_FAILS)
         for inner in range(max_rounds):
             if time.monotonic() > deadline:
                 raise OutOfTime(w)

@@ -510,9 +510,11 @@ STUBBORN_FAILS = 3
 class Stubborn:
     """Attacks that keep failing after their capacity inequalities were met: from the
     :data:`STUBBORN_FAILS`-th failure on, the published cells of the attack's protection LP
-    (:func:`~tablesafe.suppress.protection_lp.protecting_cells`) are withheld for good."""
+    (:func:`~tablesafe.suppress.protection_lp.protecting_cells`) are withheld for good
+    (``fails``: from how many failures on)."""
 
-    def __init__(self) -> None:
+    def __init__(self, fails: int = STUBBORN_FAILS) -> None:
+        self.limit = fails
         self.fails: dict[Key, int] = {}
 
     def protect(self, problem: Problem, bounds: Bounds, choice: Revisable, w: np.ndarray,
@@ -524,7 +526,7 @@ class Stubborn:
 
         for key in bad:
             self.fails[key] = self.fails.get(key, 0) + 1
-        for key in sorted(k for k in bad if self.fails[k] >= STUBBORN_FAILS):
+        for key in sorted(k for k in bad if self.fails[k] >= self.limit):
             left = deadline - time.monotonic()
             if left <= 0:
                 raise OutOfTime
