@@ -234,12 +234,10 @@ def suppress(
                 withheld, route = _fall_back(stats, "attacker-LP repair", out, found, log), "certificates"
         if route == "certificates":
             initial = None if method == "fast" else withheld
-            # a completion's certificates get a share of what is left: past its own
-            # limit the search still gives every remaining target a certificate
+            # a completion gets a share of what is left (COMPLETION_LIMIT_SHARE)
             withheld, fast_certs, stats = _by_certificates(
-                problem, method, initial, stats,
+                problem, method, initial, stats, progress=progress, seed=seed,
                 time_limit=left() if initial is None else COMPLETION_LIMIT_SHARE * left(),
-                progress=progress, seed=seed,
                 singleton=singleton, capacity=capacity)
         withheld = withheld | sens
         proven = False

@@ -32,6 +32,7 @@ from tablesafe.suppress.attacker import (
     row_cuts,
 )
 from tablesafe.suppress.cover import Revisable, Row
+from tablesafe.suppress.neighbourhood_attacks import attack_neighbourhoods
 from tablesafe.suppress.reached_tables import ReachedTables
 
 Key = tuple[int, int, int]  # target, direction, insider (-1: outsider)
@@ -246,8 +247,8 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         if sizes[b] > LOCAL_FIRST and local:
             # big block: try each target on its neighbourhood first (cells further away held
             # at their true values: a feasible point there is feasible for the block too)
-            bkeys = _local_first(problem, bounds, x, bkeys, out, want_dual, sparse, also_fixed, deadline,
-                                 expect_pass)
+            bkeys = attack_neighbourhoods(problem, bounds, x, bkeys, out, relations_by_cell(problem), OutOfTime,
+                                          sparse, also_fixed, deadline, expect_pass)
             if not bkeys:
                 continue
         lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
@@ -315,42 +316,6 @@ def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: lis
                 out[key] = a
                 solved.add(key)
     return [key for key in keys if key not in solved]
-
-
-def _local_first(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], out: dict[Key, Attack],
-                 want_dual: bool, sparse: bool,
-                 also_fixed: dict[Key, tuple[int, ...]] | None = None,
-                 deadline: float | None = None, expect_pass: bool = False) -> list[Key]:
-    """Attack targets within two relation hops; returns the keys still unresolved
-    (:class:`OutOfTime` past ``deadline``)."""
-    ac = relations_by_cell(problem)
-    a = problem.relations
-    active = x > 1e-9
-    by_target: dict[int, list[Key]] = {}
-    for key in keys:
-        by_target.setdefault(key[0], []).append(key)
-    left: list[Key] = []
-    for k, tkeys in by_target.items():
-        if deadline is not None and time.monotonic() > deadline:
-            raise OutOfTime
-        cells = np.array([k])
-        for _ in range(2):
-            rows = neighbours(ac, cells)
-            cols = neighbours(a, rows)
-            cells = np.union1d(cells, cols[active[cols]])
-        rows = neighbours(ac, cells)
-        lp = BlockLP(problem, bounds, x, cells, rows)
-        for key in tkeys:
-            _, d, s = key
-            req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
-            extra = also_fixed.get(key, ()) if also_fixed else ()
-            att = lp.attack(k, d, req, s, want_dual=False, sparse=sparse, also_fixed=extra,
-                            expect_pass=expect_pass)
-            if att.ok and bounds.req_sl[k] <= 0:
-                out[key] = att
-            else:
-                left.append(key)
-    return left
 
 
 def _sliding(bounds: Bounds, atts: dict[Key, Attack]) -> None:
@@ -513,8 +478,8 @@ class Stubborn:
     (:func:`~tablesafe.suppress.protection_lp.protecting_cells`) are withheld for good
     (``fails``: from how many failures on)."""
 
-    def __init__(self, fails: int = STUBBORN_FAILS) -> None:
-        self.limit = fails
+    def __init__(self, fails: int | None = None) -> None:
+        self.limit = STUBBORN_FAILS if fails is None else fails
         self.fails: dict[Key, int] = {}
 
     def protect(self, problem: Problem, bounds: Bounds, choice: Revisable, w: np.ndarray,
