@@ -166,3 +166,19 @@ def _both_parts(a: sp.csr_matrix, k: int, s: int) -> bool:
         if row.get(k, 0) > 0 and row.get(s, 0) > 0:
             return True
     return False
+
+
+def repaired_and_random_patterns(p: Problem, b, seed: int) -> list[np.ndarray]:
+    """The repaired pattern, and three with random extra complements (passing and failing
+    attacks both occur)."""
+    from tablesafe.suppress.protection import candidates, repair
+
+    rng = np.random.default_rng(seed)
+    w, _, _ = repair(p, b, p.sensitive.copy())
+    out = [w]
+    cand = np.flatnonzero(candidates(p, b))
+    for _ in range(3):
+        w2 = p.sensitive.copy()
+        w2[rng.choice(cand, size=min(len(cand), int(rng.integers(2, 3 + len(cand) // 3))), replace=False)] = True
+        out.append(w2)
+    return out

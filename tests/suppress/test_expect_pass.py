@@ -8,26 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _suppress_gen import table_problem
+from _suppress_gen import repaired_and_random_patterns, table_problem
 
 from tablesafe.suppress import attacker, protection
 from tablesafe.suppress.attacker import UP, BlockLP, Blocks, Bounds
-from tablesafe.suppress.protection import candidates, keys_for, repair, run_attacks
+from tablesafe.suppress.protection import keys_for, repair, run_attacks
 
 CASES = [(11, [[3, 2], [4]], 70), (12, [[2, 2], [2], [3]], 120), (7, [[3], [3], [3]], 150)]
-
-
-def _patterns(p, b, seed):
-    """The repaired pattern and a few with random complements (attacks pass and fail)."""
-    rng = np.random.default_rng(seed)
-    w, _, _ = repair(p, b, p.sensitive.copy())
-    out = [w]
-    cand = np.flatnonzero(candidates(p, b))
-    for _ in range(3):
-        w2 = p.sensitive.copy()
-        w2[rng.choice(cand, size=min(len(cand), int(rng.integers(2, 3 + len(cand) // 3))), replace=False)] = True
-        out.append(w2)
-    return out
 
 
 def _check_certificate(p, b, w, key, att) -> None:
@@ -55,7 +42,7 @@ def test_sparse_first_gives_the_attackers_verdicts_and_certificates(seed, shape,
     b = Bounds.of(p, singleton=True, capacity=capacity)
     monkeypatch.setattr(protection, "REUSE_TABLES", False)  # every attack gets its own LPs
     passed = failed = 0
-    for w in _patterns(p, b, seed):
+    for w in repaired_and_random_patterns(p, b, seed):
         keys = keys_for(p, b, w, np.flatnonzero(p.sensitive))
         plain = run_attacks(p, b, w.astype(float), keys, split_insiders=False, sparse=True)
         first = run_attacks(p, b, w.astype(float), keys, split_insiders=False, sparse=True, expect_pass=True)

@@ -8,29 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _suppress_gen import table_problem
+from _suppress_gen import repaired_and_random_patterns, table_problem
 
 from tablesafe.suppress import protection
 from tablesafe.suppress.attacker import UP, Bounds
-from tablesafe.suppress.protection import candidates, keys_for, repair, run_attacks
+from tablesafe.suppress.protection import keys_for, run_attacks
 from tablesafe.suppress.reached_tables import ReachedTables
 
 CASES = [(11, [[3, 2], [4]], 70), (12, [[2, 2], [2], [3]], 120), (5, [[4], [3, 2]], 90),
          (7, [[3], [3], [3]], 150)]
-
-
-def _patterns(p, b, seed):
-    """The repaired pattern, and a few with random extra complements (passing and failing
-    attacks both occur)."""
-    rng = np.random.default_rng(seed)
-    w, _, _ = repair(p, b, p.sensitive.copy())
-    out = [w]
-    cand = np.flatnonzero(candidates(p, b))
-    for _ in range(3):
-        w2 = p.sensitive.copy()
-        w2[rng.choice(cand, size=min(len(cand), int(rng.integers(2, 3 + len(cand) // 3))), replace=False)] = True
-        out.append(w2)
-    return out
 
 
 def _is_certificate(p, b, w, key, att) -> None:
@@ -71,7 +57,7 @@ def test_reused_tables_give_the_fresh_verdicts_and_are_certificates(seed, shape,
 
     monkeypatch.setattr(ReachedTables, "answer", counting)
     reused_keys = 0
-    for w in _patterns(p, b, seed):
+    for w in repaired_and_random_patterns(p, b, seed):
         keys = keys_for(p, b, w, np.flatnonzero(p.sensitive))
         monkeypatch.setattr(protection, "REUSE_TABLES", False)
         fresh = run_attacks(p, b, w.astype(float), keys, split_insiders=False, sparse=True)
