@@ -96,6 +96,10 @@ class Cut:
     direction: int
 
 
+Key = tuple[int, int, int]
+"""An attack: target cell, direction (``UP``/``DOWN``), insider cell (-1: an outsider)."""
+
+
 @dataclass
 class Attack:
     """One attacker LP's outcome for a target, direction and (optional) insider cell."""

@@ -13,7 +13,6 @@ import scipy.sparse as sp
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import UP, Attack, BlockLP, Blocks, Bounds
 from tablesafe.suppress.protection import (
-    EXPECT_PASS,
     Insiders,
     Key,
     insiders_of,
@@ -137,7 +136,7 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
             continue  # an attack fails without r: r stays
         w[r] = False
         new = run_attacks(problem, bounds, w.astype(float), ordered, want_dual=False, stop_on_fail=True,
-                          sparse=True, insiders=ins, blocks=blocks, expect_pass=EXPECT_PASS)
+                          sparse=True, insiders=ins, blocks=blocks, expect_pass=True)
         if all(a.ok and getattr(a, "sliding_short", 0) <= 0 for a in new.values()):
             removed += 1
             screens.publish(r)

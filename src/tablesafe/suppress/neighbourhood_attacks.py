@@ -16,9 +16,7 @@ import scipy.sparse as sp
 
 from tablesafe.problem import Problem
 from tablesafe.structure.neighbours import neighbours
-from tablesafe.suppress.attacker import UP, Attack, BlockLP, Bounds
-
-Key = tuple[int, int, int]  # target, direction, insider (-1: outsider)
+from tablesafe.suppress.attacker import UP, Attack, BlockLP, Bounds, Key
 
 
 def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],

@@ -28,14 +28,13 @@ from tablesafe.suppress.attacker import (
     Blocks,
     Bounds,
     Cut,
+    Key,
     cut_from,
     row_cuts,
 )
 from tablesafe.suppress.cover import Revisable, Row
 from tablesafe.suppress.neighbourhood_attacks import attack_neighbourhoods
 from tablesafe.suppress.reached_tables import ReachedTables
-
-Key = tuple[int, int, int]  # target, direction, insider (-1: outsider)
 
 JOINT_SECONDS = 5.0
 """Time for one round's joint choice of complements (:func:`cover`)."""
@@ -565,14 +564,10 @@ def attack_part(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.nda
                 deadline: float | None) -> dict[Key, Attack]:
     """:func:`_attack_all` of some targets in this process, in one pass."""
     ins = insiders_of(problem, bounds, w, targets)
+    # most attacks on a pattern from the subtables pass: each seeks its sparse
+    # certificate first, one LP instead of two for those that pass
     return run_attacks(problem, bounds, w.astype(float), outsider_keys(bounds, targets), sparse=True,
-                       insiders=ins, deadline=deadline, expect_pass=EXPECT_PASS)
-
-
-EXPECT_PASS = True
-"""The repair's checks seek each attack's sparse certificate first
-(``run_attacks(..., expect_pass=True)``): most attacks on a pattern from the subtables
-pass, and a passing attack then costs one LP instead of two."""
+                       insiders=ins, deadline=deadline, expect_pass=True)
 
 
 def check(problem: Problem, bounds: Bounds, withheld: np.ndarray,
