@@ -182,3 +182,29 @@ def repaired_and_random_patterns(p: Problem, b, seed: int) -> list[np.ndarray]:
         w2[rng.choice(cand, size=min(len(cand), int(rng.integers(2, 3 + len(cand) // 3))), replace=False)] = True
         out.append(w2)
     return out
+
+
+def assert_certificate(p: Problem, b, w: np.ndarray, key: tuple[int, int, int], att, *,
+                       exact: bool = False) -> None:
+    """``att``'s table is a certificate for ``key`` under the pattern ``w``: additive,
+    within the attacker's bounds, moving withheld cells only, moving the target by at
+    least its level (``exact``: by exactly its level) and leaving the insider's cell
+    alone."""
+    from tablesafe.suppress.attacker import UP
+
+    k, d, s = key
+    z = np.zeros(p.n)
+    z[att.cells] = att.dev
+    scale = max(1.0, float(np.abs(att.dev).max(initial=0.0)))
+    assert np.abs(p.relations @ z).max(initial=0.0) <= 1e-6 * scale
+    assert w[att.cells].all(), "a published cell moves"
+    lo = np.where(np.arange(p.n) == k, -b.tdn, -b.dn)
+    hi = np.where(np.arange(p.n) == k, b.tup, b.up)
+    assert (z >= lo - 1e-6).all() and (z <= hi + 1e-6).all()
+    req = b.req_up[k] if d == UP else b.req_dn[k]
+    if exact:
+        assert abs(d * z[k] - req) <= 1e-6 * max(1.0, req)
+    else:
+        assert d * z[k] >= req - 1e-6 * max(1.0, req)
+    if s >= 0 and s != k:
+        assert z[s] == 0.0, "the insider's own cell moves"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _suppress_gen import repaired_and_random_patterns, table_problem
+from _suppress_gen import assert_certificate, repaired_and_random_patterns, table_problem
 
 from tablesafe.suppress import protection
 from tablesafe.suppress.attacker import UP, Bounds
@@ -17,21 +17,6 @@ from tablesafe.suppress.reached_tables import ReachedTables
 
 CASES = [(11, [[3, 2], [4]], 70), (12, [[2, 2], [2], [3]], 120), (5, [[4], [3, 2]], 90),
          (7, [[3], [3], [3]], 150)]
-
-
-def _is_certificate(p, b, w, key, att) -> None:
-    k, d, s = key
-    z = np.zeros(p.n)
-    z[att.cells] = att.dev
-    assert np.abs(p.relations @ z).max(initial=0.0) <= 1e-6 * max(1.0, np.abs(att.dev).max())
-    assert w[att.cells].all(), "a published cell moves"
-    lo = np.where(np.arange(p.n) == k, -b.tdn, -b.dn)
-    hi = np.where(np.arange(p.n) == k, b.tup, b.up)
-    assert (z >= lo - 1e-6).all() and (z <= hi + 1e-6).all()
-    req = b.req_up[k] if d == UP else b.req_dn[k]
-    assert d * z[k] >= req - 1e-6 * max(1.0, req)
-    if s >= 0 and s != k:
-        assert z[s] == 0.0, "the insider's own cell moves"
 
 
 @pytest.mark.parametrize("capacity", [False, True])
@@ -71,7 +56,7 @@ def test_reused_tables_give_the_fresh_verdicts_and_are_certificates(seed, shape,
             if key in reused:
                 reused_keys += 1
                 assert att.reached <= fresh[key].reached + 1e-6 * max(1.0, abs(fresh[key].reached))
-                _is_certificate(p, b, w, key, att)
+                assert_certificate(p, b, w, key, att)
     assert reused_keys > 0
 
 
