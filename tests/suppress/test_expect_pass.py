@@ -71,3 +71,25 @@ def test_the_cleanups_screen_agrees_with_the_attackers_lp(seed, shape, units, mo
                 assert quick.ok == full.ok, (k, d, cell)
                 seen[full.ok] += 1
     assert seen[True] > 0 and seen[False] > 0
+
+
+def test_a_certificate_goes_round_a_single_respondents_cell():
+    """Relation T = a + s + c with T published and a sensitive: a can move against s or
+    against c, which cost the same. The sparse certificate moves c and leaves s, whose
+    respondent is a single one, alone (``SINGLETON_WEIGHT``), so that table answers that
+    respondent's attack too."""
+    import dataclasses
+
+    from tablesafe.problem import PRIMARY, SAFE, Problem
+
+    p = Problem.from_arrays([100.0, 40.0, 30.0, 30.0], np.array([[1.0, -1.0, -1.0, -1.0]]),
+                            status=[SAFE, PRIMARY, SAFE, SAFE], cost=[100.0, 40.0, 30.0, 30.0],
+                            upl=[0.0, 10.0, 0.0, 0.0], lpl=[0.0, 10.0, 0.0, 0.0])
+    b = dataclasses.replace(Bounds.of(p, singleton=False), singleton=np.array([False, False, True, False]))
+    w = np.array([0.0, 1.0, 1.0, 1.0])
+    lp = BlockLP(p, b, w, np.array([1, 2, 3]), np.array([0]))
+    for d in (UP, -UP):
+        att = lp.attack(1, d, 10.0, want_dual=False, sparse=True, expect_pass=True)
+        assert att.ok
+        moved = dict(zip(att.cells.tolist(), att.dev.tolist()))
+        assert 2 not in moved and moved[3] == pytest.approx(-d * 10.0)

@@ -72,66 +72,92 @@ def test_the_repair_with_standing_tables_passes_an_independent_audit(seed, shape
     assert independent_audit(p, w) == []
 
 
-@pytest.mark.parametrize("seed,shape,units", CASES)
-def test_cleanup_screens_reject_only_what_the_full_trial_rejects(seed, shape, units, monkeypatch):
-    """The warm-started block models of the cleanup (``_Screens``) and the check for a
-    relation left with one withheld sensitive cell (``_exposes_target``) turn down a
-    removal only when an attack truly fails: the cleanup keeps the same cells with and
-    without them."""
+def test_cleanup_screens_decide_as_the_full_trial_does(monkeypatch):
+    """The warm-started block models of the cleanup (``_Screens.screen``) and the
+    one-relation check (``_relation_short``) turn a removal down only when an attack
+    truly fails, and accept one only when the full trial would: the cleanup keeps the
+    same cells with them as with the full trial alone."""
     from tablesafe.suppress import cleanup as cleaning
     from tablesafe.suppress.cleanup import cleanup
 
-    p = table_problem(seed, shape, units=units)
-    b = Bounds.of(p, singleton=True)
-    rng = np.random.default_rng(seed + 1)
-    cand = np.flatnonzero(candidates(p, b) & ~p.sensitive)
-    start = p.sensitive.copy()
-    start[rng.choice(cand, size=min(len(cand), 8), replace=False)] = True  # spare complements
-    w, atts, _ = repair(p, b, start)
-    screened, _, removed = cleanup(p, b, w, atts)
-    calls = []
-    real = cleaning._Screens.fails_without
+    verdicts = []
+    short = []
+    real = cleaning._Screens.screen
+    real_short = cleaning._relation_short
 
     def spy(self, cell, keys, withheld):
         out = real(self, cell, keys, withheld)
-        calls.append(out)
+        verdicts.append("failed" if out[0] is not None else "undecided" if out[1] is None else "passed")
         return out
 
-    exposed = []
-    real_exposes = cleaning._exposes_target
-
-    def spy_exposes(*args):
-        out = real_exposes(*args)
-        exposed.append(out)
+    def spy_short(*args):
+        out = real_short(*args)
+        short.append(out)
         return out
 
-    monkeypatch.setattr(cleaning._Screens, "fails_without", spy)
-    monkeypatch.setattr(cleaning, "_exposes_target", spy_exposes)
-    cleanup(p, b, w, atts)
-    assert any(calls) or any(exposed), "no removal was turned down by a screen"
-    monkeypatch.setattr(cleaning._Screens, "fails_without", lambda *a: False)
-    monkeypatch.setattr(cleaning, "_exposes_target", lambda *a: False)
-    plain, _, removed_plain = cleanup(p, b, w, atts)
-    assert np.array_equal(screened, plain) and removed == removed_plain
-    assert independent_audit(p, screened) == []
+    for seed, shape, units in CASES:
+        p = table_problem(seed, shape, units=units)
+        b = Bounds.of(p, singleton=True)
+        rng = np.random.default_rng(seed + 1)
+        cand = np.flatnonzero(candidates(p, b) & ~p.sensitive)
+        start = p.sensitive.copy()
+        start[rng.choice(cand, size=min(len(cand), 8), replace=False)] = True  # spare complements
+        w, atts, _ = repair(p, b, start)
+        monkeypatch.setattr(cleaning._Screens, "screen", spy)
+        monkeypatch.setattr(cleaning, "_relation_short", spy_short)
+        screened, _, removed = cleanup(p, b, w, atts)
+        monkeypatch.setattr(cleaning._Screens, "screen", lambda *a: (None, None))
+        monkeypatch.setattr(cleaning, "_relation_short", lambda *a: False)
+        plain, _, removed_plain = cleanup(p, b, w, atts)
+        assert np.array_equal(screened, plain) and removed == removed_plain, (seed, shape)
+        assert independent_audit(p, screened) == []
+    assert "passed" in verdicts, "no removal was accepted by the screens"
+    assert "failed" in verdicts and any(short), "no removal was turned down by a screen and by one relation"
 
 
 @pytest.mark.parametrize("seed,shape,units", CASES)
-def test_a_relation_left_with_one_sensitive_cell_means_a_failing_attack(seed, shape, units):
-    """Whenever ``_exposes_target`` turns a removal down, a fresh attacker LP on the
-    pattern without that complement fails for some sensitive cell."""
-    from tablesafe.suppress.cleanup import _exposes_target
+def test_a_relation_short_of_a_level_means_a_failing_attack(seed, shape, units):
+    """Whenever ``_relation_short`` turns a removal down, a fresh attacker LP on the
+    pattern without that complement (insiders included) fails for some sensitive cell."""
+    from tablesafe.suppress.cleanup import _relation_short
+    from tablesafe.suppress.protection import insiders_of
 
     p = table_problem(seed, shape, units=units)
     b = Bounds.of(p, singleton=True)
     w, _, _ = repair(p, b, p.sensitive.copy())
+    ins = insiders_of(p, b, w, np.flatnonzero(p.sensitive))
     by_cell = p.relations.tocsc()
-    exposed = 0
+    short = 0
     for c in np.flatnonzero(w & ~p.sensitive).tolist():
-        if not _exposes_target(p.relations, by_cell, b, w, c):
+        if not _relation_short(p.relations, by_cell, b, w, c, ins):
             continue
-        exposed += 1
+        short += 1
         w2 = w.copy()
         w2[c] = False
         assert failing(b, check(p, b, w2)), f"publishing cell {c} leaves every attack passing"
-    assert exposed > 0
+    assert short > 0
+
+
+def test_a_single_respondent_who_knows_the_last_other_cell_of_a_relation():
+    """Relation T = a + s + r with T published and a sensitive (level 10): once r is
+    published, a and s are the relation's only withheld cells. An outsider can still
+    move a against s (room 50), but the single respondent of s knows s, so a is exact
+    for it: the removal of r is short for that insider alone."""
+    import scipy.sparse as sp
+
+    from tablesafe.suppress.cleanup import _relation_short
+
+    rel = sp.csr_matrix(np.array([[1.0, -1.0, -1.0, -1.0]]))  # T, a, s, r
+    by_cell = rel.tocsc()
+    zero, room = np.zeros(4), np.array([0.0, 20.0, 50.0, 30.0])
+    b = Bounds(dn=room, up=room, tdn=room, tup=room, req_up=np.array([0.0, 10.0, 0.0, 0.0]),
+               req_dn=np.array([0.0, 10.0, 0.0, 0.0]), req_sl=zero, singleton=np.array([False, False, True, False]))
+    w = np.array([False, True, True, True])
+    assert not _relation_short(rel, by_cell, b, w, 3, {})
+    assert _relation_short(rel, by_cell, b, w, 3, {1: np.array([2])})
+    # publishing T instead keeps r withheld: the insider moves a against r (room 30)
+    assert not _relation_short(rel, by_cell, b, np.ones(4, dtype=bool), 0, {1: np.array([2])})
+    # s's room short of the level: the outsider fails too
+    b_small = Bounds(dn=np.array([0.0, 20.0, 5.0, 30.0]), up=np.array([0.0, 20.0, 5.0, 30.0]), tdn=room, tup=room,
+                     req_up=b.req_up, req_dn=b.req_dn, req_sl=zero, singleton=b.singleton)
+    assert _relation_short(rel, by_cell, b_small, w, 3, {})

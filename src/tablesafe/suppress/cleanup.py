@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from tablesafe.problem import Problem
-from tablesafe.suppress.attacker import UP, Attack, BlockLP, Blocks, Bounds
+from tablesafe.suppress.attacker import UP, Attack, BlockLP, Blocks, Bounds, _tol
 from tablesafe.suppress.protection import (
     Insiders,
     Key,
@@ -22,28 +22,68 @@ from tablesafe.suppress.protection import (
 )
 
 
-def _exposes_target(rel: sp.csr_matrix, by_cell: sp.csc_matrix, bounds: Bounds, w: np.ndarray,
-                    cell: int) -> bool:
-    """Whether publishing ``cell`` leaves a relation with one withheld cell, a sensitive
-    one with a protection level: the relation then gives that cell's value exactly, so
-    its attack fails and the removal would be turned down by LP anyway."""
+def _relation_short(rel: sp.csr_matrix, by_cell: sp.csc_matrix, bounds: Bounds, w: np.ndarray,
+                    cell: int, insiders: Insiders) -> bool:
+    """Whether publishing ``cell`` leaves a relation that by itself keeps a withheld
+    sensitive cell within less than its level, for the outsider or for one of its
+    single respondents: the attack then fails and the removal would be turned down by
+    LP anyway (no LP needed).
+
+    A relation ``sum_j a_j z_j = 0`` lets the target ``k`` move by at most what its
+    other withheld cells can make up within their bounds (the attacker's dual
+    ``u = +-e_r``, as in :func:`~tablesafe.suppress.attacker.row_cuts`); a single
+    respondent knows its own cell, which then makes up nothing. A relation left with
+    ``k`` alone gives its value exactly.
+    """
     for r in by_cell.indices[by_cell.indptr[cell]:by_cell.indptr[cell + 1]].tolist():
-        cells = rel.indices[rel.indptr[r]:rel.indptr[r + 1]]
-        other = cells[w[cells] & (cells != cell)]
-        if other.size == 1:
-            k = int(other[0])
-            if bounds.req_up[k] > 0 or bounds.req_dn[k] > 0 or bounds.req_sl[k] > 0:
+        lo, hi = rel.indptr[r], rel.indptr[r + 1]
+        cells = rel.indices[lo:hi]
+        on = w[cells] & (cells != cell)
+        cs, vs = cells[on], rel.data[lo:hi][on]
+        for i, k in enumerate(cs.tolist()):
+            reqs = (bounds.req_up[k], bounds.req_dn[k], bounds.req_sl[k])
+            if max(reqs) <= 0:
+                continue
+            reach = []
+            for direction in (UP, -UP):
+                # moving k by direction * t needs sum_{j != k} d_j z_j = -t: cell j gives
+                # d_j * (its room down) when d_j > 0 and -d_j * (its room up) when d_j < 0
+                d = vs * (direction / vs[i])
+                with np.errstate(invalid="ignore"):
+                    room = np.where(d > 0, d * bounds.dn[cs], np.where(d < 0, -d * bounds.up[cs], 0.0))
+                room = np.minimum(np.nan_to_num(room, nan=np.inf), 1e300)
+                room[i] = 0.0
+                reach.append(room)
+            for direction, req, room in ((UP, reqs[0], reach[0]), (-UP, reqs[1], reach[1])):
+                if req > 0 and float(room.sum()) < req - _tol(req):
+                    return True
+            if reqs[2] > 0 and float(reach[0].sum() + reach[1].sum()) < reqs[2] - _tol(reqs[2]):
                 return True
+            who = insiders.get(k)
+            if who is None:
+                continue
+            known = np.flatnonzero(np.isin(cs, who))
+            for direction, req, room in ((UP, reqs[0], reach[0]), (-UP, reqs[1], reach[1])):
+                if req <= 0 or not len(known):
+                    continue
+                # the single respondent whose cell makes up the most knows it: the sum of
+                # the others (not a difference, which loses small terms next to 1e300)
+                s = known[np.argmax(room[known])]
+                if float(np.delete(room, s).sum()) < req - _tol(req):
+                    return True
     return False
 
 
 class _Screens:
     """One attacker model per block of the cleanup's starting pattern, kept up to date
-    with the cells the cleanup has published, to reject a removal with warm-started
-    LPs on that model: when an attack that uses a complement fails without it, or an
-    insider whose cell the attack's new table moves fails, the complement stays (the
-    full trial, with its neighbourhood LPs and grouped insiders, would find the same
-    failure). Only removals that pass every such LP go on to the full trial."""
+    with the cells the cleanup has published, on which a removal is tried with
+    warm-started LPs: every attack whose table uses the complement, and every insider
+    whose cell an attack's new table moves, solved with the complement published.
+
+    These are the attacks of the full trial (:func:`run_attacks` on the pattern without
+    the complement: the others keep their tables), so the screen's verdict stands for
+    it; only attacks it cannot decide here (sliding levels, targets in another block)
+    leave the removal to the full trial."""
 
     def __init__(self, problem: Problem, bounds: Bounds, blocks: Blocks, insiders: Insiders) -> None:
         self.problem = problem
@@ -58,34 +98,48 @@ class _Screens:
         if lp is not None:
             lp.publish(cell)
 
-    def fails_without(self, cell: int, keys: list[Key], withheld: np.ndarray) -> bool:
-        """Whether one of the attacks ``keys`` (or an insider attack its new table leaves
-        open) reaches less than its level once ``cell`` is published; attacks it cannot
-        decide here (sliding levels, targets in another block) are left to the trial."""
+    def _model(self, b: int, withheld: np.ndarray) -> BlockLP:
+        lp = self.models.get(b)
+        if lp is None:
+            lp = self.models[b] = BlockLP(self.problem, self.bounds, withheld.astype(float),
+                                          self.blocks.cells(b), self.blocks.rows(b))
+        return lp
+
+    def screen(self, cell: int, keys: list[Key], withheld: np.ndarray) -> tuple[Key | None, dict[Key, Attack] | None]:
+        """The attacks ``keys`` (in this order) and the insider attacks their new tables
+        leave open, once ``cell`` is published: (the first that fails, None), or
+        (None, the new attacks) when all pass, or (None, None) when one of them cannot
+        be decided here."""
         b = int(self.blocks.label[cell])
         if b < 0:
-            return False
-        lp = None
-        for k, d, s in sorted(keys, key=lambda key: key[2] < 0):  # insiders' own attacks first
-            if self.bounds.req_sl[k] > 0 or s == cell or int(self.blocks.label[k]) != b:
+            return None, None
+        new: dict[Key, Attack] = {}
+        undecided = False
+        for k, d, s in keys:
+            if s == cell:
+                continue  # its table keeps the cell at its true value: it stands
+            if self.bounds.req_sl[k] > 0 or int(self.blocks.label[k]) != b:
+                undecided = True
                 continue
-            if lp is None:
-                lp = self.models.get(b)
-                if lp is None:
-                    lp = self.models[b] = BlockLP(self.problem, self.bounds, withheld.astype(float),
-                                                  self.blocks.cells(b), self.blocks.rows(b))
+            lp = self._model(b, withheld)
             req = self.bounds.req_up[k] if d == UP else self.bounds.req_dn[k]
             att = lp.attack_without(cell, k, d, req, s)
             if not att.ok:
-                return True
+                return (k, d, s), None
+            new[(k, d, s)] = att
             who = self.insiders.get(k)
             if s >= 0 or who is None or not np.isfinite(att.reached):
                 continue
             hit = moved_insiders(who, att)
             for s2 in hit[hit != cell].tolist():
-                if not lp.attack_without(cell, k, d, req, int(s2)).ok:
-                    return True
-        return False
+                key = (k, d, int(s2))
+                if key in new:
+                    continue
+                other = lp.attack_without(cell, k, d, req, int(s2))
+                if not other.ok:
+                    return key, None
+                new[key] = other
+        return None, (None if undecided else new)
 
 
 def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[Key, Attack], *,
@@ -94,7 +148,12 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
 
     A complement that no certificate uses can go at once (every certificate stays a
     feasible table); otherwise the attacks whose certificates use it are solved again
-    without it and the removal is kept only if all still reach their levels.
+    without it and the removal is kept only if all still reach their levels. A removal
+    is turned down without an LP when one relation alone keeps a sensitive cell short
+    (:func:`_relation_short`); otherwise the attacks are tried on the screens' block
+    models, those that turned down earlier removals first, then those of targets that
+    share a relation with the complement, then insiders before outsiders, then the
+    attacks whose tables lean hardest on it.
     """
     w = withheld.copy()
     atts = dict(atts)
@@ -111,7 +170,9 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
             uses.setdefault(int(c), set()).add(key)
     removed = 0
     screens = _Screens(problem, bounds, blocks, ins)
+    rel = problem.relations
     by_cell = relations_by_cell(problem)
+    turned_down: dict[Key, int] = {}  # attacks that failed a removal, and how often
     for r in order:
         r = int(r)
         if time.monotonic() > deadline:
@@ -122,33 +183,51 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
             screens.publish(r)
             removed += 1
             continue
-        # the attacks leaning hardest on r first: they are the likeliest to fail
-        by_obj: dict[int, float] = {}
-        lean = {}
-        for key in users:
-            a = atts[key]
-            v = by_obj.get(id(a))
-            if v is None:
-                v = by_obj[id(a)] = abs(float(a.dev[a.cells == r].sum())) / max(a.required, 1e-12)
-            lean[key] = v
-        ordered = sorted(users, key=lambda key: (-lean[key], key))
-        if _exposes_target(problem.relations, by_cell, bounds, w, r) or screens.fails_without(r, ordered, w):
-            continue  # an attack fails without r: r stays
+        if _relation_short(rel, by_cell, bounds, w, r, ins):
+            continue  # a relation alone keeps an attack short without r: r stays
+        ordered = _screen_order(problem, atts, users, r, by_cell, turned_down)
+        failed, new = screens.screen(r, ordered, w)
+        if failed is not None:
+            turned_down[failed] = turned_down.get(failed, 0) + 1
+            continue
         w[r] = False
-        new = run_attacks(problem, bounds, w.astype(float), ordered, want_dual=False, stop_on_fail=True,
-                          sparse=True, insiders=ins, blocks=blocks, expect_pass=True)
-        if all(a.ok and getattr(a, "sliding_short", 0) <= 0 for a in new.values()):
-            removed += 1
-            screens.publish(r)
-            for key, a in new.items():
-                old = atts.get(key)
-                for c in (old.cells if old is not None else ()):
-                    s = uses.get(int(c))
-                    if s is not None:
-                        s.discard(key)
-                atts[key] = a
-                for c in a.cells:
-                    uses.setdefault(int(c), set()).add(key)
-        else:
-            w[r] = True
+        if new is None:
+            # the full trial: attacks the screens could not decide
+            new = run_attacks(problem, bounds, w.astype(float), ordered, want_dual=False, stop_on_fail=True,
+                              sparse=True, insiders=ins, blocks=blocks, expect_pass=True)
+            if not all(a.ok and getattr(a, "sliding_short", 0) <= 0 for a in new.values()):
+                w[r] = True
+                continue
+        removed += 1
+        screens.publish(r)
+        for key, a in new.items():
+            old = atts.get(key)
+            for c in (old.cells if old is not None else ()):
+                s = uses.get(int(c))
+                if s is not None:
+                    s.discard(key)
+            atts[key] = a
+            for c in a.cells:
+                uses.setdefault(int(c), set()).add(key)
     return w, atts, removed
+
+
+def _screen_order(problem: Problem, atts: dict[Key, Attack], users: set[Key], r: int,
+                  by_cell: sp.csc_matrix, turned_down: dict[Key, int]) -> list[Key]:
+    """The attacks using ``r`` in the order the screens try them (likeliest to fail
+    first): those that turned down more removals, those of targets sharing a relation
+    with ``r``, insiders, those whose tables lean hardest on ``r``; ties by key."""
+    rows = by_cell.indices[by_cell.indptr[r]:by_cell.indptr[r + 1]]
+    rel = problem.relations
+    near = set(rel.indices[np.concatenate([np.arange(rel.indptr[i], rel.indptr[i + 1]) for i in rows])].tolist()
+               if len(rows) else [])
+    by_obj: dict[int, float] = {}
+    lean = {}
+    for key in users:
+        a = atts[key]
+        v = by_obj.get(id(a))
+        if v is None:
+            v = by_obj[id(a)] = abs(float(a.dev[a.cells == r].sum())) / max(a.required, 1e-12)
+        lean[key] = v
+    return sorted(users, key=lambda key: (-turned_down.get(key, 0), key[0] not in near, key[2] < 0,
+                                          -lean[key], key))

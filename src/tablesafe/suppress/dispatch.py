@@ -40,6 +40,7 @@ from tablesafe.suppress.cleanup import cleanup
 from tablesafe.suppress.fast_options import FastOptions
 from tablesafe.suppress.methods import DEFAULT_METHOD, METHODS
 from tablesafe.suppress.protection import OutOfTime, repair
+from tablesafe.suppress.subtable_tables import whole_table_certificates
 
 MODULAR_MAX_CELLS = 60_000
 """``auto`` picks ``modular`` on hierarchical tables up to this size, ``fast`` above it
@@ -199,6 +200,7 @@ def suppress(
     route = ("guided" if _audit_guided(method, problem, capacity, singleton)
              else "certificates" if method == "fast" or problem.n > _lp_repair_max(method, problem)
              else "lp")
+    subtable_tables: list = []  # the subtables' passing attacks (modular, attacker-LP repair)
     with status:
         if method == "optimal":
             from tablesafe.suppress.optimal import optimal_pattern
@@ -209,7 +211,8 @@ def suppress(
             from tablesafe.suppress.modular import modular_pattern
 
             withheld, stats = modular_pattern(problem, bounds, time_limit=SEARCH_SHARE * time_limit,
-                                              seed=seed, log=log, insiders=_subtable_insiders(route))
+                                              seed=seed, log=log, insiders=_subtable_insiders(route),
+                                              tables=subtable_tables if route == "lp" else None)
         found = withheld | sens  # the search's pattern, before any repair
         atts: dict = {}  # Key -> Attack, as repair returns
         passed = None  # the audit the pattern passed
@@ -224,12 +227,7 @@ def suppress(
             if log:
                 log("repairing: checking every sensitive cell")
             try:
-                t_repair = time.monotonic()
-                withheld, atts, rounds = repair(problem, bounds, found, deadline=repair_deadline)
-                stats["repair_seconds"] = time.monotonic() - t_repair
-                stats["repair_rounds"] = rounds
-                stats["repair_added"] = int((withheld & ~found).sum())
-                stats["repair_added_value"] = float(np.abs(problem.value[withheld & ~found]).sum())
+                withheld, atts = _lp_repair(problem, bounds, found, subtable_tables, stats, repair_deadline)
             except OutOfTime as out:
                 withheld, route = _fall_back(stats, "attacker-LP repair", out, found, log), "certificates"
         if route == "certificates":
@@ -279,6 +277,22 @@ def suppress(
     # the pipeline uses ``passed`` as its own audit only when it audited this very problem
     # (not a copy with the relations' true offsets)
     return Pattern(withheld, method=method, stats=stats, certificates=certs, proof=proof, audit=passed)
+
+
+def _lp_repair(problem: Problem, bounds: Bounds, found: np.ndarray, subtable_tables: list, stats: dict,
+               deadline: float) -> tuple[np.ndarray, dict]:
+    """The attacker-LP repair of the search's pattern (:func:`repair`), the subtables'
+    tables that are certificates of the whole table answering their attacks; its
+    figures go into ``stats``. Raises :class:`OutOfTime` past ``deadline``."""
+    t_repair = time.monotonic()
+    known = whole_table_certificates(problem, bounds, found, subtable_tables)
+    stats["repair_known_tables"] = len(known)
+    withheld, atts, rounds = repair(problem, bounds, found, deadline=deadline, known=known)
+    stats["repair_seconds"] = time.monotonic() - t_repair
+    stats["repair_rounds"] = rounds
+    stats["repair_added"] = int((withheld & ~found).sum())
+    stats["repair_added_value"] = float(np.abs(problem.value[withheld & ~found]).sum())
+    return withheld, atts
 
 
 FALLBACK_SHARE = 0.25

@@ -36,6 +36,7 @@ from tablesafe.suppress.subtable_cuts import (
     protect_subtable,
     scaled_moves,
 )
+from tablesafe.suppress.subtable_tables import in_table_positions
 
 
 def subtables(problem: Problem) -> list[tuple[int, np.ndarray]]:
@@ -118,6 +119,7 @@ def modular_pattern(
     certified_levels: bool = True,
     workers: int | None = None,
     subtable_model: str = "cuts",
+    tables: list | None = None,
 ) -> tuple[np.ndarray, dict]:
     """HiTaS-style pattern (not yet audited across subtables); returns (mask, stats).
 
@@ -128,6 +130,10 @@ def modular_pattern(
     at most ``compact_max`` nonzeros). Subtables that share no cell are solved side by
     side by ``workers`` processes (default: up to 2 CPUs); the pattern is the same
     whatever their number.
+
+    ``tables``: when a list, the subtables' passing attacks are appended to it in the
+    positions of the whole table (:func:`~tablesafe.suppress.subtable_tables.in_table_positions`),
+    in the order the subtables were solved, for the full-table check to reuse.
     """
     if subtable_model not in SUBTABLE_MODELS:
         raise ValueError(f"subtable_model must be one of {', '.join(SUBTABLE_MODELS)}, not {subtable_model!r}")
@@ -202,8 +208,10 @@ def modular_pattern(
                     failures += 1  # left to the full-table repair
                     seen[cells] = True
                     continue
-                sw, n_up, n_dn, sens_sub = out
+                sw, n_up, n_dn, sens_sub, found = out
                 solved += 1
+                if tables is not None:
+                    tables.extend(found)
                 if certified_levels:
                     sec = sw & ~sens_sub
                     need_up[cells[sec]] = np.maximum(need_up[cells[sec]], n_up[sec])
@@ -434,12 +442,13 @@ def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cel
     ins: dict = {}
     if insiders and sb.singleton.any():
         ins = _overlap_insiders(geo, cells, sb, carried)
-    return sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model
+    return sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells, problem.sensitive[cells]
 
 
 def _solve_task(task: tuple):
-    """Solve one prepared subtable: (pattern, moves up, moves down, sensitive) or None."""
-    sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model = task
+    """Solve one prepared subtable: (pattern, moves up, moves down, sensitive, passing
+    attacks in table positions) or None."""
+    sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells, sensitive_here = task
     res: SubtablePattern | CompactResult | None
     if subtable_model == "cuts":
         res = protect_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, reopens=reopens)
@@ -447,4 +456,5 @@ def _solve_task(task: tuple):
         res = _solve_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens=reopens)
     if res is None:
         return None
-    return res.withheld, res.need_up, res.need_down, sub.sensitive
+    found = in_table_positions(res.tables, cells, sensitive_here) if isinstance(res, SubtablePattern) else []
+    return res.withheld, res.need_up, res.need_down, sub.sensitive, found

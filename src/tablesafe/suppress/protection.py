@@ -35,6 +35,7 @@ from tablesafe.suppress.attacker import (
 from tablesafe.suppress.cover import Revisable, Row
 from tablesafe.suppress.neighbourhood_attacks import attack_neighbourhoods
 from tablesafe.suppress.reached_tables import ReachedTables
+from tablesafe.suppress.subtable_tables import take_known
 
 JOINT_SECONDS = 5.0
 """Time for one round's joint choice of complements (:func:`cover`)."""
@@ -139,7 +140,8 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                 deadline: float | None = None,
                 also_fixed: dict[Key, tuple[int, ...]] | None = None,
                 insiders: Insiders | None = None, blocks: Blocks | None = None,
-                certify: bool = True, expect_pass: bool = False) -> dict[Key, Attack]:
+                certify: bool = True, expect_pass: bool = False,
+                known: dict[Key, Attack] | None = None) -> dict[Key, Attack]:
     """Solve the attacker's LPs for ``keys`` under the (possibly fractional) pattern ``x``.
 
     ``stop_on_fail``: return as soon as one attack succeeds (for removal trials).
@@ -171,6 +173,9 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     pattern that is safe or nearly so), so each attack's sparse certificate is sought
     first and the attacker's optimum only when there is none
     (:meth:`~tablesafe.suppress.attacker.BlockLP.attack`).
+
+    ``known``: tables proved certificates under ``x`` (:mod:`~tablesafe.suppress.subtable_tables`);
+    an attack with the same key takes its table with no LP.
     """
     insider_keys = [key for key in keys if key[2] >= 0]
     if (insider_keys or insiders) and split_insiders:
@@ -179,7 +184,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                                    + [(k, d, -1) for k, d, _ in insider_keys]))
         out = run_attacks(problem, bounds, x, outer, want_dual, stop_on_fail, sparse, local,
                           split_insiders=False, deadline=deadline, blocks=blocks, certify=certify,
-                          expect_pass=expect_pass)
+                          expect_pass=expect_pass, known=known)
         if stop_on_fail and any(not a.ok for a in out.values()):
             return {key: a for key, a in out.items() if key in wanted}
         if insiders:
@@ -216,19 +221,24 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                     # shared (its ``insider`` field matters only for cuts and sliding levels)
                     out[key] = o if bounds.req_sl[k] <= 0 else replace(o, insider=ins)
                     continue
-            rest.append(key)
+            if not (known and take_known(known, key, None, out)):
+                rest.append(key)
         if rest:
             rest = _grouped_insiders(problem, bounds, x, rest, out, sparse, local, deadline, blocks, certify,
-                                     expect_pass)
+                                     expect_pass, known)
         if rest:
             out.update(run_attacks(problem, bounds, x, rest, want_dual, stop_on_fail, sparse, local,
                                    split_insiders=False, deadline=deadline, blocks=blocks, certify=certify,
-                                   expect_pass=expect_pass))
+                                   expect_pass=expect_pass, known=known))
         return {key: a for key, a in out.items() if key in wanted}
+    out = {}  # dict[Key, Attack], as declared by the return above
+    if known:
+        keys = [key for key in keys if not take_known(known, key, also_fixed, out)]
+        if not keys:
+            return out
     if blocks is None:
         blocks = Blocks(problem.relations, x)
     by_block: dict[int, list[Key]] = {}
-    out = {}  # dict[Key, Attack], as declared by the return above
     for key in keys:
         k = key[0]
         b = int(blocks.label[k])
@@ -284,7 +294,7 @@ level (:mod:`tablesafe.suppress.reached_tables`)."""
 def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
                       out: dict[Key, Attack], sparse: bool, local: bool,
                       deadline: float | None, blocks: Blocks | None = None, certify: bool = True,
-                      expect_pass: bool = False) -> list[Key]:
+                      expect_pass: bool = False, known: dict[Key, Attack] | None = None) -> list[Key]:
     """Attack each target and direction once with all its listed insiders' cells known.
 
     Where that table reaches the level it is feasible for every one of those insiders
@@ -306,7 +316,7 @@ def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: lis
         return keys
     res = run_attacks(problem, bounds, x, lead, want_dual=False, sparse=sparse, local=local,
                       split_insiders=False, deadline=deadline, also_fixed=fixed, blocks=blocks,
-                      certify=certify, expect_pass=expect_pass)
+                      certify=certify, expect_pass=expect_pass, known=known)
     solved = set()
     for first in lead:
         a = res[first]
@@ -408,7 +418,8 @@ def _unprotectable(problem: Problem, key: Key, why: str) -> AuditFailure:
 
 
 def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: float = float("inf"),
-           progress=None, targets: np.ndarray | None = None) -> tuple[np.ndarray, dict[Key, Attack], int]:
+           progress=None, targets: np.ndarray | None = None,
+           known: dict[Key, Attack] | None = None) -> tuple[np.ndarray, dict[Key, Attack], int]:
     """Withhold more cells until every sensitive cell passes; returns (mask, attacks, rounds).
 
     Each failing attack's dual gives a capacity inequality: how much protection the
@@ -418,6 +429,9 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     failed are checked again, unless the tables of all their last attacks still stand
     (:func:`still_holds`). ``targets`` limits the first check to some sensitive cells
     (default: all). After :data:`JOINT_ROUNDS` rounds the pattern only grows.
+    ``known``: tables already proved to be certificates of the whole table under
+    ``withheld`` (the subtables', :mod:`tablesafe.suppress.subtable_tables`), which
+    answer their attacks in the first check with no LP.
 
     Past ``deadline`` (a ``time.monotonic()`` value) :class:`OutOfTime` is raised with
     the pattern as far as it got.
@@ -430,7 +444,7 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     ever = np.zeros(problem.n, dtype=bool)
     stubborn = Stubborn()
     try:
-        atts = _attack_all(problem, bounds, w, first, deadline)
+        atts = _attack_all(problem, bounds, w, first, deadline, known)
         final = dict(atts)
         while True:
             bad = failing(bounds, atts)
@@ -553,21 +567,21 @@ def widen(problem: Problem, w: np.ndarray, cand: np.ndarray, targets: list[int])
 
 
 def _attack_all(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.ndarray,
-                deadline: float | None = None) -> dict[Key, Attack]:
+                deadline: float | None = None, known: dict[Key, Attack] | None = None) -> dict[Key, Attack]:
     """The outsider's attacks on ``targets`` and every insider attack they leave open
     (many targets: in two parts of whole blocks side by side, :mod:`tablesafe.suppress.attack_parts`)."""
-    return attack_in_parts(lambda part: attack_part(problem, bounds, w, part, deadline), problem, w,
+    return attack_in_parts(lambda part: attack_part(problem, bounds, w, part, deadline, known), problem, w,
                            np.asarray(targets, dtype=np.int64), OutOfTime)
 
 
 def attack_part(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.ndarray,
-                deadline: float | None) -> dict[Key, Attack]:
+                deadline: float | None, known: dict[Key, Attack] | None = None) -> dict[Key, Attack]:
     """:func:`_attack_all` of some targets in this process, in one pass."""
     ins = insiders_of(problem, bounds, w, targets)
     # most attacks on a pattern from the subtables pass: each seeks its sparse
     # certificate first, one LP instead of two for those that pass
     return run_attacks(problem, bounds, w.astype(float), outsider_keys(bounds, targets), sparse=True,
-                       insiders=ins, deadline=deadline, expect_pass=True)
+                       insiders=ins, deadline=deadline, expect_pass=True, known=known)
 
 
 def check(problem: Problem, bounds: Bounds, withheld: np.ndarray,
