@@ -40,7 +40,18 @@ def test_reused_tables_give_the_fresh_verdicts_and_are_certificates(seed, shape,
             hits.append((got.target, got.direction, got.insider))
         return got
 
+    own_answer = ReachedTables.own_answer
+    own_hits = []
+
+    def counting_own(self, *args, **kw):
+        got = own_answer(self, *args, **kw)
+        if got is not None:
+            hits.append((got.target, got.direction, got.insider))
+            own_hits.append(got)
+        return got
+
     monkeypatch.setattr(ReachedTables, "answer", counting)
+    monkeypatch.setattr(ReachedTables, "own_answer", counting_own)
     reused_keys = 0
     for w in repaired_and_random_patterns(p, b, seed):
         keys = keys_for(p, b, w, np.flatnonzero(p.sensitive))
@@ -58,6 +69,23 @@ def test_reused_tables_give_the_fresh_verdicts_and_are_certificates(seed, shape,
                 assert att.reached <= fresh[key].reached + 1e-6 * max(1.0, abs(fresh[key].reached))
                 assert_certificate(p, b, w, key, att)
     assert reused_keys > 0
+    assert own_hits, "no insider attack was answered by a table of the target's own"
+
+
+def test_a_targets_own_table_answers_the_insiders_it_leaves_alone():
+    from tablesafe.suppress.attacker import Attack
+
+    cells = np.array([3, 5, 8, 9])
+    kept = ReachedTables(cells, np.full(4, 10.0), np.full(4, 10.0))
+    kept.add(Attack(3, UP, 5, 2.0, 2.0, cells=np.array([3, 8]), dev=np.array([2.0, -2.0])))
+    kept.add(Attack(3, UP, 8, 2.0, 2.0, cells=np.array([3, 5, 9]), dev=np.array([2.0, -1.0, -1.0])))
+    assert kept.own_answer(3, UP, 9, 2.0).cells.tolist() == [3, 8]  # the first table leaves 9 alone
+    assert kept.own_answer(3, UP, 5, 2.0).cells.tolist() == [3, 8]
+    assert kept.own_answer(3, UP, 8, 2.0).cells.tolist() == [3, 5, 9]
+    assert kept.own_answer(3, UP, 9, 2.0, known=(8,)) is None  # each table moves 8 or 9
+    assert kept.own_answer(3, UP, 9, 2.5) is None  # a higher level than they reach
+    assert kept.own_answer(3, -UP, 9, 2.0) is None  # no table downwards
+    assert kept.own_answer(3, UP, 9, 2.0).insider == 9
 
 
 def test_a_table_moving_the_insiders_cell_is_not_reused():

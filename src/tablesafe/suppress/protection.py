@@ -34,7 +34,7 @@ from tablesafe.suppress.attacker import (
 )
 from tablesafe.suppress.cover import Revisable, Row
 from tablesafe.suppress.neighbourhood_attacks import attack_neighbourhoods
-from tablesafe.suppress.reached_tables import ReachedTables
+from tablesafe.suppress.reached_tables import ReachedTables, answer_from_tables
 from tablesafe.suppress.subtable_tables import take_known
 
 JOINT_SECONDS = 5.0
@@ -269,10 +269,10 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
             req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
             force = bounds.req_sl[k] > 0
             extra = also_fixed.get(key, ()) if also_fixed else ()
-            reused = None if found is None or force else found.answer(k, d, s, req, extra)
+            reused = None if found is None or force else answer_from_tables(found, lp, key, req, extra,
+                                                                                 sparse and certify)
             if reused is not None:
-                # the table proves the attack passes; the certificate stays the target's own
-                att = lp.certify(reused, extra) if sparse and certify else reused
+                att = reused
             else:
                 att = lp.attack(k, d, req, s, want_dual=want_dual, force_dual=force, sparse=sparse,
                                 also_fixed=extra, expect_pass=expect_pass)
