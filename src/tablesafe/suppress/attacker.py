@@ -223,6 +223,7 @@ class BlockLP:
         h.passModel(lp)
         self.h = h
         self._cols = np.arange(2 * nc, dtype=np.int32)
+        self._costs = (np.zeros(2 * nc), np.concatenate([self.weight, self.weight]))  # by ``weighted``
         self._weighted = False  # the model's costs: zero (attacker's LP) or the weights
 
     def _use_weights(self, weighted: bool) -> None:
@@ -231,8 +232,7 @@ class BlockLP:
         certificate's LP), only when they change: where most attacks pass, the sparse
         LPs follow one another with no full cost update."""
         if self._weighted != weighted:
-            full = np.concatenate([self.weight, self.weight]) if weighted else np.zeros(2 * self.nc)
-            self.h.changeColsCost(2 * self.nc, self._cols, full)
+            self.h.changeColsCost(2 * self.nc, self._cols, self._costs[weighted])
             self._weighted = weighted
 
     @property
@@ -418,6 +418,12 @@ RHS_TOLERANCE = 1e-9
 """Relative size below which a capacity inequality's right-hand side counts as zero."""
 
 
+def moves_any(attack: Attack, cells) -> bool:
+    """Whether the attack's table moves one of ``cells`` (cells the attacker knows, whose
+    attacks that table then cannot answer)."""
+    return bool(len(cells)) and bool(np.isin(attack.cells[attack.dev != 0], cells).any())
+
+
 def cut_from(attack: Attack, bounds: Bounds, fixed_one: np.ndarray, cap: bool = True) -> Cut:
     """The capacity inequality of an unsuccessful attack (Fischetti-Salazar).
 
@@ -470,15 +476,25 @@ def row_cuts(problem: Problem, bounds: Bounds, fixed_one: np.ndarray) -> list[Cu
             s, e = arow.indptr[r], arow.indptr[r + 1]
             cols = arow.indices[s:e]
             vals = arow.data[s:e]
-            akr = vals[cols == k][0]
             for direction, req in ((UP, bounds.req_up[k]), (DOWN, bounds.req_dn[k])):
                 if req <= 0:
                     continue
-                # d = c - a_r * u with u chosen so that d_k = 0: u = -direction / a_kr
-                d = -vals * (-direction / akr)
-                d[cols == k] = 0.0
-                att = Attack(int(k), direction, -1, 0.0, float(req), dual_cells=cols, dual_d=d)
-                cut = cut_from(att, bounds, fixed_one)
+                cut = relation_cut(bounds, int(k), direction, float(req), cols, vals, fixed_one)
                 if cut.rhs > 0:
                     cuts.append(cut)
     return cuts
+
+
+def relation_cut(bounds: Bounds, k: int, direction: int, required: float, cols: np.ndarray, vals: np.ndarray,
+                 fixed_one: np.ndarray, cap: bool = True) -> Cut:
+    """The capacity inequality of one relation (its cells ``cols`` with coefficients
+    ``vals``, ``k`` among them) for ``k`` moving in ``direction``: the attacker's dual
+    ``u = +-e_r``. Its coefficient of a cell is how far that cell can make up ``k``'s
+    move within its bounds, so ``k`` moves by at most their sum over the relation's
+    other withheld cells (:func:`cut_from`)."""
+    akr = vals[cols == k][0]
+    # d = c - a_r * u with u chosen so that d_k = 0: u = -direction / a_kr
+    d = -vals * (-direction / akr)
+    d[cols == k] = 0.0
+    att = Attack(int(k), direction, -1, 0.0, float(required), dual_cells=cols, dual_d=d)
+    return cut_from(att, bounds, fixed_one, cap=cap)

@@ -11,7 +11,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from tablesafe.problem import Problem
-from tablesafe.suppress.attacker import UP, Attack, BlockLP, Blocks, Bounds, _tol
+from tablesafe.suppress.attacker import (
+    DOWN,
+    UP,
+    Attack,
+    BlockLP,
+    Blocks,
+    Bounds,
+    _tol,
+    relation_cut,
+)
 from tablesafe.suppress.protection import (
     Insiders,
     Key,
@@ -29,47 +38,41 @@ def _relation_short(rel: sp.csr_matrix, by_cell: sp.csc_matrix, bounds: Bounds, 
     single respondents: the attack then fails and the removal would be turned down by
     LP anyway (no LP needed).
 
-    A relation ``sum_j a_j z_j = 0`` lets the target ``k`` move by at most what its
-    other withheld cells can make up within their bounds (the attacker's dual
-    ``u = +-e_r``, as in :func:`~tablesafe.suppress.attacker.row_cuts`); a single
-    respondent knows its own cell, which then makes up nothing. A relation left with
-    ``k`` alone gives its value exactly.
+    A relation lets the target ``k`` move by at most what its other withheld cells can
+    make up within their bounds: the coefficients of its capacity inequality
+    (:func:`~tablesafe.suppress.attacker.relation_cut`). A single respondent knows its
+    own cell, which then makes up nothing. A relation left with ``k`` alone gives its
+    value exactly.
     """
+    nothing_fixed = np.zeros(len(w), dtype=bool)
     for r in by_cell.indices[by_cell.indptr[cell]:by_cell.indptr[cell + 1]].tolist():
         lo, hi = rel.indptr[r], rel.indptr[r + 1]
         cells = rel.indices[lo:hi]
         on = w[cells] & (cells != cell)
         cs, vs = cells[on], rel.data[lo:hi][on]
-        for i, k in enumerate(cs.tolist()):
+        for k in cs.tolist():
             reqs = (bounds.req_up[k], bounds.req_dn[k], bounds.req_sl[k])
             if max(reqs) <= 0:
                 continue
-            reach = []
-            for direction in (UP, -UP):
-                # moving k by direction * t needs sum_{j != k} d_j z_j = -t: cell j gives
-                # d_j * (its room down) when d_j > 0 and -d_j * (its room up) when d_j < 0
-                d = vs * (direction / vs[i])
-                with np.errstate(invalid="ignore"):
-                    room = np.where(d > 0, d * bounds.dn[cs], np.where(d < 0, -d * bounds.up[cs], 0.0))
-                room = np.minimum(np.nan_to_num(room, nan=np.inf), 1e300)
-                room[i] = 0.0
-                reach.append(room)
-            for direction, req, room in ((UP, reqs[0], reach[0]), (-UP, reqs[1], reach[1])):
-                if req > 0 and float(room.sum()) < req - _tol(req):
+            # per direction, what each other withheld cell can make up (uncapped)
+            room = [relation_cut(bounds, k, direction, 0.0, cs, vs, nothing_fixed, cap=False)
+                    for direction in (UP, DOWN)]
+            for req, cut in zip(reqs[:2], room):
+                if req > 0 and float(cut.coef.sum()) < req - _tol(req):
                     return True
-            if reqs[2] > 0 and float(reach[0].sum() + reach[1].sum()) < reqs[2] - _tol(reqs[2]):
+            if reqs[2] > 0 and float(room[0].coef.sum() + room[1].coef.sum()) < reqs[2] - _tol(reqs[2]):
                 return True
             who = insiders.get(k)
             if who is None:
                 continue
-            known = np.flatnonzero(np.isin(cs, who))
-            for direction, req, room in ((UP, reqs[0], reach[0]), (-UP, reqs[1], reach[1])):
+            for req, cut in zip(reqs[:2], room):
+                known = np.flatnonzero(np.isin(cut.idx, who))
                 if req <= 0 or not len(known):
                     continue
                 # the single respondent whose cell makes up the most knows it: the sum of
-                # the others (not a difference, which loses small terms next to 1e300)
-                s = known[np.argmax(room[known])]
-                if float(np.delete(room, s).sum()) < req - _tol(req):
+                # the others (not a difference, which loses small terms next to infinity)
+                s = known[np.argmax(cut.coef[known])]
+                if float(np.delete(cut.coef, s).sum()) < req - _tol(req):
                     return True
     return False
 

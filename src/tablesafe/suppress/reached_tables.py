@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tablesafe.suppress.attacker import UP, Attack, BlockLP, Key
+from tablesafe.suppress.attacker import UP, Attack, BlockLP, Key, moves_any
 
 __all__ = ["ReachedTables", "answer_from_tables"]
 
@@ -110,7 +110,7 @@ class ReachedTables:
             moved = float(direction * np.sum(att.dev[att.cells == target]))
             if moved < required - 1e-9 * max(1.0, required):
                 continue
-            if fixed and np.isin(att.cells[att.dev != 0], fixed).any():
+            if moves_any(att, fixed):
                 continue
             return Attack(int(target), direction, int(insider), moved, float(required), cells=att.cells, dev=att.dev)
         return None

@@ -42,8 +42,8 @@ class SubtablePattern:
             protected in another subtable; seed 000 section 6).
         tables: (key, attack) of the passing attacks of the pattern (sparse
             certificates in the subtable's positions): the outsiders', and those of the
-            single respondents whose cells these tables move. The full-table check
-            reuses those that are certificates of the whole table too
+            single respondents the subtable's model holds. The full-table check reuses
+            those that are certificates of the whole table too
             (:mod:`tablesafe.suppress.subtable_tables`).
     """
 
@@ -170,15 +170,12 @@ def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
     return sorted(key for key in wanted if key in found and not found[key].ok)
 
 
-def _moves(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
-           insiders: dict[int, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, tuple[tuple[Key, Attack], ...]]:
+def _moves(sub: Problem, bounds: Bounds, x: np.ndarray,
+           keys: list[Key]) -> tuple[np.ndarray, np.ndarray, tuple[tuple[Key, Attack], ...]]:
     """Per cell, the largest move up and down of the pattern's sparse certificates of
-    ``keys``, and the passing attacks: those of ``keys`` and, with ``insiders``, those of
-    the single respondents whose cells the outsiders' tables move."""
-    atts = run_attacks(sub, bounds, x.astype(float), sorted(keys), want_dual=False, sparse=True, expect_pass=True,
-                       insiders=insiders or None)
-    wanted = set(keys)
-    up, dn = scaled_moves([a for key, a in atts.items() if key in wanted], sub.n)
+    ``keys``, and those of them that pass as (key, attack)."""
+    atts = run_attacks(sub, bounds, x.astype(float), sorted(keys), want_dual=False, sparse=True, expect_pass=True)
+    up, dn = scaled_moves(list(atts.values()), sub.n)
     tables = tuple((key, a) for key, a in sorted(atts.items()) if a.ok and len(a.cells))
     return up, dn, tables
 

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from tablesafe.problem import Problem
-from tablesafe.suppress.attacker import UP, Attack, Bounds, Key
+from tablesafe.suppress.attacker import UP, Attack, Bounds, Key, moves_any
 
 Found = tuple[Key, np.ndarray, np.ndarray]
 """A subtable's passing attack in table positions: (key, cells moved, deviations)."""
@@ -97,10 +97,7 @@ def take_known(known: dict[Key, Attack], key: Key, also_fixed: dict[Key, tuple[i
     """Answer ``key`` from a known table (into ``out``) when there is one that moves none
     of the further cells the attacker knows (``also_fixed``); returns whether it was."""
     a = known.get(key)
-    if a is None:
-        return False
-    extra = also_fixed.get(key, ()) if also_fixed else ()
-    if extra and np.isin(a.cells[a.dev != 0], extra).any():
+    if a is None or moves_any(a, also_fixed.get(key, ()) if also_fixed else ()):
         return False
     out[key] = a
     return True
