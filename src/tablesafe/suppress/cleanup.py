@@ -11,16 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from tablesafe.problem import Problem
-from tablesafe.suppress.attacker import (
-    DOWN,
-    UP,
-    Attack,
-    BlockLP,
-    Blocks,
-    Bounds,
-    _tol,
-    relation_cut,
-)
+from tablesafe.suppress.attacker import UP, Attack, BlockLP, Blocks, Bounds, _tol, relation_cut
 from tablesafe.suppress.protection import (
     Insiders,
     Key,
@@ -56,7 +47,7 @@ def _relation_short(rel: sp.csr_matrix, by_cell: sp.csc_matrix, bounds: Bounds, 
                 continue
             # per direction, what each other withheld cell can make up (uncapped)
             room = [relation_cut(bounds, k, direction, 0.0, cs, vs, nothing_fixed, cap=False)
-                    for direction in (UP, DOWN)]
+                    for direction in (UP, -UP)]
             for req, cut in zip(reqs[:2], room):
                 if req > 0 and float(cut.coef.sum()) < req - _tol(req):
                     return True
