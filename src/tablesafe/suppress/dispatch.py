@@ -227,7 +227,7 @@ def suppress(
             if log:
                 log("repairing: checking every sensitive cell")
             try:
-                withheld, atts = _lp_repair(problem, bounds, found, subtable_tables, stats, repair_deadline)
+                withheld, atts = _lp_repair(problem, bounds, found, subtable_tables, stats, repair_deadline, log)
             except OutOfTime as out:
                 withheld, route = _fall_back(stats, "attacker-LP repair", out, found, log), "certificates"
         if route == "certificates":
@@ -280,14 +280,14 @@ def suppress(
 
 
 def _lp_repair(problem: Problem, bounds: Bounds, found: np.ndarray, subtable_tables: list, stats: dict,
-               deadline: float) -> tuple[np.ndarray, dict]:
+               deadline: float, log=None) -> tuple[np.ndarray, dict]:
     """The attacker-LP repair of the search's pattern (:func:`repair`), the subtables'
     tables that are certificates of the whole table answering their attacks; its
     figures go into ``stats``. Raises :class:`OutOfTime` past ``deadline``."""
     t_repair = time.monotonic()
     known = whole_table_certificates(problem, bounds, found, subtable_tables)
     stats["repair_known_tables"] = len(known)
-    withheld, atts, rounds = repair(problem, bounds, found, deadline=deadline, known=known)
+    withheld, atts, rounds = repair(problem, bounds, found, deadline=deadline, known=known, progress=log)
     stats["repair_seconds"] = time.monotonic() - t_repair
     stats["repair_rounds"] = rounds
     stats["repair_added"] = int((withheld & ~found).sum())

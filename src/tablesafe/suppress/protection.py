@@ -257,7 +257,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
             # big block: try each target on its neighbourhood first (cells further away held
             # at their true values: a feasible point there is feasible for the block too)
             bkeys = attack_neighbourhoods(problem, bounds, x, bkeys, out, relations_by_cell(problem), OutOfTime,
-                                          sparse, also_fixed, deadline, expect_pass)
+                                          sparse, also_fixed, deadline, expect_pass, int(sizes[b]))
             if not bkeys:
                 continue
         lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
@@ -429,6 +429,8 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     failed are checked again, unless the tables of all their last attacks still stand
     (:func:`still_holds`). ``targets`` limits the first check to some sensitive cells
     (default: all). After :data:`JOINT_ROUNDS` rounds the pattern only grows.
+    ``progress``: a function given one line per round (how many attacks fail, how many
+    cells are withheld).
     ``known``: tables already proved to be certificates of the whole table under
     ``withheld`` (the subtables', :mod:`tablesafe.suppress.subtable_tables`), which
     answer their attacks in the first check with no LP.
@@ -448,6 +450,9 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
         final = dict(atts)
         while True:
             bad = failing(bounds, atts)
+            if progress is not None:
+                progress(f"repair round {rounds}: {len(atts):,} attacks checked, {len(bad):,} short of "
+                         f"their level, {int(w.sum()):,} cells withheld")
             if not bad:
                 break
             rounds += 1
