@@ -28,7 +28,7 @@ def test_what_a_neighbourhood_passes_is_a_certificate_of_the_table(seed, shape, 
         keys = keys_for(p, b, w, np.flatnonzero(p.sensitive))
         out: dict = {}
         left = na.attack_neighbourhoods(p, b, w.astype(float), keys, out, by_cell, OutOfTime, sparse=True,
-                                        expect_pass=True, block_cells=int(w.sum()))
+                                        block_cells=int(w.sum()))
         assert set(left) | set(out) == set(keys) and not set(left) & set(out)
         for key, att in out.items():
             assert att.ok
@@ -78,7 +78,7 @@ def test_a_three_way_cube_is_found_three_hops_out(monkeypatch):
     def run():
         out: dict = {}
         left = na.attack_neighbourhoods(p, b, w.astype(float), keys, out, by_cell, OutOfTime, sparse=True,
-                                        expect_pass=True, block_cells=int(w.sum()))
+                                        block_cells=int(w.sum()))
         return out, left
 
     out, left = run()
@@ -102,10 +102,10 @@ def test_a_neighbourhood_is_widened_until_the_attack_passes(monkeypatch):
     monkeypatch.setattr(na, "WIDEN_HOPS", 1)
     out: dict = {}
     left = na.attack_neighbourhoods(p, b, w.astype(float), [(k, UP, -1)], out, by_cell, OutOfTime, sparse=True,
-                                    expect_pass=True, block_cells=int(w.sum()) * 8)
+                                    block_cells=int(w.sum()) * 8)
     assert not left and out[(k, UP, -1)].ok
     monkeypatch.setattr(na, "NEIGHBOURHOOD_SHARE", 0.0)
     out = {}
     left = na.attack_neighbourhoods(p, b, w.astype(float), [(k, UP, -1)], out, by_cell, OutOfTime, sparse=True,
-                                    expect_pass=True, block_cells=int(w.sum()))
+                                    block_cells=int(w.sum()))
     assert left == [(k, UP, -1)] and not out

@@ -31,18 +31,18 @@ from tablesafe.suppress.attacker import UP, Attack, BlockLP, Bounds, Key
 def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
                           out: dict[Key, Attack], by_cell: sp.csc_matrix, timeout: type[Exception],
                           sparse: bool, also_fixed: dict[Key, tuple[int, ...]] | None = None,
-                          deadline: float | None = None, expect_pass: bool = False,
-                          block_cells: int | None = None) -> list[Key]:
+                          deadline: float | None = None, block_cells: int | None = None) -> list[Key]:
     """Attack each target of ``keys`` on its neighbourhood, widened while the attacks
     fail in tables of three or more dimensions (:func:`neighbourhood_hops` relation
     hops, then :data:`WIDEN_HOPS` more at a time while it holds at most
     :data:`NEIGHBOURHOOD_SHARE` of ``block_cells`` and :data:`NEIGHBOURHOOD_MOST`
-    cells); passing attacks go into ``out``, the keys still unresolved are returned
-    (attacks with a sliding level always are). ``by_cell``: the relations by cell; ``timeout`` is raised
-    past ``deadline``."""
+    cells). Passing attacks go into ``out``; the keys still unresolved are returned
+    (attacks with a sliding level always are). With ``sparse`` a neighbourhood is asked
+    only whether a table exists there (each passing attack's sparse certificate, no
+    attacker's optimum: the whole block gives that when none does). ``by_cell``: the
+    relations by cell; ``timeout`` is raised past ``deadline``."""
     a = problem.relations
     active = x > 1e-9
-    first = neighbourhood_hops(problem)
     widens = _dimensions(problem) >= 3
     most = min(NEIGHBOURHOOD_SHARE * (block_cells if block_cells is not None else int(active.sum())),
                NEIGHBOURHOOD_MOST)
@@ -55,30 +55,25 @@ def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys:
             left.extend(tkeys)
             continue
         cells = np.array([k])
-        reached, hops = 0, first
+        step, tried = neighbourhood_hops(problem), False
         pending = tkeys
         while pending:
             if deadline is not None and time.monotonic() > deadline:
                 raise timeout
-            grown = cells
-            for _ in range(hops - reached):
-                rows = neighbours(by_cell, grown)
-                cols = neighbours(a, rows)
-                grown = np.union1d(grown, cols[active[cols]])
-            if reached and (not widens or grown.size > most or grown.size == cells.size):
+            if tried and not widens:
                 break
-            cells, reached = grown, hops
-            hops = reached + WIDEN_HOPS
+            grown = _grow(a, by_cell, active, cells, step)
+            if tried and (grown.size > most or grown.size == cells.size):
+                break
+            cells, step, tried = grown, WIDEN_HOPS, True
             lp = BlockLP(problem, bounds, x, cells, neighbours(by_cell, cells))
             still = []
             for key in pending:
                 _, d, s = key
                 req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
                 extra = also_fixed.get(key, ()) if also_fixed else ()
-                # only whether a table exists here is asked (the whole block gives the
-                # attacker's optimum when none does)
                 att = lp.attack(k, d, req, s, want_dual=False, sparse=sparse, also_fixed=extra,
-                                expect_pass=expect_pass or sparse, reach=not sparse)
+                                expect_pass=sparse, reach=not sparse)
                 if att.ok:
                     out[key] = att
                 else:
@@ -88,12 +83,21 @@ def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys:
     return left
 
 
+def _grow(a: sp.csr_matrix, by_cell: sp.csc_matrix, active: np.ndarray, cells: np.ndarray,
+          hops: int) -> np.ndarray:
+    """``cells`` and the active cells within ``hops`` relation hops of them."""
+    for _ in range(hops):
+        cols = neighbours(a, neighbours(by_cell, cells))
+        cells = np.union1d(cells, cols[active[cols]])
+    return cells
+
+
 NEIGHBOURHOOD_SHARE = 0.25
-"""A neighbourhood is widened only while it holds at most this share of the block's cells
-(past it the whole block's LP is not much slower)..."""
+"""A neighbourhood is widened only while it holds at most this share of its block's
+cells (and at most :data:`NEIGHBOURHOOD_MOST`); past that the block's own LP decides."""
 
 NEIGHBOURHOOD_MOST = 2_000
-"""... and at most this many cells."""
+"""Most cells a widened neighbourhood may hold."""
 
 WIDEN_HOPS = 1
 """Relation hops added each time a neighbourhood is widened."""

@@ -257,7 +257,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
             # big block: try each target on its neighbourhood first (cells further away held
             # at their true values: a feasible point there is feasible for the block too)
             bkeys = attack_neighbourhoods(problem, bounds, x, bkeys, out, relations_by_cell(problem), OutOfTime,
-                                          sparse, also_fixed, deadline, expect_pass, int(sizes[b]))
+                                          sparse, also_fixed, deadline, int(sizes[b]))
             if not bkeys:
                 continue
         lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
