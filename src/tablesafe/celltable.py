@@ -57,6 +57,10 @@ class CellTable(PerCell):
         declared_missing: per dimension, the missing codes added below its total because
             they were declared (tau-ARGUS metadata, ``missing_code=``) rather than found in
             the data; a publication leaves out such a code when no record carries it.
+        record_cells: linked tables only: the bottom-level cells of the
+            cross-classification of all dimensions that hold a record (a code column
+            per dimension), carried into :attr:`Problem.record_cells` for the insider
+            model; ``None`` for one table, where every common part is a cell.
     """
 
     model: CompiledModel
@@ -80,6 +84,7 @@ class CellTable(PerCell):
     weight: str | None = None
     top_given: bool = True
     declared_missing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    record_cells: pd.DataFrame | None = None
 
     def __post_init__(self) -> None:
         n = self.model.size

@@ -126,6 +126,11 @@ class Problem(PerCell):
             out a code whose cells are all empty.
         contributions: the largest contributions per cell (:class:`Contributions`) when
             the problem was assessed from a cell table that has them.
+        record_cells: linked tables tabulated from microdata: the bottom-level cells of
+            the cross-classification of all dimensions that hold at least one record
+            (one row each, a code column per dimension), so that the insider model can
+            tell whether two cells of different tables share a respondent
+            (:class:`tablesafe.structure.overlap.CellOverlap`); ``None`` otherwise.
     """
 
     names: np.ndarray
@@ -150,6 +155,7 @@ class Problem(PerCell):
     notes: dict[str, Any] = field(default_factory=dict)
     declared_missing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     contributions: Contributions | None = None
+    record_cells: pd.DataFrame | None = None
 
     def __post_init__(self) -> None:
         n = len(self.value)

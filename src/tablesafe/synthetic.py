@@ -388,9 +388,12 @@ def _linked_problem(syn: SyntheticData, *, p: float, use_holdings: bool, cost: s
         lpl[cells] = pr.lpl
         count[cells] = pr.contributors
         status[cells] = pr.status
-    return _problem(model, value, status, upl, lpl, count, cost,
-                    {"rule": f"p({p:g})", "holdings": use_holdings,
-                     "tables": [list(t) for t in syn.table_list]})
+    dims = [d.name for d in model.dims]
+    records = syn.data[dims].astype(str).drop_duplicates().reset_index(drop=True)
+    return replace(_problem(model, value, status, upl, lpl, count, cost,
+                            {"rule": f"p({p:g})", "holdings": use_holdings,
+                             "tables": [list(t) for t in syn.table_list]}),
+                   record_cells=records)
 
 
 def synthetic_problem(

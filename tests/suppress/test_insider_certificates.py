@@ -272,3 +272,26 @@ def test_a_search_late_in_its_time_limit_hurries(table, pattern, monkeypatch):
     assert np.array_equal(hurried.withheld, strict.withheld)
     assert check_certificates(table, hurried.withheld, hurried.certificates, insiders=True) == []
     assert pattern.stats["hurried_after_targets"] is None
+
+
+def test_insider_gaps_are_checked_whatever_the_table_size(table, monkeypatch):
+    """Targets whose single respondents were left without a certificate get those
+    attacks by LP (and a repair) on any table size while time is left; they used to be
+    flagged unchecked above ``LP_REPAIR_MAX_CELLS`` (on the generated linked pair,
+    12,086 pairs on 622 targets, all then found protected). The gaps are made here by
+    a search that never finds an insider certificate, and the table counts as large."""
+    import tablesafe.suppress.dispatch as dispatch
+    from tablesafe.suppress.fast_first_pass import FirstPass
+
+    def none_found(self, t, leaning):
+        self.insider_pairs += len(leaning)
+        self.insider_open.extend((t, int(s)) for s in leaning)
+
+    monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 10)
+    monkeypatch.setattr(FirstPass, "_insider_certificates", none_found)
+    pat = suppress(table, "fast")
+    assert pat.stats["insider_certificate_gaps"] > 0
+    assert pat.stats["insider_gaps_checked"] > 0
+    assert "singleton_attacks_checked" not in pat.stats
+    res = audit(table, pat.withheld, insider=True)
+    assert res.ok and res.insider_findings.empty

@@ -385,6 +385,7 @@ def assess(
         assessment=assessment,
         declared_missing=dict(cells.declared_missing),
         contributions=_contributions(cells),
+        record_cells=getattr(cells, "record_cells", None),
     )
 
 

@@ -7,6 +7,12 @@ is an insider of a cell: the single respondent of a withheld cell that overlaps 
 is one of the target's own contributors, and the target's protection level already
 allows for what a contributor knows about its own value (seed 000 section 5.1, the
 second-largest contributor in the p% rule).
+
+Linked tables have common parts that are cells of neither table (industry x region x
+size against industry x region x legal form). When the problem carries the
+cross-classification cells holding records (:attr:`Problem.record_cells`, from the
+tabulation), those common parts are rolled up once into a set of occupied keys, and an
+overlap is then read from the data as for any other cell.
 """
 
 from __future__ import annotations
@@ -20,6 +26,10 @@ from tablesafe.problem import Problem
 
 __all__ = ["CellOverlap", "occupied_cells"]
 
+#: Most occupied common parts rolled up from the record cells; beyond it the model falls
+#: back to what the cells alone tell (a larger set would cost more memory than it saves).
+MEET_KEYS_MOST = 20_000_000
+
 
 @dataclass
 class CellOverlap:
@@ -32,6 +42,8 @@ class CellOverlap:
         key_cell: the cell of each sorted key.
         anc: per dimension, ``anc[a, b]`` is true when code ``a`` is ``b`` or an ancestor of it.
         parent: per dimension, each code's parent (-1 for the root).
+        meet_keys: sorted flat keys of every occupied cross-classification cell (at
+            all levels) when the record cells are known, else ``None``.
     """
 
     idx: np.ndarray
@@ -40,6 +52,7 @@ class CellOverlap:
     key_cell: np.ndarray
     anc: list[np.ndarray]
     parent: list[np.ndarray]
+    meet_keys: np.ndarray | None = None
 
     @classmethod
     def of(cls, problem: Problem) -> CellOverlap | None:
@@ -69,7 +82,8 @@ class CellOverlap:
         shape = tuple(len(d.hierarchy) for d in model.dims)
         flat = np.ravel_multi_index(tuple(idx.T), shape)
         order = np.argsort(flat, kind="stable")
-        return cls(idx, shape, flat[order], order, anc, parents)
+        meets = _occupied_keys(problem.record_cells, model, shape, parents)
+        return cls(idx, shape, flat[order], order, anc, parents, meets)
 
     def lookup(self, codes: np.ndarray) -> np.ndarray:
         """Cells with the given code positions (rows of ``codes``); ``-1`` where none."""
@@ -83,9 +97,10 @@ class CellOverlap:
 
         Linked tables: two cells of different tables may have a common part that is no
         cell of either (industry x region x size against industry x region x legal
-        form). Whether it holds a respondent is then unknown, except when the smallest
-        cell containing both (their *join*, here industry x region) has a single
-        respondent (``single``): both cells, being non-empty, are that respondent's.
+        form). It is occupied when the record cells say so (:attr:`meet_keys`). Without
+        them it is unknown, except when the smallest cell containing both (their
+        *join*, here industry x region) has a single respondent (``single``): both
+        cells, being non-empty, are that respondent's.
         """
         cells = np.asarray(cells, dtype=np.int64)
         out = np.ones(len(cells), dtype=bool)
@@ -100,13 +115,55 @@ class CellOverlap:
         if out.any():
             cell = self.lookup(meet[out])
             hit = (cell >= 0) & occupied[np.maximum(cell, 0)]
-            if single is not None and (cell < 0).any():
+            if self.meet_keys is not None and (cell < 0).any():
+                missing = np.flatnonzero(cell < 0)
+                flat = np.ravel_multi_index(tuple(meet[out][missing].T), self.shape)
+                at = np.minimum(np.searchsorted(self.meet_keys, flat), len(self.meet_keys) - 1)
+                hit[missing] = self.meet_keys[at] == flat
+            elif single is not None and (cell < 0).any():
                 missing = np.flatnonzero(cell < 0)
                 top = self.lookup(join[out][missing])
                 both = occupied[cells[out][missing]] & bool(occupied[t])
                 hit[missing] = (top >= 0) & single[np.maximum(top, 0)] & both
             out[out] = hit
         return out
+
+
+def _occupied_keys(records: pd.DataFrame | None, model, shape: tuple[int, ...],
+                   parents: list[np.ndarray]) -> np.ndarray | None:
+    """Sorted flat keys of every cell of the full cross-classification (all levels) that
+    holds a record, rolled up from the record cells; ``None`` when they are unknown,
+    name codes the hierarchies lack, or would roll up to more than
+    :data:`MEET_KEYS_MOST` keys."""
+    if records is None or not len(records) or len(model.dims) < 2:
+        return None
+    pos = []
+    for d in model.dims:
+        if d.name not in records:
+            return None
+        p = pd.Index(d.hierarchy.codes).get_indexer(records[d.name].astype(str).to_numpy())
+        if (p < 0).any():
+            return None
+        pos.append(p.astype(np.int64))
+    keys = np.unique(np.ravel_multi_index(tuple(pos), shape))
+    for j, parent in enumerate(parents):
+        stride = int(np.prod(shape[j + 1:], dtype=np.int64))
+        found = [keys]
+        code = (keys // stride) % shape[j]
+        rest = keys - code * stride
+        while True:
+            up = parent[code]
+            has = up >= 0
+            if not has.any():
+                break
+            code, rest = up[has], rest[has]
+            found.append(rest + code * stride)
+            if sum(len(f) for f in found) > 4 * MEET_KEYS_MOST:
+                return None
+        keys = np.unique(np.concatenate(found))
+        if len(keys) > MEET_KEYS_MOST:
+            return None
+    return keys
 
 
 def occupied_cells(problem: Problem) -> np.ndarray:

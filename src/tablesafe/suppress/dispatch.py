@@ -13,7 +13,9 @@ never returned:
   :func:`tablesafe.suppress.fast.fast_pattern`, seeded with the method's pattern so that
   it only adds cells where that pattern falls short; the certificates are checked in one
   pass (:func:`tablesafe.audit.check_certificates`) and are the proof of safety;
-  complements no certificate uses are dropped.
+  complements no certificate uses are dropped. Cells where a single respondent was left
+  without its certificate get that respondent's attack by LP, and a repair, while time
+  is left.
 - ``modular`` on tables too large for the attacker LPs (up to ``AUDIT_GUIDED_MAX_CELLS``):
   the audit names the failing attacks and only those are repaired
   (:mod:`tablesafe.suppress.audit_repair`); the audit that passes is the proof.
@@ -102,8 +104,8 @@ def auto_time_limit(cells: int) -> float:
 LP_REPAIR_MAX_CELLS = 5_000
 """Above this size every method's pattern (``modular``'s: above
 ``MODULAR_LP_REPAIR_MAX_CELLS``) is repaired and proved by certificates (the ``fast``
-search seeded with the pattern) instead of full-table attacker LPs; up to it, a pattern
-proved by certificates still gets the attacker LPs for its insider gaps."""
+search seeded with the pattern) instead of full-table attacker LPs. (A pattern proved by
+certificates gets attacker LPs for its insider gaps on any size, while time is left.)"""
 
 MODULAR_LP_REPAIR_MAX_CELLS = 30_000
 """``modular``'s pattern of a one- or two-way table is repaired by attacker LPs up to this
@@ -344,18 +346,22 @@ def _fall_back(stats: dict, what: str, out: OutOfTime, found: np.ndarray, log) -
 
 def _insider_gaps(problem: Problem, bounds: Bounds, withheld: np.ndarray, gaps: np.ndarray, stats: dict,
                   log, deadline: float) -> tuple[np.ndarray, dict]:
-    """Targets whose single respondents' certificates are missing: the attacker LPs on
-    tables small enough and while time is left, otherwise flagged in the stats."""
-    if problem.n <= LP_REPAIR_MAX_CELLS:
-        if log:
-            log("repairing: attacks by single respondents next to a target")
-        try:
-            out, atts, rounds = repair(problem, bounds, withheld, targets=gaps, deadline=deadline)
-            stats["repair_rounds"] = rounds
-            stats["repair_added"] = int((out & ~withheld).sum())
-            return out, atts
-        except OutOfTime:
-            stats["repair_timed_out"] = "single respondents' attacks"
+    """Targets whose single respondents' certificates are missing: their attacks are
+    checked, and repaired, by attacker LPs while time is left (on any table size: the
+    neighbourhood attacks keep them affordable); when time runs out they are flagged in
+    the stats and the pattern stays as the certificates proved it."""
+    if log:
+        log(f"checking the attacks of single respondents on {len(gaps):,} cells without their certificate")
+    t = time.monotonic()
+    try:
+        out, atts, rounds = repair(problem, bounds, withheld, targets=gaps, deadline=deadline, progress=log)
+        stats["repair_rounds"] = rounds
+        stats["repair_added"] = int((out & ~withheld).sum())
+        stats["insider_gaps_checked"] = len(gaps)
+        stats["insider_gaps_seconds"] = time.monotonic() - t
+        return out, atts
+    except OutOfTime:
+        stats["repair_timed_out"] = "single respondents' attacks"
     stats["singleton_attacks_checked"] = False
     stats["insider_gaps"] = len(gaps)
     return withheld, {}

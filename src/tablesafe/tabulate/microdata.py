@@ -276,6 +276,12 @@ def _compute(plan: Plan, k: int, weight: str | None, response: str, bar: Any) ->
         for f in ("c", "w", "r", "v", "nw", "ab"):
             getattr(out_tops, f)[touched] = getattr(merged, f)
     contributors = out_sums["contributors"].astype(np.int64)
+    record_cells = None
+    if len(plan.table_dims) > 1:  # linked tables: common parts that are no cell (overlap.py)
+        occupied = np.unique(leaf["cell"].to_numpy(np.int64))
+        at = np.unravel_index(occupied, full_shape)
+        record_cells = pd.DataFrame({s.name: np.asarray(plan.hierarchies[s.name].codes, dtype=object)[at[j]]
+                                     for j, s in enumerate(plan.specs)})
     return CellTable(
         model=plan.model,
         response=response,
@@ -297,6 +303,7 @@ def _compute(plan: Plan, k: int, weight: str | None, response: str, bar: Any) ->
         holding=plan.holding,
         weight=weight,
         declared_missing=plan.declared_missing,
+        record_cells=record_cells,
     )
 
 
