@@ -176,6 +176,11 @@ def run_ours(problem: Problem, method: str, time_limit: float) -> dict:
     note = "proved by certificates" if st.get("audit") == "certificates" else "LP audit passed"
     if st.get("insider_certificate_gaps"):
         note += f"; {st['insider_certificate_gaps']} insider gaps"
+        if st.get("insider_gaps_checked"):
+            note += (f", their {st['insider_gaps_checked']} targets checked by attacker LPs "
+                     f"({st['insider_gaps_seconds']:.0f} s, {st.get('repair_added', 0)} cells added)")
+        elif st.get("singleton_attacks_checked") is False:
+            note += " left unchecked"
     if st.get("gap") is not None:
         note += f"; MIP gap {st['gap']:.3f}"
     if st.get("lower_bound"):

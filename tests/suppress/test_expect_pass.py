@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from _suppress_gen import assert_certificate, repaired_and_random_patterns, table_problem
 
-from tablesafe.suppress import attacker, protection
+from tablesafe.suppress import attack_runs, attacker
 from tablesafe.suppress.attacker import UP, BlockLP, Blocks, Bounds
 from tablesafe.suppress.protection import keys_for, repair, run_attacks
 
@@ -24,7 +24,7 @@ def test_sparse_first_gives_the_attackers_verdicts_and_certificates(seed, shape,
     if capacity:
         p = p.copy(capacity=0.25 * np.abs(p.value))
     b = Bounds.of(p, singleton=True, capacity=capacity)
-    monkeypatch.setattr(protection, "REUSE_TABLES", False)  # every attack gets its own LPs
+    monkeypatch.setattr(attack_runs, "REUSE_TABLES", False)  # every attack gets its own LPs
     passed = failed = 0
     for w in repaired_and_random_patterns(p, b, seed):
         keys = keys_for(p, b, w, np.flatnonzero(p.sensitive))

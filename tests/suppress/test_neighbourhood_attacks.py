@@ -109,3 +109,83 @@ def test_a_neighbourhood_is_widened_until_the_attack_passes(monkeypatch):
     left = na.attack_neighbourhoods(p, b, w.astype(float), [(k, UP, -1)], out, by_cell, OutOfTime, sparse=True,
                                     block_cells=int(w.sum()))
     assert left == [(k, UP, -1)] and not out
+
+
+def _sizes_attacked(monkeypatch) -> list[int]:
+    """Record the neighbourhood size of every attacker LP solved from now on."""
+    sizes: list[int] = []
+    real = BlockLP.attack
+
+    def counted(self, *a, **kw):
+        sizes.append(len(self.cells))
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(BlockLP, "attack", counted)
+    return sizes
+
+
+def test_a_single_respondent_starts_where_the_outsider_passed(monkeypatch):
+    """The outsider's table of the cube is found at three hops (from one, widened); a
+    single respondent knows more, so no smaller neighbourhood holds its table: its
+    attack starts at three hops. After an outsider that no neighbourhood served, the
+    respondent's attack goes straight to the block with no neighbourhood LP."""
+    p, b, w, k = _cube_case()
+    by_cell = relations_by_cell(p)
+    monkeypatch.setattr(na, "neighbourhood_hops", lambda problem: 1)
+    monkeypatch.setattr(na, "WIDEN_HOPS", 1)
+    x = w.astype(float)
+    radius: dict = {}
+    out: dict = {}
+    left = na.attack_neighbourhoods(p, b, x, [(k, UP, -1)], out, by_cell, OutOfTime, sparse=True,
+                                    block_cells=int(w.sum()) * 8, radius=radius)
+    assert not left and radius[(k, UP)] == 3
+    three = na._grow(p.relations, by_cell, w, np.array([k]), 3).size
+    s = int(np.flatnonzero(w & (np.arange(p.n) != k))[0])  # a corner of the cube
+    sizes = _sizes_attacked(monkeypatch)
+    out = {}
+    left = na.attack_neighbourhoods(p, b, x, [(k, UP, s)], out, by_cell, OutOfTime, sparse=True,
+                                    block_cells=int(w.sum()) * 8, radius=radius)
+    assert sizes and sizes[0] == three  # no LP on the one- and two-hop neighbourhoods
+    # without the radius the same attack climbs from one hop
+    sizes.clear()
+    na.attack_neighbourhoods(p, b, x, [(k, UP, s)], {}, by_cell, OutOfTime, sparse=True,
+                             block_cells=int(w.sum()) * 8)
+    assert sizes[0] < three
+    # an outsider left to the block: its respondents skip the neighbourhoods
+    monkeypatch.setattr(na, "NEIGHBOURHOOD_SHARE", 0.0)
+    radius = {}
+    left = na.attack_neighbourhoods(p, b, x, [(k, DOWN, -1)], {}, by_cell, OutOfTime, sparse=True,
+                                    block_cells=int(w.sum()), radius=radius)
+    assert left == [(k, DOWN, -1)] and radius[(k, DOWN)] == -1
+    sizes.clear()
+    left = na.attack_neighbourhoods(p, b, x, [(k, DOWN, s)], {}, by_cell, OutOfTime, sparse=True,
+                                    block_cells=int(w.sum()), radius=radius)
+    assert left == [(k, DOWN, s)] and not sizes
+
+
+@pytest.mark.parametrize("seed,shape,units", [(12, [[2, 2], [2], [3]], 120), (7, [[3], [3], [3]], 150)])
+def test_starting_insiders_at_the_outsiders_radius_keeps_every_verdict(seed, shape, units, monkeypatch):
+    """Every attack (outsider and single respondents, spelt out) passes or fails alike
+    with and without the radius, with fewer attacker LPs with it."""
+    from tablesafe.suppress import attack_runs
+
+    p = table_problem(seed, shape, units=units)
+    b = Bounds.of(p, singleton=True)
+    monkeypatch.setattr(attack_runs, "LOCAL_FIRST", 0)  # every block attacked locally first
+    sizes = _sizes_attacked(monkeypatch)
+    real_start = na._start
+    counts = {True: 0, False: 0}
+    checked = 0
+    for w in repaired_and_random_patterns(p, b, seed):
+        keys = keys_for(p, b, w, np.flatnonzero(p.sensitive))
+        verdicts = {}
+        for with_radius in (True, False):
+            monkeypatch.setattr(na, "_start", real_start if with_radius else (lambda key, also, radius: 0))
+            sizes.clear()
+            got = attack_runs.run_attacks(p, b, w.astype(float), keys, want_dual=False, sparse=True,
+                                          expect_pass=True)
+            counts[with_radius] += len(sizes)
+            verdicts[with_radius] = {key: got[key].ok for key in keys}
+        assert verdicts[True] == verdicts[False]
+        checked += len(keys)
+    assert checked > 0 and counts[True] <= counts[False]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from _suppress_gen import assert_certificate, repaired_and_random_patterns, table_problem
 
-from tablesafe.suppress import protection
+from tablesafe.suppress import attack_runs
 from tablesafe.suppress.attacker import UP, Bounds
 from tablesafe.suppress.protection import keys_for, run_attacks
 from tablesafe.suppress.reached_tables import ReachedTables
@@ -55,9 +55,9 @@ def test_reused_tables_give_the_fresh_verdicts_and_are_certificates(seed, shape,
     reused_keys = 0
     for w in repaired_and_random_patterns(p, b, seed):
         keys = keys_for(p, b, w, np.flatnonzero(p.sensitive))
-        monkeypatch.setattr(protection, "REUSE_TABLES", False)
+        monkeypatch.setattr(attack_runs, "REUSE_TABLES", False)
         fresh = run_attacks(p, b, w.astype(float), keys, split_insiders=False, sparse=True)
-        monkeypatch.setattr(protection, "REUSE_TABLES", True)
+        monkeypatch.setattr(attack_runs, "REUSE_TABLES", True)
         before = len(hits)
         got = run_attacks(p, b, w.astype(float), keys, split_insiders=False, sparse=True, certify=certify)
         reused = set(hits[before:])

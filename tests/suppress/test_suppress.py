@@ -278,7 +278,7 @@ def test_capacity_option_limits_downward_moves():
 def test_local_first_attacks_keep_patterns_safe(monkeypatch):
     """Big blocks are attacked on each target's neighbourhood first; forcing that path on a
     small 3-D table still gives patterns the independent auditor accepts."""
-    import tablesafe.suppress.protection as prot
+    import tablesafe.suppress.attack_runs as prot
 
     monkeypatch.setattr(prot, "LOCAL_FIRST", 0)
     p = table_problem(12, [[2, 2], [2], [3]], units=120)

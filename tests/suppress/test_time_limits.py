@@ -10,7 +10,7 @@ from _suppress_gen import independent_audit, table_problem
 
 import tablesafe.suppress.dispatch as dispatch
 from tablesafe.suppress import suppress
-from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.attacker import BlockLP, Bounds
 from tablesafe.suppress.audit_repair import audit_repair_proved
 from tablesafe.suppress.protection import OutOfTime, repair
 
@@ -57,6 +57,7 @@ def test_a_repair_out_of_time_falls_back_to_certificates(monkeypatch, method):
 def test_the_run_ends_within_its_limit(monkeypatch):
     """A repair slowed down artificially: the run still ends within the limit plus 10 %
     (the final audit aside), with a pattern proved by certificates."""
+    import tablesafe.suppress.attack_runs as attack_runs
     import tablesafe.suppress.protection as protection
 
     p = table_problem(24, [[3, 3], [4]], units=150)
@@ -67,6 +68,7 @@ def test_the_run_ends_within_its_limit(monkeypatch):
         return real(*a, **kw)
 
     monkeypatch.setattr(protection, "run_attacks", slow)
+    monkeypatch.setattr(attack_runs, "run_attacks", slow)  # its calls for insiders too
     limit = 4.0
     pat = suppress(p, "optimal", time_limit=limit)
     assert pat.stats["seconds_before_audit"] <= 1.1 * limit
@@ -78,11 +80,9 @@ def test_audit_guided_repair_stops_between_attacker_lps_at_its_deadline(monkeypa
     """The deadline is checked before each attacker LP of a repair step, not only between
     steps: slowed to 0.3 s per LP, the repair stops within one LP of its deadline with
     the pattern so far (an earlier version ran every attack of the step first)."""
-    import tablesafe.suppress.protection as protection
-
     p = table_problem(22, [[2, 2], [2], [3]], units=120)
     b = Bounds.of(p, singleton=False)
-    real = protection.BlockLP.attack
+    real = BlockLP.attack
     calls = []
 
     def slow(self, *a, **kw):
@@ -90,7 +90,7 @@ def test_audit_guided_repair_stops_between_attacker_lps_at_its_deadline(monkeypa
         time.sleep(0.3)
         return real(self, *a, **kw)
 
-    monkeypatch.setattr(protection.BlockLP, "attack", slow)
+    monkeypatch.setattr(BlockLP, "attack", slow)
     t0 = time.monotonic()
     with pytest.raises(OutOfTime) as out:
         audit_repair_proved(p, b, p.sensitive.copy(), deadline=t0 + 0.5)

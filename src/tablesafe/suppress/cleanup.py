@@ -11,15 +11,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from tablesafe.problem import Problem
+from tablesafe.suppress.attack_runs import Insiders, moved_insiders, relations_by_cell, run_attacks
 from tablesafe.suppress.attacker import UP, Attack, BlockLP, Blocks, Bounds, _tol, relation_cut
-from tablesafe.suppress.protection import (
-    Insiders,
-    Key,
-    insiders_of,
-    moved_insiders,
-    relations_by_cell,
-    run_attacks,
-)
+from tablesafe.suppress.protection import Key, insiders_of
 
 
 def _relation_short(rel: sp.csr_matrix, by_cell: sp.csc_matrix, bounds: Bounds, w: np.ndarray,

@@ -13,7 +13,7 @@ fails, up to :data:`NEIGHBOURHOOD_MOST` cells. (In two-way tables widening only 
 time: 16.6 -> 17.2 s on a generated 13,167-cell table, the same pattern.)
 
 The attacks still failing are returned and attacked on the whole block
-(:func:`tablesafe.suppress.protection.run_attacks`).
+(:func:`tablesafe.suppress.attack_runs.run_attacks`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from tablesafe.suppress.attacker import UP, Attack, BlockLP, Bounds, Key
 def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
                           out: dict[Key, Attack], by_cell: sp.csc_matrix, timeout: type[Exception],
                           sparse: bool, also_fixed: dict[Key, tuple[int, ...]] | None = None,
-                          deadline: float | None = None, block_cells: int | None = None) -> list[Key]:
+                          deadline: float | None = None, block_cells: int | None = None,
+                          radius: dict[tuple[int, int], int] | None = None) -> list[Key]:
     """Attack each target of ``keys`` on its neighbourhood, widened while the attacks
     fail in tables of three or more dimensions (:func:`neighbourhood_hops` relation
     hops, then :data:`WIDEN_HOPS` more at a time while it holds at most
@@ -40,7 +41,13 @@ def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys:
     (attacks with a sliding level always are). With ``sparse`` a neighbourhood is asked
     only whether a table exists there (each passing attack's sparse certificate, no
     attacker's optimum: the whole block gives that when none does). ``by_cell``: the
-    relations by cell; ``timeout`` is raised past ``deadline``."""
+    relations by cell; ``timeout`` is raised past ``deadline``.
+
+    ``radius`` (shared by the calls of one check of a pattern) records, per target and
+    direction, the hops at which the outsider's attack passed, or -1 when no
+    neighbourhood held a table. A single respondent knows more than the outsider, so no
+    smaller neighbourhood holds a table for it: its attack starts at that radius, and
+    goes straight to the block after -1."""
     a = problem.relations
     active = x > 1e-9
     widens = _dimensions(problem) >= 3
@@ -54,33 +61,55 @@ def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys:
         if bounds.req_sl[k] > 0:
             left.extend(tkeys)
             continue
-        cells = np.array([k])
-        step, tried = neighbourhood_hops(problem), False
-        pending = tkeys
+        start = {key: _start(key, also_fixed, radius) for key in tkeys}
+        left.extend(key for key in tkeys if start[key] < 0)
+        pending = [key for key in tkeys if start[key] >= 0]
+        cells, hops, exhausted = np.array([k]), 0, False
         while pending:
             if deadline is not None and time.monotonic() > deadline:
                 raise timeout
-            if tried and not widens:
+            if hops and not widens:
+                exhausted = True
                 break
-            grown = _grow(a, by_cell, active, cells, step)
-            if tried and (grown.size > most or grown.size == cells.size):
+            want = max(hops + WIDEN_HOPS if hops else neighbourhood_hops(problem), min(start[q] for q in pending))
+            grown = _grow(a, by_cell, active, cells, want - hops)
+            if hops and (grown.size > most or grown.size == cells.size):
+                exhausted = True
                 break
-            cells, step, tried = grown, WIDEN_HOPS, True
+            cells, hops = grown, want
             lp = BlockLP(problem, bounds, x, cells, neighbours(by_cell, cells))
             still = []
             for key in pending:
                 _, d, s = key
+                if start[key] > hops:
+                    still.append(key)
+                    continue
                 req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
                 extra = also_fixed.get(key, ()) if also_fixed else ()
                 att = lp.attack(k, d, req, s, want_dual=False, sparse=sparse, also_fixed=extra,
                                 expect_pass=sparse, reach=not sparse)
                 if att.ok:
                     out[key] = att
+                    if radius is not None and s < 0 and not extra:
+                        radius[(k, d)] = hops
                 else:
                     still.append(key)
             pending = still
+        if exhausted and radius is not None:
+            for _, d, s in pending:
+                if s < 0 and not (also_fixed and also_fixed.get((k, d, s))):
+                    radius[(k, d)] = -1
         left.extend(pending)
     return left
+
+
+def _start(key: Key, also_fixed: dict[Key, tuple[int, ...]] | None,
+           radius: dict[tuple[int, int], int] | None) -> int:
+    """Hops at which ``key``'s attack starts (0: the first neighbourhood; -1: the block):
+    an outsider's from the first, an attack knowing more from where the outsider's
+    passed."""
+    insider = key[2] >= 0 or bool(also_fixed and also_fixed.get(key))
+    return radius.get((key[0], key[1]), 0) if insider and radius is not None else 0
 
 
 def _grow(a: sp.csr_matrix, by_cell: sp.csc_matrix, active: np.ndarray, cells: np.ndarray,

@@ -10,22 +10,19 @@ widens the attacker's intervals, so repair re-checks just the cells that failed.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import numpy as np
-import scipy.sparse as sp
 
 from tablesafe.errors import AuditFailure
 from tablesafe.problem import EMPTY, PROTECTED, Problem
 from tablesafe.structure.insiders import InsiderModel
 from tablesafe.structure.neighbours import neighbours
 from tablesafe.suppress.attack_parts import attack_in_parts
+from tablesafe.suppress.attack_runs import Insiders, OutOfTime, relations_by_cell, run_attacks
 from tablesafe.suppress.attacker import (
     DOWN,
     UP,
     Attack,
-    BlockLP,
-    Blocks,
     Bounds,
     Cut,
     Key,
@@ -33,9 +30,6 @@ from tablesafe.suppress.attacker import (
     row_cuts,
 )
 from tablesafe.suppress.cover import Revisable, Row
-from tablesafe.suppress.neighbourhood_attacks import attack_neighbourhoods
-from tablesafe.suppress.reached_tables import ReachedTables, answer_from_tables
-from tablesafe.suppress.subtable_tables import take_known
 
 JOINT_SECONDS = 5.0
 """Time for one round's joint choice of complements (:func:`cover`)."""
@@ -54,25 +48,6 @@ def candidates(problem: Problem, bounds: Bounds) -> np.ndarray:
 def _neighbours(problem: Problem, k: int) -> np.ndarray:
     """The cells that share a relation with cell ``k`` (``k`` included when it has one)."""
     return neighbours(problem.relations, neighbours(relations_by_cell(problem), np.array([k])))
-
-
-_CSC_CACHE: dict[int, tuple[sp.csr_matrix, sp.csc_matrix]] = {}
-
-
-def relations_by_cell(problem: Problem) -> sp.csc_matrix:
-    """``problem.relations`` as CSC (the relations of each cell), built once per relations
-    matrix and shared by the attack and cleanup stages."""
-    key = id(problem.relations)
-    hit = _CSC_CACHE.get(key)
-    if hit is None or hit[0] is not problem.relations:
-        hit = (problem.relations, problem.relations.tocsc())
-        _CSC_CACHE.clear()
-        _CSC_CACHE[key] = hit
-    return hit[1]
-
-
-Insiders = dict[int, np.ndarray]
-"""Per target, the cells whose single respondent attacks it (see :func:`insiders_of`)."""
 
 
 def insiders_of(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets: np.ndarray) -> Insiders:
@@ -119,228 +94,6 @@ def keys_for(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets: np
     return sorted(keys, key=lambda key: (key[0], key[2], -key[1]))
 
 
-class OutOfTime(Exception):
-    """A check or repair passed its deadline before it was done.
-
-    ``withheld``: the pattern as far as the repair got (not proved safe), when known.
-    """
-
-    def __init__(self, withheld: np.ndarray | None = None) -> None:
-        super().__init__("out of time")
-        self.withheld = withheld
-
-    def pattern_or(self, start: np.ndarray) -> np.ndarray:
-        """The pattern as far as the repair got, or ``start`` when it is not known."""
-        return start if self.withheld is None else self.withheld
-
-
-def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
-                want_dual: bool = True, stop_on_fail: bool = False, sparse: bool = False,
-                local: bool = True, split_insiders: bool = True,
-                deadline: float | None = None,
-                also_fixed: dict[Key, tuple[int, ...]] | None = None,
-                insiders: Insiders | None = None, blocks: Blocks | None = None,
-                certify: bool = True, expect_pass: bool = False,
-                known: dict[Key, Attack] | None = None) -> dict[Key, Attack]:
-    """Solve the attacker's LPs for ``keys`` under the (possibly fractional) pattern ``x``.
-
-    ``stop_on_fail``: return as soon as one attack succeeds (for removal trials).
-    ``deadline``: a ``time.monotonic()`` value; past it :class:`OutOfTime` is raised.
-
-    Insider attacks (a single respondent who knows its own withheld cell ``s``) are run
-    only where needed: when the outsider's best table for the same target and direction
-    reaches the level without moving ``s``, that table is feasible for the insider too,
-    so the insider's attack fails just the same and no LP is solved for it. The insiders
-    of one target and direction whose cells that table moves are first attacked together
-    (one LP with all their cells known): a table found then answers each of them.
-    ``also_fixed`` (internal) maps a key to further cells the attacker knows.
-
-    ``insiders`` (:func:`insiders_of`) lists, per target, insiders whose keys are not
-    spelt out: each is attacked only where the outsider's table for the target moves its
-    cell, and only those attacks are returned (the others are answered by the outsider's).
-
-    ``blocks``: the blocks of a pattern withholding at least the cells of ``x`` (a cell
-    published since keeps bounds of zero in its block's LP, which is the same attack);
-    computed from ``x`` when not given.
-
-    An attack that a table found earlier in the same block answers
-    (:mod:`tablesafe.suppress.reached_tables`) gets no attacker LP; with ``sparse`` and
-    ``certify`` it still gets its own sparse certificate (one LP: tables kept for later
-    rounds and the cleanup then move as few cells as before), without ``certify`` it
-    carries the earlier table.
-
-    ``expect_pass`` (with ``sparse``): most attacks are expected to pass (checks of a
-    pattern that is safe or nearly so), so each attack's sparse certificate is sought
-    first and the attacker's optimum only when there is none
-    (:meth:`~tablesafe.suppress.attacker.BlockLP.attack`).
-
-    ``known``: tables proved certificates under ``x`` (:mod:`~tablesafe.suppress.subtable_tables`);
-    an attack with the same key takes its table with no LP.
-    """
-    insider_keys = [key for key in keys if key[2] >= 0]
-    if (insider_keys or insiders) and split_insiders:
-        wanted = set(keys)
-        outer = list(dict.fromkeys([key for key in keys if key[2] < 0]
-                                   + [(k, d, -1) for k, d, _ in insider_keys]))
-        out = run_attacks(problem, bounds, x, outer, want_dual, stop_on_fail, sparse, local,
-                          split_insiders=False, deadline=deadline, blocks=blocks, certify=certify,
-                          expect_pass=expect_pass, known=known)
-        if stop_on_fail and any(not a.ok for a in out.values()):
-            return {key: a for key, a in out.items() if key in wanted}
-        if insiders:
-            # implicit insiders: only those whose cell the outsider's table moves need an
-            # attack of their own (a failed outsider attack is repaired first)
-            for (k, d, s0), att in list(out.items()):
-                who = insiders.get(k)
-                if s0 >= 0 or who is None or not att.ok or (k, d, -1) not in wanted:
-                    continue
-                hit = moved_insiders(who, att)
-                for s in hit.tolist():
-                    key = (k, d, int(s))
-                    if key not in wanted:
-                        wanted.add(key)
-                        insider_keys.append(key)
-        rest = []
-        moved: dict[tuple[int, int], set[int]] = {}
-        for key in insider_keys:
-            k, d, ins = key
-            o = out.get((k, d, -1))
-            if o is not None and not o.ok and bounds.req_sl[k] <= 0:
-                # the insider knows more than the outsider, so it reaches the level no
-                # better: the attack fails as well, and the outsider's capacity
-                # inequality is the one to satisfy first (the repair checks the insider
-                # again once the outsider's attack passes)
-                out[key] = o
-                continue
-            if o is not None and o.ok:
-                mv = moved.get((k, d))
-                if mv is None:
-                    mv = moved[(k, d)] = set(o.cells[o.dev != 0].tolist())
-                if ins not in mv:
-                    # the outsider's table holds for the insider too; the same object is
-                    # shared (its ``insider`` field matters only for cuts and sliding levels)
-                    out[key] = o if bounds.req_sl[k] <= 0 else replace(o, insider=ins)
-                    continue
-            if not (known and take_known(known, key, None, out)):
-                rest.append(key)
-        if rest:
-            rest = _grouped_insiders(problem, bounds, x, rest, out, sparse, local, deadline, blocks, certify,
-                                     expect_pass, known)
-        if rest:
-            out.update(run_attacks(problem, bounds, x, rest, want_dual, stop_on_fail, sparse, local,
-                                   split_insiders=False, deadline=deadline, blocks=blocks, certify=certify,
-                                   expect_pass=expect_pass, known=known))
-        return {key: a for key, a in out.items() if key in wanted}
-    out = {}  # dict[Key, Attack], as declared by the return above
-    if known:
-        keys = [key for key in keys if not take_known(known, key, also_fixed, out)]
-        if not keys:
-            return out
-    if blocks is None:
-        blocks = Blocks(problem.relations, x)
-    by_block: dict[int, list[Key]] = {}
-    for key in keys:
-        k = key[0]
-        b = int(blocks.label[k])
-        if b < 0:  # withheld but in no relation with another active cell
-            req = bounds.req_up[k] if key[1] == UP else bounds.req_dn[k]
-            own = bounds.tup[k] if key[1] == UP else bounds.tdn[k]
-            att = Attack(k, key[1], key[2], float(own), float(req))
-            att.dual_cells = np.array([k])
-            att.dual_d = np.array([-float(key[1])])
-            out[key] = att
-            continue
-        by_block.setdefault(b, []).append(key)
-    sizes = np.bincount(blocks.label[blocks.label >= 0], minlength=max(blocks.count, 1))
-    for b, bkeys in by_block.items():
-        if sizes[b] > LOCAL_FIRST and local:
-            # big block: try each target on its neighbourhood first (cells further away held
-            # at their true values: a feasible point there is feasible for the block too)
-            bkeys = attack_neighbourhoods(problem, bounds, x, bkeys, out, relations_by_cell(problem), OutOfTime,
-                                          sparse, also_fixed, deadline, int(sizes[b]))
-            if not bkeys:
-                continue
-        lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
-        found = ReachedTables(lp.cells, lp.up, lp.dn) if REUSE_TABLES else None
-        for key in bkeys:
-            if deadline is not None and time.monotonic() > deadline:
-                raise OutOfTime
-            k, d, s = key
-            req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
-            force = bounds.req_sl[k] > 0
-            extra = also_fixed.get(key, ()) if also_fixed else ()
-            reused = None if found is None or force else answer_from_tables(found, lp, key, req, extra,
-                                                                                 sparse and certify)
-            if reused is not None:
-                att = reused
-            else:
-                att = lp.attack(k, d, req, s, want_dual=want_dual, force_dual=force, sparse=sparse,
-                                also_fixed=extra, expect_pass=expect_pass)
-                if found is not None:
-                    found.add(att)
-            out[key] = att
-            if stop_on_fail and not att.ok:
-                return out
-    _sliding(bounds, out)
-    return out
-
-
-LOCAL_FIRST = 400  # blocks with more cells are attacked locally first
-REUSE_TABLES = True
-"""Answer an attack from a table found earlier in the same block where one reaches its
-level (:mod:`tablesafe.suppress.reached_tables`)."""
-
-
-def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
-                      out: dict[Key, Attack], sparse: bool, local: bool,
-                      deadline: float | None, blocks: Blocks | None = None, certify: bool = True,
-                      expect_pass: bool = False, known: dict[Key, Attack] | None = None) -> list[Key]:
-    """Attack each target and direction once with all its listed insiders' cells known.
-
-    Where that table reaches the level it is feasible for every one of those insiders
-    (each knows less), so their attacks succeed with no LP of their own; the keys of the
-    groups that fall short are returned, to be attacked one insider at a time.
-    """
-    groups: dict[tuple[int, int], list[Key]] = {}
-    for key in keys:
-        groups.setdefault((key[0], key[1]), []).append(key)
-    lead: list[Key] = []
-    fixed: dict[Key, tuple[int, ...]] = {}
-    for (k, d), gkeys in groups.items():
-        if len(gkeys) < 2 or bounds.req_sl[k] > 0:
-            continue
-        first = gkeys[0]
-        lead.append(first)
-        fixed[first] = tuple(s for _, _, s in gkeys[1:])
-    if not lead:
-        return keys
-    res = run_attacks(problem, bounds, x, lead, want_dual=False, sparse=sparse, local=local,
-                      split_insiders=False, deadline=deadline, also_fixed=fixed, blocks=blocks,
-                      certify=certify, expect_pass=expect_pass, known=known)
-    solved = set()
-    for first in lead:
-        a = res[first]
-        if a.ok:
-            for key in groups[(first[0], first[1])]:
-                out[key] = a
-                solved.add(key)
-    return [key for key in keys if key not in solved]
-
-
-def _sliding(bounds: Bounds, atts: dict[Key, Attack]) -> None:
-    """Mark sliding-level failures: up + down reach must be at least the sliding level."""
-    for key, up in list(atts.items()):
-        k, d, s = key
-        if d != UP or bounds.req_sl[k] <= 0:
-            continue
-        dn = atts.get((k, DOWN, s))
-        if dn is None:
-            continue
-        width = up.reached + dn.reached
-        if width < bounds.req_sl[k] - 1e-6 * max(1.0, bounds.req_sl[k]):
-            up.sliding_short = bounds.req_sl[k] - width
-
-
 def sliding_cut(bounds: Bounds, up: Attack, dn: Attack, fixed_one: np.ndarray) -> Cut | None:
     """Sum of the upward and downward capacity inequalities against the sliding level."""
     if up.dual_cells is None or dn.dual_cells is None:
@@ -356,12 +109,6 @@ def sliding_cut(bounds: Bounds, up: Attack, dn: Attack, fixed_one: np.ndarray) -
     coef = np.zeros(len(idx))
     np.add.at(coef, inv, np.concatenate([cu.coef, cd.coef]))
     return Cut(idx, np.minimum(coef, max(rhs, 0.0)), rhs, up.target, 0)
-
-
-def moved_insiders(who: np.ndarray, attack: Attack) -> np.ndarray:
-    """The insiders' cells among ``who`` that the attack's table moves: the only ones
-    whose own attack that table does not answer."""
-    return who[np.isin(who, attack.cells[attack.dev != 0])]
 
 
 def still_holds(bounds: Bounds, attack: Attack, withheld: np.ndarray) -> bool:
