@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from tablesafe.problem import Problem
+from tablesafe.structure.table import CompiledModel
 
 __all__ = ["CellOverlap", "occupied_cells"]
 
@@ -129,7 +130,7 @@ class CellOverlap:
         return out
 
 
-def _occupied_keys(records: pd.DataFrame | None, model, shape: tuple[int, ...],
+def _occupied_keys(records: pd.DataFrame | None, model: CompiledModel, shape: tuple[int, ...],
                    parents: list[np.ndarray]) -> np.ndarray | None:
     """Sorted flat keys of every cell of the full cross-classification (all levels) that
     holds a record, rolled up from the record cells; ``None`` when they are unknown,
