@@ -173,14 +173,15 @@ def test_starting_insiders_at_the_outsiders_radius_keeps_every_verdict(seed, sha
     b = Bounds.of(p, singleton=True)
     monkeypatch.setattr(attack_runs, "LOCAL_FIRST", 0)  # every block attacked locally first
     sizes = _sizes_attacked(monkeypatch)
-    real_start = na._start
+    real_knows_more = na._knows_more
     counts = {True: 0, False: 0}
     checked = 0
     for w in repaired_and_random_patterns(p, b, seed):
         keys = keys_for(p, b, w, np.flatnonzero(p.sensitive))
         verdicts = {}
         for with_radius in (True, False):
-            monkeypatch.setattr(na, "_start", real_start if with_radius else (lambda key, also, radius: 0))
+            # without: every attack counts as the outsider's and starts at the first neighbourhood
+            monkeypatch.setattr(na, "_knows_more", real_knows_more if with_radius else (lambda key, also: False))
             sizes.clear()
             got = attack_runs.run_attacks(p, b, w.astype(float), keys, want_dual=False, sparse=True,
                                           expect_pass=True)

@@ -88,9 +88,12 @@ class CellOverlap:
 
     def lookup(self, codes: np.ndarray) -> np.ndarray:
         """Cells with the given code positions (rows of ``codes``); ``-1`` where none."""
-        flat = np.ravel_multi_index(tuple(np.asarray(codes, dtype=np.int64).T), self.shape)
-        at = np.minimum(np.searchsorted(self.keys, flat), len(self.keys) - 1)
-        return np.where(self.keys[at] == flat, self.key_cell[at], -1)
+        at, found = _find(self.keys, self._flat(codes))
+        return np.where(found, self.key_cell[at], -1)
+
+    def _flat(self, codes: np.ndarray) -> np.ndarray:
+        """Flat keys of code positions (rows of ``codes``)."""
+        return np.ravel_multi_index(tuple(np.asarray(codes, dtype=np.int64).T), self.shape)
 
     def overlaps(self, cells: np.ndarray, t: int, occupied: np.ndarray,
                  single: np.ndarray | None = None) -> np.ndarray:
@@ -98,10 +101,11 @@ class CellOverlap:
 
         Linked tables: two cells of different tables may have a common part that is no
         cell of either (industry x region x size against industry x region x legal
-        form). It is occupied when the record cells say so (:attr:`meet_keys`). Without
-        them it is unknown, except when the smallest cell containing both (their
-        *join*, here industry x region) has a single respondent (``single``): both
-        cells, being non-empty, are that respondent's.
+        form). They share a respondent when that part holds a record (:attr:`meet_keys`,
+        when the record cells are known), and when the smallest cell containing both
+        (their *join*, here industry x region) has a single respondent (``single``):
+        both cells, being non-empty, are that respondent's (with holdings this can hold
+        while no record lies in both).
         """
         cells = np.asarray(cells, dtype=np.int64)
         out = np.ones(len(cells), dtype=bool)
@@ -116,18 +120,21 @@ class CellOverlap:
         if out.any():
             cell = self.lookup(meet[out])
             hit = (cell >= 0) & occupied[np.maximum(cell, 0)]
-            if self.meet_keys is not None and (cell < 0).any():
-                missing = np.flatnonzero(cell < 0)
-                flat = np.ravel_multi_index(tuple(meet[out][missing].T), self.shape)
-                at = np.minimum(np.searchsorted(self.meet_keys, flat), len(self.meet_keys) - 1)
-                hit[missing] = self.meet_keys[at] == flat
-            elif single is not None and (cell < 0).any():
-                missing = np.flatnonzero(cell < 0)
+            missing = np.flatnonzero(cell < 0)
+            if len(missing) and self.meet_keys is not None:
+                hit[missing] = _find(self.meet_keys, self._flat(meet[out][missing]))[1]
+            if len(missing) and single is not None:
                 top = self.lookup(join[out][missing])
                 both = occupied[cells[out][missing]] & bool(occupied[t])
-                hit[missing] = (top >= 0) & single[np.maximum(top, 0)] & both
+                hit[missing] |= (top >= 0) & single[np.maximum(top, 0)] & both
             out[out] = hit
         return out
+
+
+def _find(sorted_keys: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``flat`` sits in ``sorted_keys``, and whether it is there."""
+    at = np.minimum(np.searchsorted(sorted_keys, flat), len(sorted_keys) - 1)
+    return at, sorted_keys[at] == flat
 
 
 def _occupied_keys(records: pd.DataFrame | None, model: CompiledModel, shape: tuple[int, ...],

@@ -61,7 +61,8 @@ def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys:
         if bounds.req_sl[k] > 0:
             left.extend(tkeys)
             continue
-        start = {key: _start(key, also_fixed, radius) for key in tkeys}
+        outsider = {key for key in tkeys if not _knows_more(key, also_fixed)}
+        start = {key: 0 if key in outsider or radius is None else radius.get((k, key[1]), 0) for key in tkeys}
         left.extend(key for key in tkeys if start[key] < 0)
         pending = [key for key in tkeys if start[key] >= 0]
         cells, hops, exhausted = np.array([k]), 0, False
@@ -90,26 +91,23 @@ def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys:
                                 expect_pass=sparse, reach=not sparse)
                 if att.ok:
                     out[key] = att
-                    if radius is not None and s < 0 and not extra:
+                    if radius is not None and key in outsider:
                         radius[(k, d)] = hops
                 else:
                     still.append(key)
             pending = still
         if exhausted and radius is not None:
-            for _, d, s in pending:
-                if s < 0 and not (also_fixed and also_fixed.get((k, d, s))):
-                    radius[(k, d)] = -1
+            for key in pending:
+                if key in outsider:
+                    radius[(k, key[1])] = -1
         left.extend(pending)
     return left
 
 
-def _start(key: Key, also_fixed: dict[Key, tuple[int, ...]] | None,
-           radius: dict[tuple[int, int], int] | None) -> int:
-    """Hops at which ``key``'s attack starts (0: the first neighbourhood; -1: the block):
-    an outsider's from the first, an attack knowing more from where the outsider's
-    passed."""
-    insider = key[2] >= 0 or bool(also_fixed and also_fixed.get(key))
-    return radius.get((key[0], key[1]), 0) if insider and radius is not None else 0
+def _knows_more(key: Key, also_fixed: dict[Key, tuple[int, ...]] | None) -> bool:
+    """Whether ``key``'s attacker knows cells the outsider does not (a single
+    respondent's own cell, or further cells fixed)."""
+    return key[2] >= 0 or bool(also_fixed and also_fixed.get(key))
 
 
 def _grow(a: sp.csr_matrix, by_cell: sp.csc_matrix, active: np.ndarray, cells: np.ndarray,
