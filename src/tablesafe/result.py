@@ -229,7 +229,10 @@ class ProtectResult:
         if "cleanup_seconds" in st:
             out["cleanup"] = (f"gave back {_count(st.get('cleanup_removed', 0), 'cell')} worth "
                               f"{st.get('cleanup_removed_value', 0.0):,.2f}, {st['cleanup_seconds']:.1f} s"
-                              + ("; stopped at its share of the time limit" if st.get("cleanup_truncated") else ""))
+                              + {"work": "; stopped at its bound on LP work (the same in every run)",
+                                 "clock": "; stopped at its share of the time limit"}.get(
+                                  str(st.get("cleanup_stopped_by", "clock" if st.get("cleanup_truncated") else "")),
+                                  ""))
         return out
 
     # ---------------------------------------------------------------- summary

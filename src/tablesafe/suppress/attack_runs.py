@@ -40,7 +40,8 @@ def relations_by_cell(problem: Problem) -> sp.csc_matrix:
 
 
 Insiders = dict[int, np.ndarray]
-"""Per target, the cells whose single respondent attacks it (see :func:`insiders_of`)."""
+"""Per target, the cells whose single respondent attacks it, ascending (see
+:func:`insiders_of`)."""
 
 
 class OutOfTime(Exception):
@@ -279,6 +280,18 @@ def _sliding(bounds: Bounds, atts: dict[Key, Attack]) -> None:
 
 
 def moved_insiders(who: np.ndarray, attack: Attack) -> np.ndarray:
-    """The insiders' cells among ``who`` that the attack's table moves: the only ones
-    whose own attack that table does not answer."""
-    return who[np.isin(who, attack.cells[attack.dev != 0])]
+    """The insiders' cells among ``who`` (sorted, as :class:`Insiders` holds them) that
+    the attack's table moves: the only ones whose own attack that table does not answer."""
+    moved = attack.cells[attack.dev != 0]
+    return np.sort(moved[among(moved, who)])
+
+
+def among(values: np.ndarray, sorted_cells: np.ndarray) -> np.ndarray:
+    """Which ``values`` are in ``sorted_cells`` (ascending): ``np.isin`` by binary search,
+    which does not hash or sort the thousands of single respondents a target may have
+    for the few cells of a table or relation."""
+    values = np.asarray(values)
+    if not len(sorted_cells):
+        return np.zeros(len(values), dtype=bool)
+    pos = np.minimum(np.searchsorted(sorted_cells, values), len(sorted_cells) - 1)
+    return sorted_cells[pos] == values

@@ -10,8 +10,15 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from tablesafe.audit.lp import lp_work
 from tablesafe.problem import Problem
-from tablesafe.suppress.attack_runs import Insiders, moved_insiders, relations_by_cell, run_attacks
+from tablesafe.suppress.attack_runs import (
+    Insiders,
+    among,
+    moved_insiders,
+    relations_by_cell,
+    run_attacks,
+)
 from tablesafe.suppress.attacker import UP, Attack, BlockLP, Blocks, Bounds, _tol, relation_cut
 from tablesafe.suppress.protection import Key, insiders_of
 
@@ -51,7 +58,7 @@ def _relation_short(rel: sp.csr_matrix, by_cell: sp.csc_matrix, bounds: Bounds, 
             if who is None:
                 continue
             for req, cut in zip(reqs[:2], room):
-                known = np.flatnonzero(np.isin(cut.idx, who))
+                known = np.flatnonzero(among(cut.idx, who))
                 if req <= 0 or not len(known):
                     continue
                 # the single respondent whose cell makes up the most knows it: the sum of
@@ -131,8 +138,17 @@ class _Screens:
 
 
 def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[Key, Attack], *,
-            deadline: float = float("inf")) -> tuple[np.ndarray, dict[Key, Attack], int]:
+            deadline: float = float("inf"), work: int | None = None,
+            report: dict | None = None) -> tuple[np.ndarray, dict[Key, Attack], int]:
     """Drop complements that are no longer needed, most expensive first (seed 003 B.2.b).
+
+    Returns the pattern, its attacks and how many complements were dropped. No
+    complement is tried once ``work`` units of LP work
+    (:func:`~tablesafe.audit.lp.lp_work`) are spent, or past ``deadline`` (a
+    ``time.monotonic()`` value). The work bound stops at the same complement in every
+    run; the clock is only the outer guard. ``report`` (a dict), when given, gets
+    ``work`` (units spent) and ``stopped`` (``"work"``, ``"clock"``, or ``""`` when
+    every complement was tried).
 
     A complement that no certificate uses can go at once (every certificate stays a
     feasible table); otherwise the attacks whose certificates use it are solved again
@@ -161,9 +177,15 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
     rel = problem.relations
     by_cell = relations_by_cell(problem)
     turned_down: dict[Key, int] = {}  # attacks that failed a removal, and how often
+    work0 = lp_work()
+    stopped = ""
     for r in order:
         r = int(r)
+        if work is not None and lp_work() - work0 >= work:
+            stopped = "work"
+            break
         if time.monotonic() > deadline:
+            stopped = "clock"
             break
         users = uses.get(r, set())
         if not users:
@@ -197,6 +219,9 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
             atts[key] = a
             for c in a.cells:
                 uses.setdefault(int(c), set()).add(key)
+    if report is not None:
+        report["work"] = lp_work() - work0
+        report["stopped"] = stopped
     return w, atts, removed
 
 

@@ -1,0 +1,98 @@
+"""Steps bounded by LP work instead of the clock stop at the same point in every run
+(issue 12, "Determinism"): the work meter (``audit.lp.lp_work``) and the cleanup's
+work bound, which decide the same whatever the speed of the machine."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from _suppress_gen import independent_audit, table_problem
+
+from tablesafe.audit import lp as lpmod
+from tablesafe.audit.lp import RUN_WORK, lp_work, new_highs
+from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.cleanup import cleanup
+from tablesafe.suppress.protection import candidates, repair
+
+
+def _small_lp():
+    h = new_highs()
+    h.setOptionValue("presolve", "off")
+    n = 6
+    h.addVars(n, np.zeros(n), np.full(n, 10.0))
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), -np.arange(1.0, n + 1))
+    h.addRows(2, np.full(2, -np.inf), np.array([12.0, 20.0]), 2 * n, np.array([0, n], dtype=np.int32),
+              np.concatenate([np.arange(n), np.arange(n)]).astype(np.int32),
+              np.concatenate([np.ones(n), np.arange(1.0, n + 1)]))
+    return h
+
+
+def test_the_meter_counts_each_run_and_its_iterations():
+    before = lp_work()
+    h = _small_lp()
+    h.run()
+    iterations = h.getInfo().simplex_iteration_count
+    assert iterations > 0
+    assert lp_work() - before == RUN_WORK + iterations
+    # the same models solved again do the same work
+    again = lp_work()
+    _small_lp().run()
+    assert lp_work() - again == RUN_WORK + iterations
+
+
+def _spare_pattern(seed: int, shape: list[list[int]], units: int):
+    """A repaired pattern with spare complements for the cleanup to try."""
+    p = table_problem(seed, shape, units=units)
+    b = Bounds.of(p, singleton=True)
+    rng = np.random.default_rng(seed + 1)
+    cand = np.flatnonzero(candidates(p, b) & ~p.sensitive)
+    start = p.sensitive.copy()
+    start[rng.choice(cand, size=min(len(cand), 12), replace=False)] = True
+    w, atts, _ = repair(p, b, start)
+    return p, b, w, atts
+
+
+def test_a_cleanup_bounded_by_work_stops_at_the_same_complement_on_a_slower_machine(monkeypatch):
+    p, b, w, atts = _spare_pattern(12, [[2, 2], [2], [3]], 120)
+    full: dict = {}
+    everything, _, removed_all = cleanup(p, b, w, atts, report=full)
+    assert full["stopped"] == "" and removed_all > 1
+    bound = full["work"] // 2
+    report: dict = {}
+    first, _, removed = cleanup(p, b, w, atts, work=bound, report=report)
+    assert report["stopped"] == "work" and report["work"] >= bound
+    assert 0 < removed < removed_all
+    # every LP run now takes a millisecond longer: a clock share would stop elsewhere
+    real_run = lpmod._MeteredHighs.run
+
+    def slow_run(self):
+        time.sleep(0.001)
+        return real_run(self)
+
+    monkeypatch.setattr(lpmod._MeteredHighs, "run", slow_run)
+    slow: dict = {}
+    second, _, removed_slow = cleanup(p, b, w, atts, work=bound, report=slow)
+    assert np.array_equal(first, second) and removed_slow == removed and slow["work"] == report["work"]
+    # stopping earlier keeps a prefix of the same decisions, and the pattern stays safe
+    assert not (first & ~w).any() and not (everything & ~first).any()
+    assert independent_audit(p, first) == []
+
+
+def test_the_cleanup_of_suppress_is_bounded_by_work_in_proportion_to_the_limit(monkeypatch):
+    from tablesafe.suppress import dispatch
+    from tablesafe.suppress.dispatch import suppress
+
+    p = table_problem(5, [[4], [3, 2]], units=90)
+    pat = suppress(p, "modular", time_limit=40.0)
+    st = pat.stats
+    assert st["cleanup_work_budget"] == int(dispatch.CLEANUP_WORK_PER_SECOND * 40.0)
+    assert 0 < st["cleanup_work"] < st["cleanup_work_budget"] and "cleanup_stopped_by" not in st
+    # one unit of work for the whole limit: the cleanup stops after its first trial by
+    # LP, at its work bound, and the pattern is still proved by the audit
+    monkeypatch.setattr(dispatch, "CLEANUP_WORK_PER_SECOND", 1 / 40.0)
+    bounded = suppress(p, "modular", time_limit=40.0)
+    assert bounded.stats["cleanup_work_budget"] == 1
+    assert bounded.stats["cleanup_stopped_by"] == "work"
+    assert bounded.stats["cleanup_work"] < st["cleanup_work"]
+    assert independent_audit(p, bounded.withheld) == []
