@@ -60,7 +60,12 @@ class InfeasibleError(TablesafeError):
 
 
 class SolverTimeLimit(TablesafeError):
-    """The solver reached its time limit before finding an acceptable answer."""
+    """The solver reached its time limit before finding an acceptable answer.
+
+    ``by_clock``: the real clock ended it (not a bound on its work, which ends at the same
+    point in every run)."""
+
+    by_clock: bool = True
 
 
 class AuditFailure(TablesafeError):

@@ -226,6 +226,9 @@ class ProtectResult:
             out["certificates completing the pattern"] = (
                 f"added {_count(st['certificate_repair_added'], 'cell')} worth "
                 f"{st.get('certificate_repair_added_value', 0.0):,.2f}, {st.get('certificate_repair_seconds', 0.0):.1f} s")
+        if st.get("clock_decided"):
+            out["ended by the clock"] = ("; ".join(st["clock_decided"]) + ": another run, on a machine "
+                                         "more or less loaded, may give another pattern")
         if "cleanup_seconds" in st:
             out["cleanup"] = (f"gave back {_count(st.get('cleanup_removed', 0), 'cell')} worth "
                               f"{st.get('cleanup_removed_value', 0.0):,.2f}, {st['cleanup_seconds']:.1f} s"

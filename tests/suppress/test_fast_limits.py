@@ -18,9 +18,39 @@ def problem():
 
 
 def test_fast_gives_up_when_asked(problem):
-    with pytest.raises(SolverTimeLimit, match="giving up"):
+    with pytest.raises(SolverTimeLimit, match="giving up") as by_time:
         fast_pattern(problem, give_up_after=0.0)
+    assert by_time.value.by_clock
     done = fast_pattern(problem, give_up_after=600.0)
+    assert done.withheld[problem.sensitive].all()
+
+
+def test_fast_gives_up_after_its_work_at_the_same_target_in_every_run(problem, monkeypatch):
+    """A bound on LP work ends the first pass at the same target whatever the speed of
+    the machine (each LP run here made a millisecond slower), and says it was not the
+    clock."""
+    import time
+
+    from tablesafe.audit import lp as lpmod
+
+    real_run = lpmod._MeteredHighs.run
+
+    def slow_run(self):
+        time.sleep(0.001)
+        return real_run(self)
+
+    messages = []
+    for slow in (False, True):
+        if slow:
+            monkeypatch.setattr(lpmod._MeteredHighs, "run", slow_run)
+        with pytest.raises(SolverTimeLimit, match="its work ran out") as by_work:
+            fast_pattern(problem, give_up_work=60, give_up_after=600.0)
+        assert not by_work.value.by_clock
+        messages.append(str(by_work.value))
+    assert messages[0] == messages[1]  # the same count of certified cells
+    certified = int(messages[0].split("fast: ")[1].split(" of ")[0])
+    assert 0 < certified < int(problem.sensitive.sum())  # it gave up part of the way
+    done = fast_pattern(problem, give_up_work=10**9)
     assert done.withheld[problem.sensitive].all()
 
 
@@ -30,7 +60,7 @@ def test_optimal_falls_back_to_the_primaries_and_stays_safe(problem, monkeypatch
     assert (start == problem.sensitive).all()
     import tablesafe.suppress.optimal as opt
 
-    monkeypatch.setattr(opt, "_heuristic_start", lambda p, b, s=None: _heuristic_start(p, b, 0.0))
+    monkeypatch.setattr(opt, "_heuristic_start", lambda p, b, s=None, clock=None: _heuristic_start(p, b, 0.0, clock))
     withheld, _ = optimal_pattern(problem, bounds, time_limit=20)
     assert withheld[problem.sensitive].all()
     assert not independent_audit(problem, withheld)

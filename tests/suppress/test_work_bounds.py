@@ -14,6 +14,7 @@ from tablesafe.audit.lp import RUN_WORK, lp_work, new_highs
 from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.cleanup import cleanup
 from tablesafe.suppress.protection import candidates, repair
+from tablesafe.suppress.work_clock import WORK_PER_SECOND, WorkClock
 
 
 def _small_lp():
@@ -86,11 +87,11 @@ def test_the_cleanup_of_suppress_is_bounded_by_work_in_proportion_to_the_limit(m
     p = table_problem(5, [[4], [3, 2]], units=90)
     pat = suppress(p, "modular", time_limit=40.0)
     st = pat.stats
-    assert st["cleanup_work_budget"] == int(dispatch.CLEANUP_WORK_PER_SECOND * 40.0)
+    assert st["cleanup_work_budget"] == WorkClock().units(dispatch.CLEANUP_WORK_SHARE * 40.0)
     assert 0 < st["cleanup_work"] < st["cleanup_work_budget"] and "cleanup_stopped_by" not in st
     # one unit of work for the whole limit: the cleanup stops after its first trial by
     # LP, at its work bound, and the pattern is still proved by the audit
-    monkeypatch.setattr(dispatch, "CLEANUP_WORK_PER_SECOND", 1 / 40.0)
+    monkeypatch.setattr(dispatch, "CLEANUP_WORK_SHARE", 1 / (40.0 * WORK_PER_SECOND))
     bounded = suppress(p, "modular", time_limit=40.0)
     assert bounded.stats["cleanup_work_budget"] == 1
     assert bounded.stats["cleanup_stopped_by"] == "work"

@@ -23,26 +23,45 @@ _BANNER_SEEN: set[int] = set()
 
 _WORK = [0]
 RUN_WORK = 10
-"""Work units a run counts besides its simplex iterations (:func:`lp_work`): setting up
-and reading a solve costs about as much as ten iterations of the attacker LPs (cleanup
-of generated tables, thirty-third session), and a run that presolve alone answers does
-work too."""
+"""Work units a run counts besides its simplex iterations and its size (:func:`lp_work`):
+a run that presolve alone answers does work too."""
+SIZE_PER_UNIT = 60
+"""Rows plus columns of a model per work unit of each run: setting up a solve and reading
+its solution grow with the model (fitted on 27,000 attacker LPs of cleanups of generated
+tables, thirty-third session: 28.5 microseconds per iteration, 0.49 per row or column)."""
+MIP_ITERATION_WORK = 10
+"""Work units per simplex iteration of a MIP, whose nodes also propagate, separate and
+branch (measured on the masters of ``optimal`` on Castro's TABLE7, TABLE8 and
+HIE1372D, thirty-third session: 213-258 microseconds per iteration, against 20-40 for
+the attacker LPs; with 8 TABLE7 and TABLE8 did 31,600 and 38,000 units per second, with
+12 TABLE8 stopped at 8.6 s of its 15 with a 25 % costlier pattern)."""
 
 
 class _MeteredHighs(highspy.Highs):
-    """``highspy.Highs`` whose every run adds its work (:data:`RUN_WORK` plus its
-    simplex iterations) to this process's count (:func:`lp_work`)."""
+    """``highspy.Highs`` whose every run adds its work to this process's count
+    (:func:`lp_work`)."""
 
     def run(self):  # type: ignore[no-untyped-def]
         status = super().run()
-        ok, iterations = self.getInfoValue("simplex_iteration_count")
-        _WORK[0] += RUN_WORK + (int(iterations) if ok == highspy.HighsStatus.kOk and iterations > 0 else 0)
+        _WORK[0] += run_work(self)
         return status
 
 
+def run_work(h: highspy.Highs) -> int:
+    """The work units of ``h``'s last run: :data:`RUN_WORK`, one per
+    :data:`SIZE_PER_UNIT` rows and columns, and each simplex iteration
+    (:data:`MIP_ITERATION_WORK` in a MIP)."""
+    ok, nodes = h.getInfoValue("mip_node_count")
+    mip = ok == highspy.HighsStatus.kOk and nodes >= 0
+    ok, its = h.getInfoValue("simplex_iteration_count")
+    iterations = int(its) if ok == highspy.HighsStatus.kOk and its > 0 else 0
+    return (RUN_WORK + (h.getNumRow() + h.getNumCol()) // SIZE_PER_UNIT
+            + iterations * (MIP_ITERATION_WORK if mip else 1))
+
+
 def lp_work() -> int:
-    """Work done by this process's HiGHS models so far: simplex iterations, and
-    :data:`RUN_WORK` per run.
+    """Work done by this process's HiGHS models so far, in units of about one simplex
+    iteration of an attacker LP (:func:`run_work`).
 
     A measure of the work done that, unlike the clock, is the same in every run on the
     same input (HiGHS runs single-threaded with a fixed seed): a step bounded by it

@@ -43,6 +43,7 @@ from tablesafe.suppress.fast_options import FastOptions
 from tablesafe.suppress.methods import DEFAULT_METHOD, METHODS
 from tablesafe.suppress.protection import OutOfTime, repair
 from tablesafe.suppress.subtable_tables import whole_table_certificates
+from tablesafe.suppress.work_clock import WorkClock
 
 MODULAR_MAX_CELLS = 60_000
 """``auto`` picks ``modular`` on hierarchical tables up to this size, ``fast`` above it
@@ -91,18 +92,15 @@ def choose_method(problem: Problem) -> tuple[str, str]:
 SEARCH_SHARE = 0.5
 """Share of the time limit for the method's own search; the rest is for the full-table
 repair (or the certificates) and the cleanup."""
-CLEANUP_SHARE = 0.2
+CLEANUP_SHARE = 0.25
 """Share of the time limit the optional cleanup may take at most, by the clock (the
-outer guard: its work bound, :data:`CLEANUP_WORK_PER_SECOND`, normally stops it first)."""
-CLEANUP_WORK_PER_SECOND = 3_000
-"""LP work (:func:`~tablesafe.audit.lp.lp_work`: simplex iterations, ten per run) the
-cleanup may spend per second of the time limit. A bound in work, not seconds, stops the
-cleanup at the same complement in every run, so the pattern does not depend on the load
-of the machine (two runs of the 1,872-cell three-way table of seed 2 had withheld
-14.535 M and 14.552 M when a clock share stopped it). Measured on the cleanups of
-generated tables with holdings, alone (thirty-third session): 23,000-41,000 units per
-second, so that 3,000 per second of the limit takes 7-13 % of it, within
-:data:`CLEANUP_SHARE` on a machine up to half as fast."""
+outer guard: its work bound, :data:`CLEANUP_WORK_SHARE`, normally stops it first)."""
+CLEANUP_WORK_SHARE = 0.15
+"""Share of the time limit the cleanup may spend in seconds of LP work
+(:class:`~tablesafe.suppress.work_clock.WorkClock`). A bound in work, not seconds, stops
+the cleanup at the same complement in every run, so the pattern does not depend on the
+load of the machine (two runs of the 1,872-cell three-way table of seed 2 had withheld
+14.535 M and 14.552 M when a clock share stopped it)."""
 
 
 def auto_time_limit(cells: int) -> float:
@@ -268,7 +266,7 @@ def suppress(
             # cleanup is optional work: a fixed share of the limit, within what is left
             withheld, atts = _cleanup(problem, bounds, withheld, atts, stats, log,
                                       min(CLEANUP_SHARE * float(time_limit), left()),
-                                      int(CLEANUP_WORK_PER_SECOND * float(time_limit)))
+                                      WorkClock().units(CLEANUP_WORK_SHARE * float(time_limit)))
         stats["seconds_before_audit"] = time.monotonic() - t0
         if audit and not proven and passed is None:
             passed = _final_audit(problem, withheld)
@@ -280,6 +278,7 @@ def suppress(
         stats["method_chosen"] = method
         stats["method_reason"] = chosen_reason
     stats["time_limit_given"] = given_limit is not None
+    stats["clock_decided"] = clock_decided(stats)
     _summary(stats, problem, withheld)
     if not certificates:
         certs = None
@@ -336,6 +335,27 @@ def _cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict,
         stats["cleanup_stopped_by"] = report["stopped"]
     stats["cleanup_removed"] = removed
     return withheld, atts
+
+
+def clock_decided(stats: dict) -> list[str]:
+    """The steps of a run that the clock ended, from its stats: where it did, another run
+    on the same input may give another pattern (a loaded machine gets less done). Steps
+    bounded by LP work (:mod:`tablesafe.suppress.work_clock`) or by counts are not
+    listed: they stop at the same point in every run."""
+    out = []
+    if stats.get("clock_guarded"):
+        out.append("the search (its guard on the clock, not its work bound)")
+    if stats.get("subtables_skipped"):
+        out.append("the subtables (some left to the repair)")
+    if stats.get("repair_timed_out"):
+        out.append(str(stats["repair_timed_out"]))
+    if stats.get("hurried_after_targets") is not None:
+        out.append("the certificates' search (hurried)")
+    if stats.get("chain_certificates") or stats.get("box_certificates"):
+        out.append("the certificates' search (chains without an LP)")
+    if stats.get("cleanup_stopped_by") == "clock":
+        out.append("the cleanup")
+    return out
 
 
 def _summary(stats: dict, problem: Problem, withheld: np.ndarray) -> None:

@@ -92,6 +92,7 @@ def fast_pattern(
     progress_label: str = "fast suppression",
     workers: int | None = None,
     give_up_after: float | None = None,
+    give_up_work: int | None = None,
     options: FastOptions | None = None,
     hurry: bool = False,
 ) -> Pattern:
@@ -137,6 +138,9 @@ def fast_pattern(
         give_up_after: seconds after which an unfinished first pass raises
             :class:`SolverTimeLimit` (for callers with a fallback, such as the start
             pattern of ``optimal``); the second pass then also stops at that time.
+        give_up_work: LP work (:func:`~tablesafe.audit.lp.lp_work`) after which a group
+            of the first pass raises :class:`SolverTimeLimit` (the same point in every
+            run; ``give_up_after`` is then its guard on the clock).
         options: tuning knobs.
 
     Returns:
@@ -174,11 +178,12 @@ def fast_pattern(
         workers = opts.default_workers(len(targets))
     run = _OrderRun(problem=problem, space=space, ranges=ranges, withheld=withheld, targets=targets,
                     options=opts, insiders=insiders, workers=int(workers), give_up_after=give_up_after,
+                    give_up_work=give_up_work,
                     hurry=hurry, progress_label=progress_label if progress else None)
     assert opts.order is not None  # settled by for_table
     orders = ("value", "need") if opts.order == "both" else (opts.order,)
     out = run(orders[0], t0, time_limit)
-    if len(orders) > 1 and give_up_after is None:
+    if len(orders) > 1 and give_up_after is None and give_up_work is None:
         # the other order too, when the time allows, and the cheaper pattern is kept
         # (measured in FastOptions.order); ties keep the first
         spent = time.perf_counter() - t0
@@ -225,6 +230,7 @@ class _OrderRun:
     insiders: bool
     workers: int
     give_up_after: float | None
+    give_up_work: int | None
     hurry: bool
     progress_label: str | None
 
@@ -235,7 +241,7 @@ class _OrderRun:
         targets = protection_order(self.targets, need, np.abs(problem.value[self.targets]), order)
         job = FirstPassJob(space=self.space, ranges=ranges, withheld=self.withheld, names=problem.names,
                            options=opts, insiders=self.insiders, n_targets=len(targets), start=t0,
-                           give_up_after=self.give_up_after,
+                           give_up_after=self.give_up_after, give_up_work=self.give_up_work,
                            hurry_after=None if time_limit is None
                            else (0.0 if self.hurry else HURRY_SHARE) * time_limit,
                            chain_after=None if time_limit is None else CHAIN_SHARE * time_limit)

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from tablesafe.audit.lp import lp_work
 from tablesafe.errors import SolverTimeLimit
 from tablesafe.suppress.fast_options import FastOptions
 from tablesafe.suppress.fast_ranges import CellRanges
@@ -60,7 +61,10 @@ class FirstPassJob:
         insiders: also find certificates that keep single respondents' cells fixed.
         n_targets: targets of the whole run (for the log line).
         start: ``time.perf_counter()`` at the start of the run.
-        give_up_after: seconds after ``start`` at which to raise :class:`SolverTimeLimit`.
+        give_up_after: seconds after ``start`` at which to raise :class:`SolverTimeLimit`
+            (with ``by_clock`` set: the guard of ``give_up_work``).
+        give_up_work: LP work (:func:`~tablesafe.audit.lp.lp_work`) a group may spend
+            before :class:`SolverTimeLimit` is raised: the same point in every run.
         hurry_after: seconds after ``start`` from which the search that keeps single
             respondents' cells fixed may add complements (``FastOptions.strict_adds``:
             quicker, withholds more), so that a time limit holds.
@@ -80,6 +84,7 @@ class FirstPassJob:
     give_up_after: float | None
     hurry_after: float | None = None
     chain_after: float | None = None
+    give_up_work: int | None = None
 
 
 @dataclass
@@ -159,6 +164,7 @@ class FirstPass:
         self.hurried_at: int | None = None
         self._chains: TableChains | None = None
         self._relation_chains: RelationChains | None = None
+        self._work0 = lp_work()
 
     def run(self, group: np.ndarray) -> None:
         """Protect the targets of ``group`` in order.
@@ -171,11 +177,7 @@ class FirstPass:
         for t in group.tolist():
             if not self.open[t]:
                 continue  # protected by the direction of an earlier certificate
-            if job.give_up_after is not None and time.perf_counter() - job.start > job.give_up_after:
-                raise SolverTimeLimit(
-                    f"fast: {self.searched} of {len(group)} sensitive cells had certificates after "
-                    f"{job.give_up_after:.0f} s; giving up as asked"
-                )
+            self._give_up_when_asked(len(group))
             if job.hurry_after is not None and not self.search.hurry and self._short_of_time():
                 self.search.hurry = True
                 self.hurried_at = self.searched
@@ -252,6 +254,18 @@ class FirstPass:
             found.append((direction, cells[keep], sign * d[keep]))
             self.found_by["one-way " + how] += 1
         return found, None
+
+    def _give_up_when_asked(self, size: int) -> None:
+        """Raise :class:`SolverTimeLimit` past the job's ``give_up_work`` (or its guard,
+        ``give_up_after``: then with ``by_clock`` set)."""
+        job = self.job
+        worked = job.give_up_work is not None and lp_work() - self._work0 > job.give_up_work
+        timed = job.give_up_after is not None and time.perf_counter() - job.start > job.give_up_after
+        if worked or timed:
+            exc = SolverTimeLimit(f"fast: {self.searched} of {size} sensitive cells had certificates when "
+                                  f"{'its work' if worked else 'the time'} ran out; giving up as asked")
+            exc.by_clock = not worked
+            raise exc
 
     def _short_of_time(self) -> bool:
         """Past the job's ``hurry_after``, or (with a chain time) less than two of the

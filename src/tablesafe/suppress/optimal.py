@@ -30,7 +30,7 @@ import time
 import highspy
 import numpy as np
 
-from tablesafe.audit.lp import new_highs
+from tablesafe.audit.lp import MIP_ITERATION_WORK, lp_work, new_highs
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import Attack, Bounds, Cut, row_cuts
 from tablesafe.suppress.cleanup import cleanup
@@ -46,8 +46,11 @@ from tablesafe.suppress.protection import (
     repair,
     run_attacks,
 )
+from tablesafe.suppress.work_clock import GUARD_SLACK, WorkClock
 
 _HINF = highspy.kHighsInf
+INT_LIMIT = 2**31 - 1
+"""HiGHS's infinite iteration limit."""
 
 
 class _Master:
@@ -112,34 +115,60 @@ class _Master:
                                          np.array([kind] * self.nv))
 
     def solve(self, time_limit: float, on_solution=None, fix_one: np.ndarray | None = None,
-              fix_zero: np.ndarray | None = None) -> tuple[np.ndarray | None, float]:
+              fix_zero: np.ndarray | None = None, clock: WorkClock | None = None) -> tuple[np.ndarray | None, float]:
         """Solve the master; ``on_solution(x)`` sees every improving integer solution.
 
         ``fix_one`` / ``fix_zero``: masks over the master's columns held at 1 / 0 for this
         solve only (a neighbourhood of a pattern); the returned bound is then the
         neighbourhood's, not a bound of the whole problem.
+
+        ``clock``: ``time_limit`` is in seconds of work on it (the MIP is interrupted once
+        its work, and that of ``on_solution``'s checks, reaches them; an LP relaxation
+        gets as many simplex iterations), and the real time before its guard is HiGHS's
+        own limit. Without it, ``time_limit`` is real seconds.
         """
         h = self.h
-        h.setOptionValue("time_limit", max(float(time_limit), 0.5))
+        interrupt = None
+        if clock is None:
+            h.setOptionValue("time_limit", max(float(time_limit), 0.5))
+        else:
+            h.setOptionValue("time_limit", max(clock.real_left(), 0.05))
+            budget = clock.units(max(float(time_limit), 0.0)) + lp_work()
+            if self.is_integral:
+                def interrupt(out, inp) -> None:
+                    if lp_work() + MIP_ITERATION_WORK * int(out.simplex_iteration_count) >= budget:
+                        inp.user_interrupt = True
+            h.setOptionValue("simplex_iteration_limit",
+                             INT_LIMIT if self.is_integral else max(budget - lp_work(), 1))
         restricted = fix_one is not None or fix_zero is not None
         if restricted:
             lo = np.zeros(self.nv) if fix_one is None else fix_one.astype(float)
             hi = np.ones(self.nv) if fix_zero is None else (~fix_zero).astype(float)
             h.changeColsBounds(self.nv, np.arange(self.nv, dtype=np.int32), lo, np.maximum(hi, lo))
-        if on_solution is not None:
-            def _cb(kind, _msg, out, _inp, _data):
+        if on_solution is not None or interrupt is not None:
+            def _cb(kind, _msg, out, inp, _data):
+                if kind == highspy.cb.HighsCallbackType.kCallbackMipInterrupt:
+                    if interrupt is not None:
+                        interrupt(out, inp)
+                    return
                 try:
-                    on_solution(np.asarray(out.mip_solution, dtype=float)[: self.nv].copy())
+                    if on_solution is not None:
+                        on_solution(np.asarray(out.mip_solution, dtype=float)[: self.nv].copy())
                 except Exception:  # noqa: BLE001 - a failing check must not kill the solver
                     pass
 
             h.setCallback(_cb, None)
-            h.startCallback(highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution)
+            if on_solution is not None:
+                h.startCallback(highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution)
+            if interrupt is not None:
+                h.startCallback(highspy.cb.HighsCallbackType.kCallbackMipInterrupt)
         try:
             h.run()
             st = h.getModelStatus()
             info = h.getInfo()
             self.status = st
+            if clock is not None and st == highspy.HighsModelStatus.kTimeLimit:
+                clock.guarded = True
             if st == highspy.HighsModelStatus.kInfeasible:
                 return None, float("inf")
             if info.primal_solution_status == 0:  # no feasible point found in time
@@ -162,6 +191,8 @@ class _Master:
         finally:
             if on_solution is not None:
                 h.stopCallback(highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution)
+            if interrupt is not None:
+                h.stopCallback(highspy.cb.HighsCallbackType.kCallbackMipInterrupt)
             if restricted:
                 h.changeColsBounds(self.nv, np.arange(self.nv, dtype=np.int32), np.zeros(self.nv), np.ones(self.nv))
 
@@ -189,21 +220,24 @@ def optimal_pattern(
     cleanup from the primaries alone). Stats: ``cost``, ``lower_bound``, ``gap``,
     ``optimal`` (proved within the MIP tolerance), ``iterations``, ``cuts``.
     """
-    t0 = time.monotonic()
+    t_real = time.monotonic()
+    clock = WorkClock.for_limit(time_limit)
+    t0 = clock.now()
     deadline = t0 + (time_limit if time_limit is not None else 1e12)
     sens = problem.sensitive
     cand = candidates(problem, bounds)
     fixed_one = sens
     say = log or (lambda *_: None)
 
-    w, atts = _incumbent(problem, bounds, start, t0, deadline, say)
+    w, atts = _incumbent(problem, bounds, start, clock, t0, deadline, say)
     if atts is None:
         # checking the start pattern alone takes longer than the limit (measured: a
         # 5,000-cell 3-D table ran 302 s with a 60 s limit): return it unproved; the
         # dispatcher repairs and proves it (LP check, or certificates on large tables)
         return w | sens, {"iterations": 0, "lp_rounds": 0, "cuts": 0, "lower_bound": 0.0,
                           "cost": float(problem.cost[w & ~sens].sum()), "gap": 1.0, "optimal": False,
-                          "time_limit_hit": True, "seconds": time.monotonic() - t0}
+                          "time_limit_hit": True, "seconds": time.monotonic() - t_real,
+                          "clock_guarded": True}
     best = w
     best_atts = atts
     best_cost = float(problem.cost[best & ~sens].sum())
@@ -217,7 +251,7 @@ def optimal_pattern(
     master.h.setOptionValue("mip_rel_gap", float(mip_gap))
     master.add(row_cuts(problem, bounds, fixed_one))
 
-    lb = _lp_rounds(problem, bounds, master, lp_rounds, deadline, stats)
+    lb = _lp_rounds(problem, bounds, master, lp_rounds, deadline, stats, clock=clock)
     say(f"LP bound {lb:.6g} after {stats['lp_rounds']} rounds, {master.ncuts} inequalities")
 
     # MIP rounds, each followed by a search for cheaper safe patterns near the incumbent
@@ -248,17 +282,17 @@ def optimal_pattern(
             offer(x, atts)
 
     master.integral(True)
-    search = _Neighbourhoods(problem, bounds, master, log=log)
+    search = _Neighbourhoods(problem, bounds, master, log=log, clock=clock)
     optimal = False
     share = 1.0
-    while time.monotonic() < deadline:
+    while not clock.passed(deadline):
         stats["iterations"] += 1
         master.start(best)
         pool.clear()
-        left = deadline - time.monotonic()
+        left = deadline - clock.now()
         # bounded rounds: an unsafe master solution still yields cuts and, completed, a
         # candidate incumbent; the neighbourhood search between rounds improves the incumbent
-        xv, bound = master.solve(left if left < 20 else max(10.0, 0.3 * left), on_solution)
+        xv, bound = master.solve(left if left < 20 else max(10.0, 0.3 * left), on_solution, clock=clock)
         lb = max(lb, lift(bound)) if np.isfinite(bound) else lb
         pooled = master.add(pool)
         if xv is None:
@@ -280,7 +314,7 @@ def optimal_pattern(
             say(f"round {stats['iterations']}: {len(bad)} attacks succeed, +{added} inequalities, bound {lb:.6g}")
             # a safe pattern from this master solution: keep its cells, add the cheapest
             # cells the master (with the new inequalities) asks for, until safe
-            done = _complete(problem, bounds, master, x, x | best, x, atts, deadline)
+            done = _complete(problem, bounds, master, x, x | best, x, atts, deadline, clock)
             if done is not None:
                 offer(*done)
             if added == 0 and pooled == 0:
@@ -288,7 +322,7 @@ def optimal_pattern(
         if best_cost <= lb * (1 + max(mip_gap, 1e-6)):
             optimal = True
             break
-        now = time.monotonic()
+        now = clock.now()
         left = deadline - now
         if left > 1.0:
             # as long as a master round would get, and never more than the time spent so
@@ -303,18 +337,20 @@ def optimal_pattern(
     lb = min(lb, best_cost)
     gap = 0.0 if best_cost <= 0 else max(0.0, (best_cost - lb) / best_cost)
     stats.update(cost=best_cost, lower_bound=lb, gap=gap, optimal=optimal or gap <= 1e-6, cuts=master.ncuts,
-                 seconds=time.monotonic() - t0, neighbourhoods=search.tried, improvements=search.improved)
+                 seconds=time.monotonic() - t_real, neighbourhoods=search.tried, improvements=search.improved,
+                 work_seconds=clock.now() - t0, clock_guarded=clock.guarded)
     return best, stats
 
 
 def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, deadline: float,
-               stats: dict, keys: list[Key] | None = None) -> float:
+               stats: dict, keys: list[Key] | None = None, clock: WorkClock | None = None) -> float:
     """Rounds of the master's LP relaxation, each followed by the inequalities of the
     attacks its fractional pattern fails; returns the best lower bound (and counts the
     rounds in ``stats["lp_rounds"]``). Stops when the bound stalls or no cut is new.
 
     ``keys``: the attacks to run (default: every outsider and insider attack on the
-    sensitive cells under the rounded pattern)."""
+    sensitive cells under the rounded pattern). ``deadline`` is on ``clock``
+    (:class:`~tablesafe.suppress.work_clock.WorkClock`), or ``time.monotonic()`` without."""
     sens = problem.sensitive
     targets = np.flatnonzero(sens)
     if master.nv == 0:
@@ -323,9 +359,9 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
     lb = 0.0
     history: list[float] = []
     for rnd in range(rounds):
-        if time.monotonic() > deadline:
+        if (time.monotonic() > deadline) if clock is None else clock.passed(deadline):
             break
-        xv, val = master.solve(deadline - time.monotonic())
+        xv, val = master.solve(deadline - (time.monotonic() if clock is None else clock.now()), clock=clock)
         if xv is None:
             break
         history.append(val)
@@ -343,33 +379,37 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
     return lb
 
 
-def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, t0: float, deadline: float,
-               say) -> tuple[np.ndarray, dict | None]:
+def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock: WorkClock, t0: float,
+               deadline: float, say) -> tuple[np.ndarray, dict | None]:
     """The first safe pattern and its attacks, from ``start`` or from the fast
     heuristic's certificates where it succeeds (one local LP per cell instead of repair
     rounds of whole-table attacks), checked, repaired against this attacker model and
-    cleaned. The attacks are ``None`` when checking the pattern passed ``deadline``."""
+    cleaned. The attacks are ``None`` when checking the pattern passed the guard of
+    ``clock`` (``t0`` and ``deadline`` are on it)."""
     sens = problem.sensitive
     if start is None:
-        w = _heuristic_start(problem, bounds, 0.25 * (deadline - t0))
+        w = _heuristic_start(problem, bounds, 0.25 * (deadline - t0), clock)
         try:
-            atts = check(problem, bounds, w, deadline=deadline)
+            atts = check(problem, bounds, w, deadline=clock.guard)
         except OutOfTime:
             say("time limit reached while checking the start pattern")
             return w, None
         if failing(bounds, atts):
             try:
-                w, atts, _ = repair(problem, bounds, w, deadline=deadline)
+                w, atts, _ = repair(problem, bounds, w, deadline=clock.guard)
             except OutOfTime as out:
                 say("time limit reached while repairing the start pattern")
                 return out.pattern_or(w), None
-        w, atts, _ = cleanup(problem, bounds, w, atts, deadline=time.monotonic() + 0.1 * (deadline - t0))
+        report: dict = {}
+        w, atts, _ = cleanup(problem, bounds, w, atts, deadline=clock.guard,
+                             work=clock.units(0.1 * (deadline - t0)), report=report)
+        clock.guarded |= report["stopped"] == "clock"
     else:
         w = start.copy() | sens
         atts = check(problem, bounds, w)
         if failing(bounds, atts):
             try:
-                w, atts, _ = repair(problem, bounds, w, deadline=deadline)
+                w, atts, _ = repair(problem, bounds, w, deadline=clock.guard)
             except OutOfTime as out:
                 return out.pattern_or(w), None
     return w, atts
@@ -406,7 +446,7 @@ def _recheck(problem: Problem, bounds: Bounds, x: np.ndarray, base: np.ndarray,
 
 def _complete(problem: Problem, bounds: Bounds, master: _Master, keep: np.ndarray, start: np.ndarray,
               base: np.ndarray, base_atts: dict[Key, Attack],
-              deadline: float) -> tuple[np.ndarray, dict[Key, Attack]] | None:
+              deadline: float, clock: WorkClock) -> tuple[np.ndarray, dict[Key, Attack]] | None:
     """The cheapest pattern withholding ``keep`` that the master allows, made safe.
 
     The master is solved with the cells of ``keep`` held withheld; its solution is
@@ -414,13 +454,14 @@ def _complete(problem: Problem, bounds: Bounds, master: _Master, keep: np.ndarra
     the whole problem) and the master solved again. ``start`` (a safe pattern withholding
     ``keep``) is the master's starting point; ``base`` / ``base_atts``: a checked pattern
     and its attacks, so that only the attacks :func:`_recheck` names are solved. Returns
-    the safe pattern and its attacks, or ``None`` (time, or no progress).
+    the safe pattern and its attacks, or ``None`` (time, or no progress). ``deadline``
+    is on ``clock``.
     """
     sens = problem.sensitive
     fix_one = keep[master.var]
-    while time.monotonic() < deadline:
+    while not clock.passed(deadline):
         master.start(start)
-        xv, _ = master.solve(min(deadline - time.monotonic(), 30.0), fix_one=fix_one)
+        xv, _ = master.solve(min(deadline - clock.now(), 30.0), fix_one=fix_one, clock=clock)
         if xv is None:
             return None
         x = sens.copy()
@@ -447,7 +488,7 @@ class _Neighbourhoods:
     """
 
     def __init__(self, problem: Problem, bounds: Bounds, master: _Master, size: int = 25,
-                 trial_limit: float = 5.0, log=None) -> None:
+                 trial_limit: float = 5.0, log=None, clock: WorkClock | None = None) -> None:
         self.problem = problem
         self.say = log or (lambda *_: None)
         self.bounds = bounds
@@ -459,6 +500,7 @@ class _Neighbourhoods:
         self.improved = 0
         self.exhausted = False  # a neighbourhood of every complement gave nothing
         self.trial_limit = trial_limit
+        self.clock = clock if clock is not None else WorkClock()
         self._last: np.ndarray | None = None
         a = problem.relations.tocsr()
         self._a = a
@@ -498,14 +540,16 @@ class _Neighbourhoods:
 
     def improve(self, best: np.ndarray, atts: dict[Key, Attack],
                 deadline: float) -> tuple[np.ndarray, dict[Key, Attack], float]:
-        """Search neighbourhoods of ``best`` until ``deadline``; returns (pattern, attacks, cost)."""
+        """Search neighbourhoods of ``best`` until ``deadline`` (on the search's
+        :class:`~tablesafe.suppress.work_clock.WorkClock`); returns (pattern, attacks, cost)."""
         p = self.problem
         sens = p.sensitive
         cost = float(p.cost[best & ~sens].sum())
         if self._last is None or not np.array_equal(self._last, best):
             self.exhausted = False  # a new incumbent from elsewhere: search around it again
             self.since = 0
-        while time.monotonic() < deadline and not self.exhausted:
+        clock = self.clock
+        while not clock.passed(deadline) and not self.exhausted:
             secondary = best & ~sens
             sec = np.flatnonzero(secondary)
             if len(sec) == 0:
@@ -524,7 +568,7 @@ class _Neighbourhoods:
             self.tried += 1
             self.since += 1
             res = _complete(p, self.bounds, self.master, best & ~free, best, best, atts,
-                            min(deadline, time.monotonic() + self.trial_limit))
+                            min(deadline, clock.now() + self.trial_limit), clock)
             if res is None:
                 continue
             c = float(p.cost[res[0] & ~sens].sum())
@@ -538,17 +582,26 @@ class _Neighbourhoods:
         return best, atts, cost
 
 
-def _heuristic_start(problem: Problem, bounds, seconds: float | None = None) -> np.ndarray:
+def _heuristic_start(problem: Problem, bounds, seconds: float | None = None,
+                     clock: WorkClock | None = None) -> np.ndarray:
     """The ``fast`` pattern as a starting point (the primaries alone if it gives up, or
-    takes more than ``seconds``: measured on Castro's HIER16, without a table structure,
-    ``fast`` needed 151 s, more than ``optimal``'s whole limit)."""
-    from tablesafe.errors import TablesafeError
+    takes more than ``seconds`` of work on ``clock``, :data:`GUARD_SLACK` times that on
+    the real clock: measured on Castro's HIER16, without a table structure, ``fast``
+    needed 151 s, more than ``optimal``'s whole limit). A start the real clock ended is
+    recorded in ``clock.guarded``."""
+    from tablesafe.errors import SolverTimeLimit, TablesafeError
     from tablesafe.suppress.fast import fast_pattern
 
+    clock = clock if clock is not None else WorkClock()
+    limited = seconds is not None and seconds < 1e11
     try:
         pat = fast_pattern(problem, singleton=bool(bounds.singleton.any()),
                            capacity=bool(np.any(bounds.dn < bounds.tdn)), workers=1,
-                           give_up_after=seconds if seconds is not None and seconds < 1e11 else None)
+                           give_up_after=GUARD_SLACK * seconds if seconds is not None and limited else None,
+                           give_up_work=clock.units(seconds) if seconds is not None and limited else None)
+    except SolverTimeLimit as exc:
+        clock.guarded |= exc.by_clock
+        return problem.sensitive.copy()
     except TablesafeError:
         return problem.sensitive.copy()
     return np.asarray(pat.withheld, dtype=bool) | problem.sensitive
