@@ -30,10 +30,10 @@ import time
 import highspy
 import numpy as np
 
-from tablesafe.audit.lp import MIP_ITERATION_WORK, lp_work, new_highs
 from tablesafe.problem import Problem
-from tablesafe.suppress.attacker import Attack, Bounds, Cut, row_cuts
+from tablesafe.suppress.attacker import Attack, Bounds, row_cuts
 from tablesafe.suppress.cleanup import cleanup
+from tablesafe.suppress.master_problem import _Master
 from tablesafe.suppress.protection import (
     Key,
     OutOfTime,
@@ -47,160 +47,6 @@ from tablesafe.suppress.protection import (
     run_attacks,
 )
 from tablesafe.suppress.work_clock import GUARD_SLACK, WorkClock
-
-_HINF = highspy.kHighsInf
-INT_LIMIT = 2**31 - 1
-"""HiGHS's infinite iteration limit."""
-
-
-class _Master:
-    def __init__(self, problem: Problem, cand: np.ndarray, seed: int) -> None:
-        self.var = np.flatnonzero(cand)
-        self.col_of = np.full(problem.n, -1, dtype=np.int64)
-        self.col_of[self.var] = np.arange(len(self.var))
-        h = new_highs()
-        h.setOptionValue("random_seed", int(seed))
-        h.setOptionValue("mip_rel_gap", 1e-5)
-        nv = len(self.var)
-        lp = highspy.HighsLp()
-        lp.num_col_ = nv
-        lp.num_row_ = 0
-        self.cost = problem.cost[self.var].astype(float)
-        lp.col_cost_ = self.cost
-        lp.col_lower_ = np.zeros(nv)
-        lp.col_upper_ = np.ones(nv)
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = np.zeros(nv + 1, dtype=np.int32)
-        h.passModel(lp)
-        self.h = h
-        self.nv = nv
-        self.ncuts = 0
-        self._seen: set[bytes] = set()
-        self.is_integral = False
-        self.status = highspy.HighsModelStatus.kNotset
-
-    def add(self, cuts: list[Cut]) -> int:
-        starts, idx, val, lo = [], [], [], []
-        nnz = 0
-        for c in cuts:
-            cols = self.col_of[c.idx]
-            keep = cols >= 0
-            cols, coef = cols[keep], c.coef[keep]
-            if c.rhs <= 0:
-                continue
-            order = np.argsort(cols)
-            cols, coef = cols[order], coef[order]
-            key = cols.tobytes() + np.round(coef / c.rhs, 9).tobytes()
-            if key in self._seen:
-                continue
-            self._seen.add(key)
-            starts.append(nnz)
-            idx.append(cols)
-            val.append(coef / c.rhs)  # scaled to rhs 1 for numerics
-            lo.append(1.0)
-            nnz += len(cols)
-        if not starts:
-            return 0
-        n = len(starts)
-        self.h.addRows(n, np.array(lo), np.full(n, _HINF), nnz, np.array(starts, dtype=np.int32),
-                       np.concatenate(idx).astype(np.int32), np.concatenate(val))
-        self.ncuts += n
-        return n
-
-    def integral(self, on: bool) -> None:
-        kind = highspy.HighsVarType.kInteger if on else highspy.HighsVarType.kContinuous
-        self.is_integral = on
-        if self.nv:
-            self.h.changeColsIntegrality(self.nv, np.arange(self.nv, dtype=np.int32),
-                                         np.array([kind] * self.nv))
-
-    def solve(self, time_limit: float, on_solution=None, fix_one: np.ndarray | None = None,
-              fix_zero: np.ndarray | None = None, clock: WorkClock | None = None) -> tuple[np.ndarray | None, float]:
-        """Solve the master; ``on_solution(x)`` sees every improving integer solution.
-
-        ``fix_one`` / ``fix_zero``: masks over the master's columns held at 1 / 0 for this
-        solve only (a neighbourhood of a pattern); the returned bound is then the
-        neighbourhood's, not a bound of the whole problem.
-
-        ``clock``: ``time_limit`` is in seconds of work on it (the MIP is interrupted once
-        its work, and that of ``on_solution``'s checks, reaches them; an LP relaxation
-        gets as many simplex iterations), and the real time before its guard is HiGHS's
-        own limit. Without it, ``time_limit`` is real seconds.
-        """
-        h = self.h
-        interrupt = None
-        if clock is None:
-            h.setOptionValue("time_limit", max(float(time_limit), 0.5))
-        else:
-            h.setOptionValue("time_limit", max(clock.real_left(), 0.05))
-            budget = clock.units(max(float(time_limit), 0.0)) + lp_work()
-            if self.is_integral:
-                def interrupt(out, inp) -> None:
-                    if lp_work() + MIP_ITERATION_WORK * int(out.simplex_iteration_count) >= budget:
-                        inp.user_interrupt = True
-            h.setOptionValue("simplex_iteration_limit",
-                             INT_LIMIT if self.is_integral else max(budget - lp_work(), 1))
-        restricted = fix_one is not None or fix_zero is not None
-        if restricted:
-            lo = np.zeros(self.nv) if fix_one is None else fix_one.astype(float)
-            hi = np.ones(self.nv) if fix_zero is None else (~fix_zero).astype(float)
-            h.changeColsBounds(self.nv, np.arange(self.nv, dtype=np.int32), lo, np.maximum(hi, lo))
-        if on_solution is not None or interrupt is not None:
-            def _cb(kind, _msg, out, inp, _data):
-                if kind == highspy.cb.HighsCallbackType.kCallbackMipInterrupt:
-                    if interrupt is not None:
-                        interrupt(out, inp)
-                    return
-                try:
-                    if on_solution is not None:
-                        on_solution(np.asarray(out.mip_solution, dtype=float)[: self.nv].copy())
-                except Exception:  # noqa: BLE001 - a failing check must not kill the solver
-                    pass
-
-            h.setCallback(_cb, None)
-            if on_solution is not None:
-                h.startCallback(highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution)
-            if interrupt is not None:
-                h.startCallback(highspy.cb.HighsCallbackType.kCallbackMipInterrupt)
-        try:
-            h.run()
-            st = h.getModelStatus()
-            info = h.getInfo()
-            self.status = st
-            if clock is not None and st == highspy.HighsModelStatus.kTimeLimit:
-                clock.guarded = True
-            if st == highspy.HighsModelStatus.kInfeasible:
-                return None, float("inf")
-            if info.primal_solution_status == 0:  # no feasible point found in time
-                return None, float(getattr(info, "mip_dual_bound", -np.inf))
-            x = np.asarray(h.getSolution().col_value).copy()
-            if self.is_integral and abs(float(self.cost @ x) - info.objective_function_value) > 1e-6 * max(
-                    1.0, abs(info.objective_function_value)):
-                # measured with HiGHS 1.16: when presolve solves the master outright, the
-                # solution returned can be the start given by ``start`` rather than the
-                # optimum it reports; solve again without the start
-                h.clearSolver()
-                h.run()
-                info = h.getInfo()
-                self.status = h.getModelStatus()
-                if info.primal_solution_status == 0:
-                    return None, float(getattr(info, "mip_dual_bound", -np.inf))
-                x = np.asarray(h.getSolution().col_value).copy()
-            bound = info.mip_dual_bound if self.is_integral else info.objective_function_value
-            return x, float(bound)
-        finally:
-            if on_solution is not None:
-                h.stopCallback(highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution)
-            if interrupt is not None:
-                h.stopCallback(highspy.cb.HighsCallbackType.kCallbackMipInterrupt)
-            if restricted:
-                h.changeColsBounds(self.nv, np.arange(self.nv, dtype=np.int32), np.zeros(self.nv), np.ones(self.nv))
-
-    def start(self, mask: np.ndarray) -> None:
-        sol = highspy.HighsSolution()
-        sol.col_value = mask[self.var].astype(float)
-        sol.value_valid = True
-        self.h.setSolution(sol)
 
 
 def optimal_pattern(
@@ -229,7 +75,8 @@ def optimal_pattern(
     fixed_one = sens
     say = log or (lambda *_: None)
 
-    w, atts = _incumbent(problem, bounds, start, clock, t0, deadline, say)
+    real_deadline = t_real + (time_limit if time_limit is not None else 1e12)
+    w, atts = _incumbent(problem, bounds, start, clock, t0, deadline, real_deadline, say)
     if atts is None:
         # checking the start pattern alone takes longer than the limit (measured: a
         # 5,000-cell 3-D table ran 302 s with a 60 s limit): return it unproved; the
@@ -380,23 +227,24 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
 
 
 def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock: WorkClock, t0: float,
-               deadline: float, say) -> tuple[np.ndarray, dict | None]:
+               deadline: float, real_deadline: float, say) -> tuple[np.ndarray, dict | None]:
     """The first safe pattern and its attacks, from ``start`` or from the fast
     heuristic's certificates where it succeeds (one local LP per cell instead of repair
     rounds of whole-table attacks), checked, repaired against this attacker model and
-    cleaned. The attacks are ``None`` when checking the pattern passed the guard of
-    ``clock`` (``t0`` and ``deadline`` are on it)."""
+    cleaned. The attacks are ``None`` when checking or repairing the pattern passed
+    ``real_deadline`` (a ``time.monotonic()`` value: the check has no work bound, so it
+    gets no slack beyond the limit; ``t0`` and ``deadline`` are on ``clock``)."""
     sens = problem.sensitive
     if start is None:
         w = _heuristic_start(problem, bounds, 0.25 * (deadline - t0), clock)
         try:
-            atts = check(problem, bounds, w, deadline=clock.guard)
+            atts = check(problem, bounds, w, deadline=real_deadline)
         except OutOfTime:
             say("time limit reached while checking the start pattern")
             return w, None
         if failing(bounds, atts):
             try:
-                w, atts, _ = repair(problem, bounds, w, deadline=clock.guard)
+                w, atts, _ = repair(problem, bounds, w, deadline=real_deadline)
             except OutOfTime as out:
                 say("time limit reached while repairing the start pattern")
                 return out.pattern_or(w), None
@@ -409,7 +257,7 @@ def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock
         atts = check(problem, bounds, w)
         if failing(bounds, atts):
             try:
-                w, atts, _ = repair(problem, bounds, w, deadline=clock.guard)
+                w, atts, _ = repair(problem, bounds, w, deadline=real_deadline)
             except OutOfTime as out:
                 return out.pattern_or(w), None
     return w, atts
