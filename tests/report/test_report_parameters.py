@@ -90,3 +90,28 @@ def test_the_report_says_how_the_pattern_was_built():
     assert steps["cleanup"].startswith(f"gave back {st['cleanup_removed']:,} cell")
     fast = tablesafe.protect_problem(synthetic_problem("1k", seed=4), method="fast")
     assert "subtables" not in _step_rows(render_report(fast))
+
+
+def test_the_report_names_the_steps_the_clock_ended(monkeypatch):
+    """A run whose search the clock (not its bound on LP work) ended says, in the report,
+    that another run may give another pattern; a run bounded by work says nothing."""
+    import time
+
+    from tablesafe.audit import lp as lpmod
+    from tablesafe.synthetic import synthetic_problem
+
+    problem = synthetic_problem("1k", seed=4)
+    calm = tablesafe.protect_problem(problem, method="modular", time_limit=60)
+    assert calm.pattern.stats["clock_decided"] == []
+    assert "ended by the clock" not in _step_rows(render_report(calm))
+    real_run = lpmod._MeteredHighs.run
+
+    def slow_run(self):
+        time.sleep(0.005)
+        return real_run(self)
+
+    monkeypatch.setattr(lpmod._MeteredHighs, "run", slow_run)
+    hurried = tablesafe.protect_problem(problem, method="optimal", time_limit=3)
+    steps = _step_rows(render_report(hurried))
+    assert hurried.pattern.stats["clock_decided"]
+    assert "another run" in steps["ended by the clock"]

@@ -97,3 +97,33 @@ def test_the_cleanup_of_suppress_is_bounded_by_work_in_proportion_to_the_limit(m
     assert bounded.stats["cleanup_stopped_by"] == "work"
     assert bounded.stats["cleanup_work"] < st["cleanup_work"]
     assert independent_audit(p, bounded.withheld) == []
+
+
+def test_the_steps_the_clock_ended_are_named():
+    from tablesafe.suppress.dispatch import clock_decided
+
+    assert clock_decided({"cleanup_stopped_by": "work", "hurried_after_targets": None}) == []
+    named = clock_decided({"cleanup_stopped_by": "clock", "clock_guarded": True, "repair_timed_out": "attacker-LP repair",
+                           "chain_certificates": 3})
+    assert len(named) == 4 and "the cleanup" in named and "attacker-LP repair" in named
+
+
+def test_a_search_whose_work_bound_the_clock_outruns_says_so(monkeypatch):
+    """With every LP run a hundred times slower than the work clock assumes, ``optimal``'s
+    guard on the clock ends its search first: the stats say so (the report's test is in
+    tests/report), and the pattern is still proved safe."""
+    from tablesafe.suppress.dispatch import suppress
+
+    p = table_problem(11, [[3, 2], [4]], units=70)
+    quick = suppress(p, "optimal", time_limit=20.0)
+    assert quick.stats["clock_decided"] == []
+    real_run = lpmod._MeteredHighs.run
+
+    def slow_run(self):
+        time.sleep(0.02)
+        return real_run(self)
+
+    monkeypatch.setattr(lpmod._MeteredHighs, "run", slow_run)
+    slow = suppress(p, "optimal", time_limit=2.0)
+    assert any("search" in step for step in slow.stats["clock_decided"])
+    assert independent_audit(p, slow.withheld) == []
