@@ -107,13 +107,13 @@ class _Master:
             h.setOptionValue("time_limit", max(float(time_limit), 0.5))
         else:
             h.setOptionValue("time_limit", max(clock.real_left(), 0.05))
-            budget = clock.units(max(float(time_limit), 0.0)) + lp_work()
+            units = max(clock.units(max(float(time_limit), 0.0)), 1)
+            ends = lp_work() + units  # counting the checks ``on_solution`` runs meanwhile
             if self.is_integral:
                 def interrupt(out, inp) -> None:
-                    if lp_work() + MIP_ITERATION_WORK * int(out.simplex_iteration_count) >= budget:
+                    if lp_work() + MIP_ITERATION_WORK * int(out.simplex_iteration_count) >= ends:
                         inp.user_interrupt = True
-            h.setOptionValue("simplex_iteration_limit",
-                             INT_LIMIT if self.is_integral else max(budget - lp_work(), 1))
+            h.setOptionValue("simplex_iteration_limit", INT_LIMIT if self.is_integral else units)
         restricted = fix_one is not None or fix_zero is not None
         if restricted:
             lo = np.zeros(self.nv) if fix_one is None else fix_one.astype(float)

@@ -65,13 +65,8 @@ class WorkClock:
             return True
         return False
 
-    def left(self, deadline: float) -> float:
-        """Seconds of work left before ``deadline``, never more than the real time left
-        before the guard (a solver's own time limit)."""
-        return max(min(deadline - self.now(), self.guard - time.monotonic()), 0.0)
-
     def real_left(self) -> float:
-        """Seconds of real time before the guard."""
+        """Seconds of real time before the guard (a solver's own time limit)."""
         return max(self.guard - time.monotonic(), 0.0)
 
     def units(self, seconds: float) -> int:
