@@ -277,6 +277,10 @@ class ProtectResult:
             lines.append(self.contributions.summary())
         if _quick(self.pattern.stats or {}):
             lines.append(f"time limit reached: {_chain_text(self.pattern.stats)}")
+        ended = (self.pattern.stats or {}).get("clock_decided")
+        if ended:
+            lines.append(f"ended by the clock: {'; '.join(ended)}; another run may give another pattern "
+                         "(a longer time limit avoids it)")
         if self.audit is not None:
             lines.append("audit: " + verdict_line(self.audit))
         elif self.method == "none":

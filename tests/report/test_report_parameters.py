@@ -104,6 +104,7 @@ def test_the_report_names_the_steps_the_clock_ended(monkeypatch):
     calm = tablesafe.protect_problem(problem, method="modular", time_limit=60)
     assert calm.pattern.stats["clock_decided"] == []
     assert "ended by the clock" not in _step_rows(render_report(calm))
+    assert "ended by the clock" not in calm.summary()
     real_run = lpmod._MeteredHighs.run
 
     def slow_run(self):
@@ -115,3 +116,4 @@ def test_the_report_names_the_steps_the_clock_ended(monkeypatch):
     steps = _step_rows(render_report(hurried))
     assert hurried.pattern.stats["clock_decided"]
     assert "another run" in steps["ended by the clock"]
+    assert "ended by the clock: " + hurried.pattern.stats["clock_decided"][0] in hurried.summary()
