@@ -162,7 +162,7 @@ def cell(row: dict) -> list[str]:
         return base + ["-"] * 8 + [f"**crash**: {row['error']}"]
     notes = []
     st = row["stats"]
-    if st.get("time_limit_hit") or st.get("cleanup_truncated"):
+    if st.get("time_limit_hit") or st.get("cleanup_stopped_by"):
         notes.append("time limit hit")
     if "gap" in st:
         notes.append(f"optimal gap {100 * st['gap']:.1f}%")

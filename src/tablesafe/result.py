@@ -234,8 +234,7 @@ class ProtectResult:
                               f"{st.get('cleanup_removed_value', 0.0):,.2f}, {st['cleanup_seconds']:.1f} s"
                               + {"work": "; stopped at its bound on LP work (the same in every run)",
                                  "clock": "; stopped at its share of the time limit"}.get(
-                                  str(st.get("cleanup_stopped_by", "clock" if st.get("cleanup_truncated") else "")),
-                                  ""))
+                                  st.get("cleanup_stopped_by", ""), ""))
         return out
 
     # ---------------------------------------------------------------- summary

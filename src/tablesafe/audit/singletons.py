@@ -55,6 +55,7 @@ from tablesafe.audit.stored_tables import StoredTables
 from tablesafe.parallel import map_forked, worker_count
 from tablesafe.problem import Problem
 from tablesafe.structure.insiders import InsiderModel
+from tablesafe.structure.neighbours import find_sorted
 
 DUAL_TOL = 1e-9
 """Reduced cost (in the LP's units) above which a fixed cell counts as binding."""
@@ -393,8 +394,7 @@ class _BlockCheck:
                 break
             if 16 * cand.size < idx.size:
                 # few candidates left: look them up in the row (sorted indices)
-                pos = np.minimum(np.searchsorted(idx, cand), idx.size - 1)
-                hit = idx[pos] == cand
+                pos, hit = find_sorted(idx, cand)
                 dev = np.where(hit, rows.data[lo:hi][pos], 0.0)
             else:
                 scratch[idx] = rows.data[lo:hi]

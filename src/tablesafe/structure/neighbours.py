@@ -1,4 +1,5 @@
-"""Walking the relations of a table from cell to relation to cell, by index arithmetic.
+"""Walking the relations of a table from cell to relation to cell, by index arithmetic,
+and finding values in sorted index arrays (:func:`find_sorted`).
 
 The relations are a sparse ``(relations, cells)`` matrix. Stored compressed by row (CSR)
 it says which cells each relation holds; compressed by column (CSC), which relations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["gather", "neighbours"]
+__all__ = ["find_sorted", "gather", "neighbours"]
 
 
 def gather(ptr: np.ndarray, sel: np.ndarray) -> np.ndarray:
@@ -28,6 +29,18 @@ def gather(ptr: np.ndarray, sel: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     ends = np.cumsum(lens)
     return np.repeat(ptr[sel] - ends + lens, lens) + np.arange(total)
+
+
+def find_sorted(sorted_keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``values`` sits in ``sorted_keys`` (ascending), and whether it is
+    there: ``np.isin`` by binary search, which neither hashes nor sorts ``sorted_keys``
+    (thousands of keys looked up for a few values). Positions of absent values are not
+    meaningful."""
+    values = np.asarray(values)
+    if not len(sorted_keys):
+        return np.zeros(len(values), dtype=np.int64), np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_keys, values), len(sorted_keys) - 1)
+    return at, sorted_keys[at] == values
 
 
 def neighbours(m: sp.csr_matrix | sp.csc_matrix, major: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from tablesafe.problem import Problem
+from tablesafe.structure.neighbours import find_sorted
 from tablesafe.structure.table import CompiledModel
 
 __all__ = ["CellOverlap", "occupied_cells"]
@@ -88,7 +89,7 @@ class CellOverlap:
 
     def lookup(self, codes: np.ndarray) -> np.ndarray:
         """Cells with the given code positions (rows of ``codes``); ``-1`` where none."""
-        at, found = _find(self.keys, self._flat(codes))
+        at, found = find_sorted(self.keys, self._flat(codes))
         return np.where(found, self.key_cell[at], -1)
 
     def _flat(self, codes: np.ndarray) -> np.ndarray:
@@ -122,19 +123,13 @@ class CellOverlap:
             hit = (cell >= 0) & occupied[np.maximum(cell, 0)]
             missing = np.flatnonzero(cell < 0)
             if len(missing) and self.meet_keys is not None:
-                hit[missing] = _find(self.meet_keys, self._flat(meet[out][missing]))[1]
+                hit[missing] = find_sorted(self.meet_keys, self._flat(meet[out][missing]))[1]
             if len(missing) and single is not None:
                 top = self.lookup(join[out][missing])
                 both = occupied[cells[out][missing]] & bool(occupied[t])
                 hit[missing] |= (top >= 0) & single[np.maximum(top, 0)] & both
             out[out] = hit
         return out
-
-
-def _find(sorted_keys: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where each of ``flat`` sits in ``sorted_keys``, and whether it is there."""
-    at = np.minimum(np.searchsorted(sorted_keys, flat), len(sorted_keys) - 1)
-    return at, sorted_keys[at] == flat
 
 
 def _occupied_keys(records: pd.DataFrame | None, model: CompiledModel, shape: tuple[int, ...],

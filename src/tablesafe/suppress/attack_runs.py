@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from tablesafe.problem import Problem
+from tablesafe.structure.neighbours import find_sorted
 from tablesafe.suppress.attacker import DOWN, UP, Attack, BlockLP, Blocks, Bounds, Key
 from tablesafe.suppress.neighbourhood_attacks import attack_neighbourhoods
 from tablesafe.suppress.reached_tables import ReachedTables, answer_from_tables
@@ -283,15 +284,5 @@ def moved_insiders(who: np.ndarray, attack: Attack) -> np.ndarray:
     """The insiders' cells among ``who`` (sorted, as :class:`Insiders` holds them) that
     the attack's table moves: the only ones whose own attack that table does not answer."""
     moved = attack.cells[attack.dev != 0]
-    return np.sort(moved[among(moved, who)])
+    return np.sort(moved[find_sorted(who, moved)[1]])
 
-
-def among(values: np.ndarray, sorted_cells: np.ndarray) -> np.ndarray:
-    """Which ``values`` are in ``sorted_cells`` (ascending): ``np.isin`` by binary search,
-    which does not hash or sort the thousands of single respondents a target may have
-    for the few cells of a table or relation."""
-    values = np.asarray(values)
-    if not len(sorted_cells):
-        return np.zeros(len(values), dtype=bool)
-    pos = np.minimum(np.searchsorted(sorted_cells, values), len(sorted_cells) - 1)
-    return sorted_cells[pos] == values

@@ -12,9 +12,9 @@ import scipy.sparse as sp
 
 from tablesafe.audit.lp import lp_work
 from tablesafe.problem import Problem
+from tablesafe.structure.neighbours import find_sorted
 from tablesafe.suppress.attack_runs import (
     Insiders,
-    among,
     moved_insiders,
     relations_by_cell,
     run_attacks,
@@ -58,7 +58,7 @@ def _relation_short(rel: sp.csr_matrix, by_cell: sp.csc_matrix, bounds: Bounds, 
             if who is None:
                 continue
             for req, cut in zip(reqs[:2], room):
-                known = np.flatnonzero(among(cut.idx, who))
+                known = np.flatnonzero(find_sorted(who, cut.idx)[1])
                 if req <= 0 or not len(known):
                     continue
                 # the single respondent whose cell makes up the most knows it: the sum of

@@ -331,7 +331,6 @@ def _cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict,
     stats["cleanup_work"] = report["work"]
     stats["cleanup_work_budget"] = work
     if report["stopped"]:
-        stats["cleanup_truncated"] = True
         stats["cleanup_stopped_by"] = report["stopped"]
     stats["cleanup_removed"] = removed
     return withheld, atts

@@ -441,12 +441,12 @@ def _heuristic_start(problem: Problem, bounds, seconds: float | None = None,
     from tablesafe.suppress.fast import fast_pattern
 
     clock = clock if clock is not None else WorkClock()
-    limited = seconds is not None and seconds < 1e11
+    limit = seconds if seconds is not None and seconds < 1e11 else None
     try:
         pat = fast_pattern(problem, singleton=bool(bounds.singleton.any()),
                            capacity=bool(np.any(bounds.dn < bounds.tdn)), workers=1,
-                           give_up_after=GUARD_SLACK * seconds if seconds is not None and limited else None,
-                           give_up_work=clock.units(seconds) if seconds is not None and limited else None)
+                           give_up_after=None if limit is None else GUARD_SLACK * limit,
+                           give_up_work=None if limit is None else clock.units(limit))
     except SolverTimeLimit as exc:
         clock.guarded |= exc.by_clock
         return problem.sensitive.copy()

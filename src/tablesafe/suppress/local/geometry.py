@@ -15,6 +15,7 @@ import numpy as np
 
 from tablesafe.problem import Problem
 from tablesafe.structure.hierarchy import Hierarchy
+from tablesafe.structure.neighbours import find_sorted
 from tablesafe.structure.overlap import CellOverlap
 
 __all__ = ["BOX_LEVELS", "Geometry", "code_sets"]
@@ -68,9 +69,7 @@ class Geometry:
         parts = [self.sets[level - 1][j][g.idx[t, j]] for j in range(len(g.shape))]
         grid = np.meshgrid(*parts, indexing="ij")
         flat = np.ravel_multi_index(tuple(x.ravel() for x in grid), g.shape)
-        at = np.searchsorted(g.keys, flat)
-        at = np.minimum(at, len(g.keys) - 1)
-        ok = g.keys[at] == flat
+        at, ok = find_sorted(g.keys, flat)
         return g.key_cell[at[ok]]
 
 
