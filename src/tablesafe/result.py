@@ -225,7 +225,15 @@ class ProtectResult:
         if "certificate_repair_added" in st:
             out["certificates completing the pattern"] = (
                 f"added {_count(st['certificate_repair_added'], 'cell')} worth "
-                f"{st.get('certificate_repair_added_value', 0.0):,.2f}, {st.get('certificate_repair_seconds', 0.0):.1f} s")
+                f"{st.get('certificate_repair_added_value', 0.0):,.2f}, {st.get('certificate_repair_seconds', 0.0):.1f} s"
+                + (f"; of these, {_count(st['certificate_repair_insider_added'], 'cell')} worth "
+                   f"{st.get('certificate_repair_insider_added_value', 0.0):,.2f} first withheld by "
+                   "single respondents' insider certificates" if st.get("certificate_repair_insider_added") else ""))
+        if st.get("insider_added") and "certificate_repair_added" not in st:
+            out["insider certificates"] = (
+                f"{_count(st['insider_added'], 'cell')} worth {st.get('insider_added_value', 0.0):,.2f} "
+                "first withheld by the certificates against single respondents' insiders (later targets' "
+                "own certificates may use them too)")
         if st.get("clock_decided"):
             out["ended by the clock"] = ("; ".join(st["clock_decided"]) + ": another run, on a machine "
                                          "more or less loaded, may give another pattern")

@@ -89,7 +89,13 @@ def test_the_report_says_how_the_pattern_was_built():
     assert steps["full-table repair"].startswith(f"added {cells} worth {st['repair_added_value']:,.2f}")
     assert steps["cleanup"].startswith(f"gave back {st['cleanup_removed']:,} cell")
     fast = tablesafe.protect_problem(synthetic_problem("1k", seed=4), method="fast")
-    assert "subtables" not in _step_rows(render_report(fast))
+    fast_steps = _step_rows(render_report(fast))
+    assert "subtables" not in fast_steps
+    # the cells only single respondents' insider certificates brought in, and their value
+    fst = fast.pattern.stats
+    assert fst["insider_added"] > 0
+    added = f"{fst['insider_added']:,} cell{'' if fst['insider_added'] == 1 else 's'}"
+    assert fast_steps["insider certificates"].startswith(f"{added} worth {fst['insider_added_value']:,.2f}")
 
 
 def test_the_report_names_the_steps_the_clock_ended(monkeypatch):

@@ -295,3 +295,33 @@ def test_insider_gaps_are_checked_whatever_the_table_size(table, monkeypatch):
     assert "singleton_attacks_checked" not in pat.stats
     res = audit(table, pat.withheld, insider=True)
     assert res.ok and res.insider_findings.empty
+
+
+def _moved_by(problem: Problem, certs: pd.DataFrame) -> np.ndarray:
+    mask = np.zeros(problem.n, dtype=bool)
+    index = pd.Index(problem.names.astype(str))
+    mask[index.get_indexer(certs["cell"].astype(str))] = True
+    return mask
+
+
+def test_the_cells_only_insider_certificates_need_are_counted(table, pattern):
+    """``insider_added`` counts the cells an insider certificate brought into the pattern:
+    each is moved by an insider certificate, and every complement that only insider
+    certificates move is among them, and their value is within the secondaries'. Without
+    singleton protection there are none."""
+    problem, pat = table, pattern
+    certs = pat.certificates
+    by_insiders = _moved_by(problem, certs[certs["insider"] != ""])
+    by_outsiders = _moved_by(problem, certs[certs["insider"] == ""])
+    only_insiders = by_insiders & ~by_outsiders & ~problem.sensitive
+    assert only_insiders.any()  # the case occurs on this table
+    # the counted cells: complements moved by an insider certificate, at least those
+    # that only insider certificates move
+    assert pat.stats["insider_added"] >= int(only_insiders.sum())
+    assert pat.stats["insider_added"] <= int((by_insiders & pat.withheld).sum())
+    assert pat.stats["insider_added_value"] >= float(np.abs(problem.value[only_insiders]).sum()) - 1e-6
+    secondary_value = float(np.abs(problem.value[pat.withheld & ~problem.sensitive]).sum())
+    assert pat.stats["insider_added_value"] <= secondary_value + 1e-6
+    outsiders_only = fast_pattern(problem, singleton=False)
+    assert outsiders_only.stats["insider_added"] == 0
+    assert outsiders_only.stats["insider_added_value"] == 0.0

@@ -516,6 +516,8 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
             np.abs(problem.value[np.asarray(pat.withheld, dtype=bool) & ~initial]).sum())
         stats["certificate_repair_seconds"] = pat.stats["seconds"]
         stats["insider_unprotected"] = pat.stats["insider_unprotected"]
+        stats["certificate_repair_insider_added"] = pat.stats["insider_added"]
+        stats["certificate_repair_insider_added_value"] = pat.stats["insider_added_value"]
         stats["chain_certificates"] = pat.stats["chain_certificates"]
         stats["box_certificates"] = pat.stats["box_certificates"]
     return np.asarray(pat.withheld, dtype=bool), pat.certificates, stats

@@ -122,6 +122,10 @@ def fast_pattern(
             one exists, else one per cell). Default: the value of ``singleton``. Pairs for which
             no such certificate exists are counted in ``stats["insider_unprotected"]``
             and listed in ``stats["insider_unprotected_pairs"]`` (first 20).
+            ``stats["insider_added"]`` and ``stats["insider_added_value"]`` give the
+            cells of the pattern that insider certificates brought in (first withheld
+            by one; later targets' certificates may use them too), and the value of
+            those that are not sensitive.
         initial: cells already withheld (for example another method's pattern): they
             cost almost nothing to use, so the certificates lean on them and the run
             only adds cells where that pattern falls short.
@@ -323,6 +327,16 @@ def _second_pass_deadline(t0: float, time_limit: float | None, give_up_after: fl
     return min(ends) if ends else None
 
 
+def _insider_added(problem: Problem, first: FirstPassResult, withheld: np.ndarray) -> dict[str, object]:
+    """Cells of the pattern first withheld by an insider certificate, and their value:
+    what protecting against single respondents brought in beyond the targets' own
+    certificates (later targets' certificates may lean on those cells too, so without
+    insiders the pattern would not be smaller by all of it)."""
+    added = withheld & (first.insider_added if first.insider_added is not None else False)
+    return {"insider_added": int(added.sum()),
+            "insider_added_value": float(np.abs(problem.value[added & ~problem.sensitive]).sum())}
+
+
 def _second_pass_stats(res: CleanupResult) -> dict[str, object]:
     """The second pass's part of the stats."""
     return {"released": res.released, "swapped": res.swapped, "tried": res.tried,
@@ -344,6 +358,7 @@ def _stats(
         "certificates_with_singletons": first.singleton_used,
         "insider_certificates": first.insider_pairs - len(first.insider_open),
         "insider_unprotected": len(first.insider_open),
+        **_insider_added(problem, first, withheld),
         "insider_unprotected_pairs": [
             (str(problem.names[a]), str(problem.names[b])) for a, b in first.insider_open[:20]
         ],

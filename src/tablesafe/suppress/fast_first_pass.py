@@ -105,6 +105,8 @@ class FirstPassResult:
         insider_open: (target, single respondent) pairs without an insider certificate.
         lp_solves: local LPs solved.
         hurried: targets searched before the search hurried (``None``: it did not).
+        insider_added: cells first withheld by an insider certificate (what protecting
+            single respondents' insiders cost beyond the targets' own certificates).
     """
 
     withheld: np.ndarray
@@ -120,6 +122,7 @@ class FirstPassResult:
     insider_open: list[tuple[int, int]]
     lp_solves: int
     hurried: int | None = None
+    insider_added: np.ndarray | None = None
 
 
 class Reports(Protocol):
@@ -152,6 +155,7 @@ class FirstPass:
         self.search = search
         self.progress = progress
         self.withheld = job.withheld.copy()
+        self.insider_added = np.zeros(len(job.withheld), dtype=bool)
         self.log = CertificateLog()
         self.found_by: Counter[str] = Counter()
         self.open = np.zeros(len(job.withheld), dtype=bool)  # targets still to protect
@@ -217,7 +221,7 @@ class FirstPass:
             found_by=dict(self.found_by), searched=self.searched, shared=self.shared,
             singleton_used=self.singleton_used, insider_pairs=self.insider_pairs,
             unprotectable=self.unprotectable, insider_open=self.insider_open,
-            lp_solves=self.search.lp_solves, hurried=self.hurried_at,
+            lp_solves=self.search.lp_solves, hurried=self.hurried_at, insider_added=self.insider_added,
         )
 
     def protect(
@@ -339,8 +343,11 @@ class FirstPass:
         return [k for k, amt in ((0, r.upl[t]), (1, r.lpl[t])) if amt > 0]
 
     def _record(self, t: int, parts: list[Part], insider: int) -> None:
-        """Withhold every cell the certificate moves and log it."""
+        """Withhold every cell the certificate moves and log it (an insider certificate's
+        new cells are marked in ``insider_added``)."""
         for _, cells, _ in parts:
+            if insider >= 0:
+                self.insider_added[cells[~self.withheld[cells]]] = True
             self.withheld[cells] = True
         self.log.add(t, parts, insider)
 
