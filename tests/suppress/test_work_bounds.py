@@ -127,3 +127,36 @@ def test_a_search_whose_work_bound_the_clock_outruns_says_so(monkeypatch):
     slow = suppress(p, "optimal", time_limit=2.0)
     assert any("search" in step for step in slow.stats["clock_decided"])
     assert independent_audit(p, slow.withheld) == []
+
+
+def test_modular_subtables_stop_by_work_whatever_the_speed(monkeypatch):
+    """Each subtable of ``modular`` is solved within a share of LP work, not of real time:
+    with that share small enough to stop the solves early, LPs a millisecond slower give
+    the same pattern after the same work, and the clock's guard ended none of them."""
+    from tablesafe.suppress import subtable_cuts
+    from tablesafe.suppress.modular import modular_pattern
+
+    p = table_problem(5, [[4], [3, 2]], units=90)
+    b = Bounds.of(p, capacity=False, singleton=True)
+    _, free = modular_pattern(p, b, time_limit=60.0, workers=1)
+    assert free["subtables_clock_guarded"] == 0 and free["subtable_work"] > 0
+
+    # a work clock that counts 400 units as a second (its guard a minute away): a
+    # subtable's share of 0.5 s is then 200 units, less than its solve needs
+    def scarce(cls, seconds, slack=1.2):
+        return cls(rate=400.0, guard=time.monotonic() + 60.0)
+
+    monkeypatch.setattr(subtable_cuts.WorkClock, "for_limit", classmethod(scarce))
+    first, st = modular_pattern(p, b, time_limit=60.0, workers=1, subtable_limit=0.5)
+    assert st["subtable_work"] < free["subtable_work"]  # the work bound stopped solves
+    real_run = lpmod._MeteredHighs.run
+
+    def slow_run(self):
+        time.sleep(0.001)
+        return real_run(self)
+
+    monkeypatch.setattr(lpmod._MeteredHighs, "run", slow_run)
+    second, slow = modular_pattern(p, b, time_limit=60.0, workers=1, subtable_limit=0.5)
+    assert np.array_equal(first, second)
+    assert slow["subtable_work"] == st["subtable_work"]
+    assert st["subtables_clock_guarded"] == slow["subtables_clock_guarded"] == 0

@@ -346,6 +346,8 @@ def clock_decided(stats: dict) -> list[str]:
         out.append("the search (its guard on the clock, not its work bound)")
     if stats.get("subtables_skipped"):
         out.append("the subtables (some left to the repair)")
+    if stats.get("subtables_clock_guarded"):
+        out.append("the subtables (a solve ended by its guard on the clock)")
     if stats.get("repair_timed_out"):
         out.append(str(stats["repair_timed_out"]))
     if stats.get("hurried_after_targets") is not None:

@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+from tablesafe.audit.lp import lp_work
 from tablesafe.parallel import worker_count
 from tablesafe.problem import PRIMARY, SAFE, Problem
 from tablesafe.suppress.attacker import UP, Bounds
@@ -37,6 +38,7 @@ from tablesafe.suppress.subtable_cuts import (
     scaled_moves,
 )
 from tablesafe.suppress.subtable_tables import in_table_positions
+from tablesafe.suppress.work_clock import GUARD_SLACK, WORK_PER_SECOND
 
 
 def subtables(problem: Problem) -> list[tuple[int, np.ndarray]]:
@@ -124,7 +126,12 @@ def modular_pattern(
     """HiTaS-style pattern (not yet audited across subtables); returns (mask, stats).
 
     Each subtable gets at most ``subtable_limit`` seconds (and its share of the time
-    left) and is solved to a relative MIP gap of ``mip_gap``, by cut generation
+    left) and is solved to a relative MIP gap of ``mip_gap``. With cut generation those
+    are seconds of LP work (:mod:`tablesafe.suppress.work_clock`): the time left is the
+    limit less the subtables' work so far (divided by ``SUBTABLE_LANES`` where they run
+    side by side), so each subtable's share is the same in every run; the real clock
+    guards at ``GUARD_SLACK`` times the limit (``stats["subtables_clock_guarded"]``
+    counts solves it ended, ``subtables_skipped`` the subtables it left). Solved by cut generation
     (``subtable_model="cuts"``, :mod:`tablesafe.suppress.subtable_cuts`) or by one MIP
     holding every attack (``"compact"``, :mod:`tablesafe.suppress.compact`, models of
     at most ``compact_max`` nonzeros). Subtables that share no cell are solved side by
@@ -138,7 +145,10 @@ def modular_pattern(
     if subtable_model not in SUBTABLE_MODELS:
         raise ValueError(f"subtable_model must be one of {', '.join(SUBTABLE_MODELS)}, not {subtable_model!r}")
     t0 = time.monotonic()
-    deadline = t0 + (time_limit if time_limit is not None else 1e12)
+    limit = time_limit if time_limit is not None else 1e12
+    deadline = t0 + GUARD_SLACK * limit
+    work_done = 0  # LP work of the subtables' solves, in whichever process they ran
+    clock_guarded = 0
     say = log or (lambda *_: None)
     sens = problem.sensitive
     if problem.model is None or problem.model.size != problem.n:
@@ -168,7 +178,8 @@ def modular_pattern(
     # sees every earlier one: one at a time then
     batch_max = BATCH if certified_levels else 1
     batches = 0
-    pool = _pool(workers if len(subs) >= PARALLEL_MIN_SUBTABLES and certified_levels else 1)
+    lanes = SUBTABLE_LANES if len(subs) >= PARALLEL_MIN_SUBTABLES and certified_levels else 1
+    pool = _pool(workers if lanes > 1 else 1)
     try:
         while queue:
             if time.monotonic() > deadline:
@@ -195,15 +206,19 @@ def modular_pattern(
             if not batch:
                 continue
             batches += 1
-            remaining = max(deadline - time.monotonic(), 0.5)
-            per = max(remaining / max(len(queue) + len(batch), 1), min(remaining, 2.0))
+            # each subtable's share in seconds of LP work, from the work done so far
+            # (the same in every run; the clock only guards, above and in each solve)
+            remaining = max(limit - work_done / (WORK_PER_SECOND * lanes), 0.5)
+            per = max(remaining / max(len(queue) + len(batch), 1), min(remaining, SUBTABLE_MIN_SHARE))
             levels = (need_up, need_dn) if certified_levels else None
             tasks = [_task(problem, bounds, w, seen, subs[i][1], levels, use_capacity, insiders, geo,
                            min(per, subtable_limit), mip_gap, seed, compact_max, subtable_model)
                      for i in batch]
             outcomes = list(pool.map(_solve_task, tasks)) if pool is not None else [_solve_task(t) for t in tasks]
-            for i, out in zip(batch, outcomes):
+            for i, (out, work, guarded) in zip(batch, outcomes):
                 cells = subs[i][1]
+                work_done += work
+                clock_guarded += int(guarded)
                 if out is None:
                     failures += 1  # left to the full-table repair
                     seen[cells] = True
@@ -234,7 +249,8 @@ def modular_pattern(
             pool.shutdown()
     stats = {"subtables": len(subs), "subtables_solved": solved, "subtable_failures": failures,
              "subtables_skipped": skipped, "subtable_model": subtable_model, "time_limit_hit": skipped > 0,
-             "subtable_batches": batches, "seconds_modular": time.monotonic() - t0}
+             "subtable_batches": batches, "seconds_modular": time.monotonic() - t0,
+             "subtable_work": int(work_done), "subtables_clock_guarded": clock_guarded}
     return w, stats
 
 
@@ -415,6 +431,14 @@ against 289 s and 19.26 M."""
 BATCH = 16
 """Subtables taken from the queue at a time (a fixed number, so that the pattern does not
 depend on the number of workers)."""
+SUBTABLE_MIN_SHARE = 2.0
+"""Seconds of LP work a subtable may take however many are left (within the time left;
+before the thirty-fourth session, 2 s of real time)."""
+SUBTABLE_LANES = 2
+"""The subtables' LP work is divided by this when it is set against the search's limit:
+batches of subtables sharing no cell are solved by up to this many processes at once.
+A fixed number, not the workers of the run, so that each subtable's share of work (and
+so the pattern) is the same on one CPU and on two."""
 PARALLEL_MIN_SUBTABLES = 24
 """Tables with fewer subtables are solved in this process (starting workers costs more)."""
 
@@ -446,15 +470,18 @@ def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cel
 
 
 def _solve_task(task: tuple):
-    """Solve one prepared subtable: (pattern, moves up, moves down, sensitive, passing
-    attacks in table positions) or None."""
+    """Solve one prepared subtable: ((pattern, moves up, moves down, sensitive, passing
+    attacks in table positions) or None, its LP work, whether the clock's guard ended it)."""
     sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells, sensitive_here = task
+    work0 = lp_work()
     res: SubtablePattern | CompactResult | None
     if subtable_model == "cuts":
         res = protect_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, reopens=reopens)
     else:
         res = _solve_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens=reopens)
+    work = lp_work() - work0
     if res is None:
-        return None
+        return None, work, False
+    guarded = isinstance(res, SubtablePattern) and res.guarded
     found = in_table_positions(res.tables, cells, sensitive_here) if isinstance(res, SubtablePattern) else []
-    return res.withheld, res.need_up, res.need_down, sub.sensitive, found
+    return (res.withheld, res.need_up, res.need_down, sub.sensitive, found), work, guarded

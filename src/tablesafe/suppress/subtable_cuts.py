@@ -15,7 +15,6 @@ compact models, at the same total cost (107.38 M against 107.39 M).
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import numpy as np
 
@@ -23,6 +22,7 @@ from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import Attack, Bounds, row_cuts
 from tablesafe.suppress.optimal import _lp_rounds, _Master
 from tablesafe.suppress.protection import Key, cuts_for, failing, outsider_keys, run_attacks
+from tablesafe.suppress.work_clock import WorkClock
 
 LP_ROUNDS = 30
 """Rounds on the master's LP relaxation before it is solved as a MIP (inequalities that
@@ -45,6 +45,8 @@ class SubtablePattern:
             single respondents the subtable's model holds. The full-table check reuses
             those that are certificates of the whole table too
             (:mod:`tablesafe.suppress.subtable_tables`).
+        guarded: the clock's guard, not the bound on LP work, ended the solve (the
+            pattern may then differ between runs).
     """
 
     withheld: np.ndarray
@@ -52,6 +54,7 @@ class SubtablePattern:
     need_up: np.ndarray
     need_down: np.ndarray
     tables: tuple[tuple[Key, Attack], ...] = ()
+    guarded: bool = False
 
 
 class _Cuts:
@@ -68,25 +71,25 @@ class _Cuts:
     def _attack(self, x: np.ndarray, keys: list[Key]) -> dict[Key, Attack]:
         return run_attacks(self.sub, self.bounds, x, keys, want_dual=True)
 
-    def relax(self, keys: list[Key], deadline: float) -> None:
+    def relax(self, keys: list[Key], deadline: float, clock: WorkClock) -> None:
         """Strengthen the master on its LP relaxation (at most ``LP_ROUNDS`` rounds),
-        then make it integral."""
-        _lp_rounds(self.sub, self.bounds, self.master, LP_ROUNDS, deadline, {}, keys=keys)
+        then make it integral. ``deadline`` is on ``clock``."""
+        _lp_rounds(self.sub, self.bounds, self.master, LP_ROUNDS, deadline, {}, keys=keys, clock=clock)
         self.master.integral(True)
 
-    def solve(self, keys: list[Key], deadline: float) -> tuple[np.ndarray | None, bool]:
+    def solve(self, keys: list[Key], deadline: float, clock: WorkClock) -> tuple[np.ndarray | None, bool]:
         """The cheapest pattern the master finds that passes every attack of ``keys``:
-        (pattern, safe); out of time, the last pattern found and False."""
+        (pattern, safe); out of work (``deadline`` on ``clock``), the last pattern found
+        and False."""
         if self.master.nv == 0:
             # no candidate complement: the sensitive cells alone, safe or not
             atts = self._attack(self.sens.astype(float), keys)
             return self.sens.copy(), not failing(self.bounds, atts)
         last = None
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
+            if clock.passed(deadline):
                 return last, False
-            xv, _ = self.master.solve(left)
+            xv, _ = self.master.solve(deadline - clock.now(), clock=clock)
             if xv is None:
                 return last, False
             x = self.sens.copy()
@@ -104,7 +107,9 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
                      seconds: float, mip_gap: float, seed: int, rounds: int = 1,
                      reopens: np.ndarray | None = None) -> SubtablePattern | None:
     """The subtable's pattern against outsiders, then against the insider attacks it
-    fails, for at most ``rounds`` more solves (the full-table repair takes the rest).
+    fails, for at most ``rounds`` more solves (the full-table repair takes the rest),
+    within ``seconds`` of LP work (:class:`~tablesafe.suppress.work_clock.WorkClock`,
+    whose guard on the real clock is ``GUARD_SLACK`` times that).
 
     ``insiders`` maps a sensitive cell (local position) to the cells whose single
     respondent attacks it. At most twice as many insider attacks as the subtable has
@@ -115,18 +120,19 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
     last pattern found is returned (unsafe, for the repair to complete); None when the
     master found none at all.
     """
-    deadline = time.monotonic() + seconds
+    clock = WorkClock.for_limit(seconds)
+    deadline = clock.now() + seconds
     sens = sub.sensitive
     keys = outsider_keys(bounds, np.flatnonzero(sens))
     cuts = _Cuts(sub, bounds, cand, mip_gap, seed)
-    cuts.relax(keys, deadline)
+    cuts.relax(keys, deadline, clock)
     best: np.ndarray | None = None
     partial: np.ndarray | None = None
     have = set(keys)
     per_round = 2 * max(int(sens.sum()), 1)
     done = 0
     while True:
-        x, safe = cuts.solve(keys, deadline)
+        x, safe = cuts.solve(keys, deadline, clock)
         if x is None:
             break
         if not safe:
@@ -146,8 +152,9 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
     if best is None:
         if partial is None:
             return None
-        return SubtablePattern(partial, False, *_moves(sub, bounds, partial, [k for k in keys if k[2] < 0]))
-    return SubtablePattern(best, True, *_moves(sub, bounds, best, keys))
+        return SubtablePattern(partial, False, *_moves(sub, bounds, partial, [k for k in keys if k[2] < 0]),
+                               guarded=clock.guarded)
+    return SubtablePattern(best, True, *_moves(sub, bounds, best, keys), guarded=clock.guarded)
 
 
 def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
