@@ -38,7 +38,7 @@ from tablesafe.suppress.subtable_cuts import (
     scaled_moves,
 )
 from tablesafe.suppress.subtable_tables import in_table_positions
-from tablesafe.suppress.work_clock import GUARD_SLACK, WORK_PER_SECOND
+from tablesafe.suppress.work_clock import GUARD_SLACK, WORK_PER_SECOND, WorkClock
 
 
 def subtables(problem: Problem) -> list[tuple[int, np.ndarray]]:
@@ -474,14 +474,14 @@ def _solve_task(task: tuple):
     attacks in table positions) or None, its LP work, whether the clock's guard ended it)."""
     sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells, sensitive_here = task
     work0 = lp_work()
+    clock = WorkClock.for_limit(seconds)
     res: SubtablePattern | CompactResult | None
     if subtable_model == "cuts":
-        res = protect_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, reopens=reopens)
+        res = protect_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, reopens=reopens, clock=clock)
     else:
         res = _solve_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens=reopens)
     work = lp_work() - work0
     if res is None:
-        return None, work, False
-    guarded = isinstance(res, SubtablePattern) and res.guarded
+        return None, work, clock.guarded
     found = in_table_positions(res.tables, cells, sensitive_here) if isinstance(res, SubtablePattern) else []
-    return (res.withheld, res.need_up, res.need_down, sub.sensitive, found), work, guarded
+    return (res.withheld, res.need_up, res.need_down, sub.sensitive, found), work, clock.guarded

@@ -45,8 +45,6 @@ class SubtablePattern:
             single respondents the subtable's model holds. The full-table check reuses
             those that are certificates of the whole table too
             (:mod:`tablesafe.suppress.subtable_tables`).
-        guarded: the clock's guard, not the bound on LP work, ended the solve (the
-            pattern may then differ between runs).
     """
 
     withheld: np.ndarray
@@ -54,7 +52,6 @@ class SubtablePattern:
     need_up: np.ndarray
     need_down: np.ndarray
     tables: tuple[tuple[Key, Attack], ...] = ()
-    guarded: bool = False
 
 
 class _Cuts:
@@ -105,11 +102,12 @@ class _Cuts:
 
 def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: dict[int, np.ndarray],
                      seconds: float, mip_gap: float, seed: int, rounds: int = 1,
-                     reopens: np.ndarray | None = None) -> SubtablePattern | None:
+                     reopens: np.ndarray | None = None, clock: WorkClock | None = None) -> SubtablePattern | None:
     """The subtable's pattern against outsiders, then against the insider attacks it
     fails, for at most ``rounds`` more solves (the full-table repair takes the rest),
     within ``seconds`` of LP work (:class:`~tablesafe.suppress.work_clock.WorkClock`,
-    whose guard on the real clock is ``GUARD_SLACK`` times that).
+    whose guard on the real clock is ``GUARD_SLACK`` times that; pass ``clock`` to
+    read its ``guarded`` afterwards, whatever the solve returned).
 
     ``insiders`` maps a sensitive cell (local position) to the cells whose single
     respondent attacks it. At most twice as many insider attacks as the subtable has
@@ -120,7 +118,7 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
     last pattern found is returned (unsafe, for the repair to complete); None when the
     master found none at all.
     """
-    clock = WorkClock.for_limit(seconds)
+    clock = WorkClock.for_limit(seconds) if clock is None else clock
     deadline = clock.now() + seconds
     sens = sub.sensitive
     keys = outsider_keys(bounds, np.flatnonzero(sens))
@@ -152,9 +150,8 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
     if best is None:
         if partial is None:
             return None
-        return SubtablePattern(partial, False, *_moves(sub, bounds, partial, [k for k in keys if k[2] < 0]),
-                               guarded=clock.guarded)
-    return SubtablePattern(best, True, *_moves(sub, bounds, best, keys), guarded=clock.guarded)
+        return SubtablePattern(partial, False, *_moves(sub, bounds, partial, [k for k in keys if k[2] < 0]))
+    return SubtablePattern(best, True, *_moves(sub, bounds, best, keys))
 
 
 def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
