@@ -332,7 +332,7 @@ def _insider_added(problem: Problem, first: FirstPassResult, withheld: np.ndarra
     what protecting against single respondents brought in beyond the targets' own
     certificates (later targets' certificates may lean on those cells too, so without
     insiders the pattern would not be smaller by all of it)."""
-    added = withheld & (first.insider_added if first.insider_added is not None else False)
+    added = withheld & first.insider_added
     return {"insider_added": int(added.sum()),
             "insider_added_value": float(np.abs(problem.value[added & ~problem.sensitive]).sum())}
 

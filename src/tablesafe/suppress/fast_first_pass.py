@@ -104,9 +104,9 @@ class FirstPassResult:
         unprotectable: targets without any certificate.
         insider_open: (target, single respondent) pairs without an insider certificate.
         lp_solves: local LPs solved.
-        hurried: targets searched before the search hurried (``None``: it did not).
         insider_added: cells first withheld by an insider certificate (what protecting
             single respondents' insiders cost beyond the targets' own certificates).
+        hurried: targets searched before the search hurried (``None``: it did not).
     """
 
     withheld: np.ndarray
@@ -121,8 +121,8 @@ class FirstPassResult:
     unprotectable: list[int]
     insider_open: list[tuple[int, int]]
     lp_solves: int
+    insider_added: np.ndarray
     hurried: int | None = None
-    insider_added: np.ndarray | None = None
 
 
 class Reports(Protocol):

@@ -124,6 +124,5 @@ def merge_results(parts: list[FirstPassResult]) -> FirstPassResult:
         lp_solves=sum(q.lp_solves for q in parts),
         hurried=None if all(q.hurried is None for q in parts) else sum(
             q.searched if q.hurried is None else q.hurried for q in parts),
-        insider_added=np.logical_or.reduce(
-            [q.insider_added if q.insider_added is not None else np.zeros_like(q.withheld) for q in parts]),
+        insider_added=np.logical_or.reduce([q.insider_added for q in parts]),
     )
