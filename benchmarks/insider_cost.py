@@ -23,12 +23,7 @@ import argparse
 import time
 
 import numpy as np
-
-
-def _problem(name: str, seed: int):
-    from tablesafe.synthetic import problem_from_data, synthetic_preset
-
-    return problem_from_data(synthetic_preset(name, seed=seed, holding_cohesion=0.7), p=15, use_holdings=True)
+from repeat_runs import generated_problem
 
 
 def one_row(problem, name: str, method: str, singleton: bool, time_limit: float | None) -> str:
@@ -70,7 +65,7 @@ def main() -> None:
           "steps the clock ended |")
     print("|---|---:|---|---|---:|---:|---:|---|---:|---|---|")
     for name in [n for n in args.generated.split(",") if n]:
-        problem = _problem(name, args.seed)
+        problem = generated_problem(name, args.seed)
         for method in [m for m in args.methods.split(",") if m]:
             for singleton in (True, False):
                 print(one_row(problem, name, method, singleton, args.time_limit), flush=True)

@@ -27,14 +27,20 @@ from pathlib import Path
 CASTRO = Path("/work/shared/benchmarks/castro")
 
 
+def generated_problem(name: str, seed: int):
+    """A generated preset with holdings, as ``compare_tauargus.py --holdings`` builds it
+    (p% rule p=15 on holdings, holding cohesion 0.7)."""
+    from tablesafe.synthetic import problem_from_data, synthetic_preset
+
+    return problem_from_data(synthetic_preset(name, seed=seed, holding_cohesion=0.7), p=15, use_holdings=True)
+
+
 def _problem(kind: str, name: str, seed: int):
     if kind == "castro":
         from tablesafe.io.jj import read_jj
 
         return read_jj(CASTRO / f"{name}.jj")
-    from tablesafe.synthetic import problem_from_data, synthetic_preset
-
-    return problem_from_data(synthetic_preset(name, seed=seed, holding_cohesion=0.7), p=15, use_holdings=True)
+    return generated_problem(name, seed)
 
 
 def one_run(kind: str, name: str, seed: int, method: str, time_limit: float | None, cpus: int) -> dict:
