@@ -44,6 +44,36 @@ def test_the_cells_named_make_the_attack_pass(seed, shape, units):
     assert checked > 0
 
 
+def test_a_kept_model_answers_as_a_fresh_one():
+    """The stubborn attacks share one protection LP (bounds and costs changed between
+    questions, each solve warm-started): each answer has the optimum a model built for
+    that question alone has, and its cells make the attack pass."""
+    from tablesafe.suppress.protection_lp import ProtectionLP
+
+    p = table_problem(7, [[2, 2], [2, 2], [2]], units=150)
+    b = Bounds.of(p, singleton=True)
+    cand = candidates(p, b)
+    w = p.sensitive.copy()
+    keys = keys_for(p, b, w, np.flatnonzero(p.sensitive))
+    bad = failing(b, run_attacks(p, b, w.astype(float), keys, split_insiders=False))
+    kept = ProtectionLP(p, b, w, cand)
+    answered = 0
+    for key in bad[:15]:
+        assert kept.serves(p, b, cand, w)
+        cells = kept.cells(w, *key)
+        fresh = ProtectionLP(p, b, w, cand)
+        again = fresh.cells(w, *key)
+        if cells is None:
+            assert again is None
+            continue
+        assert fresh.objective == pytest.approx(kept.objective, rel=1e-6, abs=1e-9)
+        w = w.copy()
+        w[cells] = True
+        assert run_attacks(p, b, w.astype(float), [key], split_insiders=False)[key].ok
+        answered += 1
+    assert answered > 2
+
+
 def test_nothing_named_when_the_attack_already_passes():
     p = table_problem(12, [[2, 2], [2], [3]], units=120)
     b = Bounds.of(p, singleton=True)
@@ -87,12 +117,15 @@ def test_stubborn_attacks_stop_at_the_deadline(monkeypatch):
     bad = failing(b, run_attacks(p, b, w.astype(float), keys, split_insiders=False))
     assert bad
     limits = []
+    from tablesafe.suppress.protection_lp import ProtectionLP
 
-    def spy(*args, time_limit=None, **kw):
+    cells = ProtectionLP.cells
+
+    def spy(self, *args, time_limit=None, **kw):
         limits.append(time_limit)
-        return protecting_cells(*args, time_limit=time_limit, **kw)
+        return cells(self, *args, time_limit=time_limit, **kw)
 
-    monkeypatch.setattr("tablesafe.suppress.protection_lp.protecting_cells", spy)
+    monkeypatch.setattr(ProtectionLP, "cells", spy)
     stubborn = protection.Stubborn()
     stubborn.fails = {key: protection.STUBBORN_FAILS - 1 for key in bad}
     import time

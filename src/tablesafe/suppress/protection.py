@@ -10,6 +10,7 @@ widens the attacker's intervals, so repair re-checks just the cells that failed.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +31,9 @@ from tablesafe.suppress.attacker import (
     row_cuts,
 )
 from tablesafe.suppress.cover import Revisable, Row
+
+if TYPE_CHECKING:
+    from tablesafe.suppress.protection_lp import ProtectionLP
 
 JOINT_SECONDS = 5.0
 """Time for one round's joint choice of complements (:func:`cover`)."""
@@ -246,13 +250,14 @@ class Stubborn:
     def __init__(self, fails: int | None = None) -> None:
         self.limit = STUBBORN_FAILS if fails is None else fails
         self.fails: dict[Key, int] = {}
+        self._model: ProtectionLP | None = None  # the protection LP, kept while it serves
 
     def protect(self, problem: Problem, bounds: Bounds, choice: Revisable, w: np.ndarray,
                 bad: list[Key], cand: np.ndarray, deadline: float = float("inf")) -> np.ndarray:
         """``w`` with the protecting cells of the stubborn attacks among ``bad``; raises
         :class:`OutOfTime` past ``deadline``, checked before each whole-table LP, which
         gets the time left."""
-        from tablesafe.suppress.protection_lp import protecting_cells
+        from tablesafe.suppress.protection_lp import ProtectionLP
 
         for key in bad:
             self.fails[key] = self.fails.get(key, 0) + 1
@@ -260,7 +265,9 @@ class Stubborn:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise OutOfTime
-            cells = protecting_cells(problem, bounds, w, *key, cand, time_limit=left if np.isfinite(left) else None)
+            if self._model is None or not self._model.serves(problem, bounds, cand, w):
+                self._model = ProtectionLP(problem, bounds, w, cand)
+            cells = self._model.cells(w, *key, time_limit=left if np.isfinite(left) else None)
             if cells is not None and cells.size:
                 w = choice.keep(cells)
                 self.fails[key] = 0
