@@ -78,21 +78,20 @@ class ProtectionLP:
         rows = np.flatnonzero(np.diff(a.indptr) > 0)
         a = a[rows]
         nc = self.nc = cols.size
-        self.up = bounds.up[cols].astype(float)
-        self.dn = bounds.dn[cols].astype(float)
+        self.upper = np.concatenate([bounds.up[cols], bounds.dn[cols]]).astype(float)  # of p, then q
         cost = np.abs(np.asarray(problem.cost, dtype=float)[cols])
         scale = float(cost[cost > 0].mean()) if np.any(cost > 0) else 1.0
         self.unit = np.maximum(cost, 1e-6 * scale)
-        self.withheld = w[cols].copy()
-        self.req = 1.0  # the level the costs are scaled by (cost / level, as one LP per question)
         self.objective = INF  # the last question's optimum (weighted movement)
         h = new_highs()
-        pass_lp(h, self._costs(), np.zeros(2 * nc), np.concatenate([self.up, self.dn]), sp.hstack([a, -a]),
+        pass_lp(h, self._costs(w[cols], 1.0), np.zeros(2 * nc), self.upper, sp.hstack([a, -a]),
                 np.zeros(rows.size), np.zeros(rows.size))
         self.h = h
 
-    def _costs(self) -> np.ndarray:
-        unit = np.where(self.withheld, WITHHELD_WEIGHT * self.unit, self.unit) / self.req
+    def _costs(self, withheld: np.ndarray, req: float) -> np.ndarray:
+        """Costs of the columns (p, then q) with ``withheld`` (over the model's cells)
+        moving for a small weight, per unit of the level ``req``."""
+        unit = np.where(withheld, WITHHELD_WEIGHT * self.unit, self.unit) / req
         return np.concatenate([unit, unit])
 
     def serves(self, problem: Problem, bounds: Bounds, cand: np.ndarray, withheld: np.ndarray) -> bool:
@@ -109,15 +108,6 @@ class ProtectionLP:
         req = float(bounds.req_up[target] if direction == UP else bounds.req_dn[target])
         if req <= 0:
             return np.zeros(0, dtype=np.int64)
-        cols, nc, h = self.cols, self.nc, self.h
-        self.withheld = np.asarray(withheld, dtype=bool)[cols]
-        self.req = req
-        cost = self._costs()
-        j = int(np.searchsorted(cols, target))
-        hold = [int(np.searchsorted(cols, insider))] if insider >= 0 and insider != target else []
-        hold = [i for i in hold if i < nc and cols[i] == insider]
-        cost[[j, nc + j]] = 0.0
-        h.changeColsCost(2 * nc, np.arange(2 * nc, dtype=np.int32), cost)
         lo_t = np.zeros(2)
         hi_t = np.array([bounds.tup[target], bounds.tdn[target]], dtype=float)
         if direction == UP:
@@ -126,10 +116,18 @@ class ProtectionLP:
             lo_t[1], hi_t[0] = req, 0.0
         if hi_t[0 if direction == UP else 1] < req * (1 - 1e-9):
             return None
-        changed = [j, nc + j] + [c for i in hold for c in (i, nc + i)]
+        cols, nc, h = self.cols, self.nc, self.h
+        w = np.asarray(withheld, dtype=bool)[cols]
+        cost = self._costs(w, req)
+        j = int(np.searchsorted(cols, target))
+        cost[[j, nc + j]] = 0.0
+        h.changeColsCost(2 * nc, np.arange(2 * nc, dtype=np.int32), cost)
         self._bounds([j, nc + j], lo_t, hi_t)
-        if hold:
-            self._bounds([c for i in hold for c in (i, nc + i)], np.zeros(2 * len(hold)), np.zeros(2 * len(hold)))
+        changed = [j, nc + j]
+        i = int(np.searchsorted(cols, insider)) if insider >= 0 and insider != target else nc
+        if i < nc and cols[i] == insider:  # the insider knows its cell: it stays at its value
+            self._bounds([i, nc + i], np.zeros(2), np.zeros(2))
+            changed += [i, nc + i]
         h.setOptionValue("time_limit", max(float(time_limit), 1e-3) if time_limit is not None else INF)
         try:
             h.run()
@@ -137,14 +135,12 @@ class ProtectionLP:
             x = np.asarray(h.getSolution().col_value) if ok else None
             self.objective = float(h.getInfo().objective_function_value) if ok else INF
         finally:
-            idx = np.array(changed)
-            base = np.concatenate([self.up, self.dn])
-            self._bounds(idx, np.zeros(idx.size), base[idx])
+            self._bounds(changed, np.zeros(len(changed)), self.upper[changed])
         if x is None:
             return None
         z = x[:nc] - x[nc:]
         moved = np.abs(z) > 1e-9 * max(1.0, req)
-        out = cols[moved & ~self.withheld]
+        out = cols[moved & ~w]
         return out[out != target].astype(np.int64)
 
     def _bounds(self, idx, lo: np.ndarray, hi: np.ndarray) -> None:
