@@ -138,9 +138,15 @@ def test_recheck_after_growth_finds_what_a_full_audit_finds(case, data):
     full = audit(p, withheld)
     again = audit(p, withheld, recheck=(failed, withheld & ~before))
     assert list(again.verdict) == list(full.verdict)
+    # the first audit's tables, still feasible, settle verdicts before any LP; the
+    # verdicts and findings stay those of the full audit
+    seeded = audit(p, withheld, recheck=(failed, withheld & ~before), seeds=first.tables)
+    assert list(seeded.verdict) == list(full.verdict)
+    assert seeded.stats.get("seeds_dropped", 0) == 0
 
     def pairs(res):
         f = res.insider_findings
         return set(zip(f["target"], f["attacker"], f["verdict"])) if len(f) else set()
 
     assert pairs(again) == pairs(full)
+    assert pairs(seeded) == pairs(full)

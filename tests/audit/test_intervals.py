@@ -237,3 +237,33 @@ def test_lps_start_from_the_basis_of_the_table_behind_the_best_value(monkeypatch
     cold = solve_intervals(p, w, keep_points=True)
     assert not starts
     np.testing.assert_allclose(cold.upper[w], res.upper[w], rtol=1e-6, atol=1e-6)
+
+
+def test_tables_of_a_smaller_pattern_settle_verdicts_and_bad_ones_are_dropped():
+    """The feasible tables of an audit of a pattern stay feasible once more cells are
+    withheld (those cells at their true values): given as ``seeds`` they settle the
+    verdicts they reach without LPs, and the verdicts are those of an audit without them.
+    A table off the relations is dropped, never trusted."""
+    from tablesafe.audit import audit
+    from tablesafe.suppress.fast import fast_pattern
+    from tablesafe.synthetic import problem_from_data, synthetic_data
+
+    p = problem_from_data(synthetic_data([[3, 4], [2, 5]], 1_500, seed=5))
+    small = fast_pattern(p).withheld
+    grown = small.copy()
+    extra = np.flatnonzero(~small)[::7]
+    grown[extra] = True
+    first = audit(p, small, insider=False, keep_tables=True)
+    assert first.tables
+    plain = audit(p, grown, insider=False)
+    seeded = audit(p, grown, insider=False, seeds=first.tables)
+    assert list(seeded.verdict) == list(plain.verdict)
+    assert seeded.stats["seeds"] > 0 and seeded.stats["seeds_dropped"] == 0
+    assert seeded.stats["lp_solves"] + seeded.stats["lp_batch"] < plain.stats["lp_solves"] + plain.stats["lp_batch"]
+    # a table moved off its relations: dropped, and the verdicts do not change
+    (cell, d), (cols, vals) = next(iter(first.tables.items()))
+    bad = dict(first.tables)
+    bad[(cell, d)] = (cols, vals + 1_000.0)
+    broken = audit(p, grown, insider=False, seeds=bad)
+    assert broken.stats["seeds_dropped"] >= 1
+    assert list(broken.verdict) == list(plain.verdict)

@@ -24,6 +24,8 @@ def audit(
     progress: bool = False,
     exact_intervals: bool = False,
     recheck: tuple[np.ndarray, np.ndarray] | None = None,
+    seeds: dict | None = None,
+    keep_tables: bool = False,
 ) -> AuditResult:
     """Audit a suppression pattern: the attacker's feasibility interval of every withheld
     sensitive cell (Statistical Policy Working Paper 22, chapter IV; Daalmans and de Waal;
@@ -54,6 +56,12 @@ def audit(
             every other pair: withholding more cells only widens what an attacker
             cannot exclude, so those pairs still pass (the criterion-1 verdicts are
             always computed afresh). Default: every pair.
+        seeds: the ``tables`` of an earlier audit of a pattern this one contains: still
+            feasible tables (the cells withheld since at their true values), they settle
+            the criterion-1 verdicts they reach without LPs
+            (:func:`tablesafe.audit.intervals.solve_intervals`).
+        keep_tables: keep the feasible tables behind the bounds in ``tables`` (always
+            with ``insider``).
 
     Returns:
         :class:`AuditResult`. Sensitive cells that are published count as ``exact``.
@@ -63,16 +71,16 @@ def audit(
     sens = problem.sensitive
     cells = None if all_cells else (sens & mask)
     goals = None if exact_intervals else verdict_goals(problem, rel_tol=rel_tol)
-    res = solve_intervals(problem, mask, cells=cells, keep_points=insider,
+    res = solve_intervals(problem, mask, cells=cells, keep_points=insider or keep_tables,
                           certify=insider and contributions is not None,
-                          progress=progress, goals=goals)
+                          progress=progress, goals=goals, seeds=seeds)
     verdict = verdicts(problem, res.lower, res.upper, rel_tol=rel_tol)
     stats = dict(res.stats)
     stats["exact_intervals"] = exact_intervals
     stats["insider"] = insider
     stats["seconds_criterion1"] = time.perf_counter() - t0
     result = AuditResult(problem=problem, withheld=mask, lower=res.lower, upper=res.upper,
-                         verdict=verdict, stats=stats)
+                         verdict=verdict, stats=stats, tables=res.points)
     if insider or rule is not None:
         from tablesafe.audit.insider import insider_findings, sensitive_unions
     if insider:

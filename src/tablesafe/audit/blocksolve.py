@@ -100,8 +100,12 @@ before they are forked)."""
 
 
 def block_bounds(b: Block, targets: np.ndarray, goal_hi: np.ndarray, goal_lo: np.ndarray,
-                 keep: bool, counts: dict) -> tuple[np.ndarray, np.ndarray, BestTables]:
+                 keep: bool, counts: dict, seeds=()) -> tuple[np.ndarray, np.ndarray, BestTables]:
     """Bounds of the block's ``targets`` (local indices): ``(lower, upper, best)``.
+
+    ``seeds``: feasible tables of the block known beforehand (full tables over its
+    cells); those that reach further than the true table in some cell are recorded
+    first, as tables found by LPs would be (not where exact bounds are found in parts).
 
     ``goal_hi``/``goal_lo`` (local arrays; ``inf``/``-inf`` = exact bound wanted): a
     bound reported where a table reaches the goal is that table's value. ``counts``
@@ -137,6 +141,10 @@ def block_bounds(b: Block, targets: np.ndarray, goal_hi: np.ndarray, goal_lo: np
         return lo_out, hi_out, best
     imp_lo, imp_hi = _implied(b)
     best = BestTables(b.truth, keep)
+    for x in seeds:
+        tol = 1e-9 * (1.0 + np.abs(x))
+        if (x > best.hi + tol).any() or (x < best.lo - tol).any():
+            best.add(x, -1, 0)
     hi_out = _direction(b, targets, 1, goal_hi, imp_hi, best, counts)
     lo_out = _direction(b, targets, -1, goal_lo, imp_lo, best, counts)
     return lo_out, hi_out, best

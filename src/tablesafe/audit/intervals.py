@@ -286,6 +286,7 @@ def solve_intervals(
     linear_algebra: bool = True,
     progress: bool = False,
     goals: tuple[np.ndarray, np.ndarray] | None = None,
+    seeds: dict | None = None,
 ) -> IntervalResult:
     """Feasibility intervals with blocks, exact cells and (optionally) optimal points.
 
@@ -299,6 +300,11 @@ def solve_intervals(
     :func:`tablesafe.audit.result.verdict_goals`): where a feasible table reaches the
     goal the reported bound is that table's value (an inner bound), elsewhere it is
     exact. Infinite goals (and ``goals=None``) ask for the exact bound.
+
+    ``seeds`` (the ``points`` of an earlier result, for a pattern this one contains)
+    are feasible tables here too: every cell withheld since keeps its true value, and
+    the attacker's feasible set only grows with the pattern. They settle bounds before
+    any LP of the blocks they fall in (:func:`seed_tables`).
     """
     t0 = time.perf_counter()
     _check_bounds(problem)
@@ -324,12 +330,14 @@ def solve_intervals(
                     points[(int(i), d)] = (np.array([i]), np.array([bound]))
     counts = {"lp_solves": 0, "lp_skipped": 0, "lp_certified": 0, "lp_batch": 0}
     todo = [b for b in blocks if want[b.cols].any()]
+    seeded = seed_tables(problem, mask, exact, label, blocks, seeds, counts) if seeds else {}
     tracker = _progress(progress, sum(int(want[b.cols].sum()) for b in todo))
     for b in todo:
         targets = np.flatnonzero(want[b.cols])
         g_hi = np.full(len(b.cols), np.inf) if goals is None else goals[0][b.cols]
         g_lo = np.full(len(b.cols), -np.inf) if goals is None else goals[1][b.cols]
-        lo_out, hi_out, best = block_bounds(b, targets, g_hi, g_lo, keep_points, counts)
+        lo_out, hi_out, best = block_bounds(b, targets, g_hi, g_lo, keep_points, counts,
+                                            seeds=seeded.get(int(label[b.cols[0]]), ()))
         for _ in targets:
             tracker()
         upper[b.cols[targets]] = np.maximum(hi_out[targets], b.truth[targets])
@@ -365,6 +373,61 @@ def solve_intervals(
     stats["seconds"] = time.perf_counter() - t0
     return IntervalResult(lower=lower, upper=upper, exact=exact, block=label,
                           blocks=blocks, points=points, moves=moves, bases=bases, stats=stats)
+
+
+SEED_TOL = 1e-6
+"""Largest residual of a seed table's relations, relative to ``1 + |rhs|`` (and of its
+a priori bounds, relative to ``1 + |bound|``), for it to count as feasible: LP optima
+meet them to HiGHS's tolerances; anything further off is dropped, never trusted."""
+
+
+def seed_tables(problem: Problem, mask: np.ndarray, exact: np.ndarray, label: np.ndarray,
+                blocks: list[Block], seeds: dict, counts: dict) -> dict[int, list[np.ndarray]]:
+    """The earlier tables ``seeds`` (see :func:`solve_intervals`) as full tables of the
+    blocks they fall in: block number -> tables over the block's cells.
+
+    A table moving a cell that is now published or exact, or off the relations or the
+    a priori bounds by more than :data:`SEED_TOL`, is dropped (``counts["seeds_dropped"]``);
+    ``counts["seeds"]`` counts the tables kept. A table spanning several blocks gives each
+    its part (the blocks share no relation).
+    """
+    out: dict[int, list[np.ndarray]] = {}
+    done: set[int] = set()
+    kept = dropped = 0
+    for table in seeds.values():
+        if id(table) in done:
+            continue
+        done.add(id(table))
+        cols, vals = np.asarray(table[0], dtype=np.int64), np.asarray(table[1], dtype=float)
+        if cols.size == 0:
+            continue
+        if not (mask[cols].all() and not exact[cols].any() and (label[cols] >= 0).all()):
+            dropped += 1
+            continue
+        for bi in np.unique(label[cols]).tolist():
+            b = blocks[bi]
+            inb = label[cols] == bi
+            x = b.truth.copy()
+            x[np.searchsorted(b.cols, cols[inb])] = vals[inb]
+            if _seed_fits(b, x):
+                out.setdefault(bi, []).append(x)
+                kept += 1
+            else:
+                dropped += 1
+    counts["seeds"] = counts.get("seeds", 0) + kept
+    counts["seeds_dropped"] = counts.get("seeds_dropped", 0) + dropped
+    return out
+
+
+def _seed_fits(b: Block, x: np.ndarray) -> bool:
+    """Whether table ``x`` meets block ``b``'s relations and bounds to :data:`SEED_TOL`."""
+    res = np.abs(b.matrix @ x - b.rhs)
+    if (res > SEED_TOL * (1.0 + np.abs(b.rhs))).any():
+        return False
+    with np.errstate(invalid="ignore"):
+        low = x < b.lower - SEED_TOL * (1.0 + np.abs(b.lower))
+        high = x > b.upper + SEED_TOL * (1.0 + np.abs(b.upper))
+    return not (low.any() or high.any())
 
 
 def _smallest_moves(problem: Problem, blocks: list[Block], label: np.ndarray,

@@ -110,6 +110,10 @@ class AuditResult:
             sensitive under the rule (columns ``relation``, ``cells``, ``total``,
             ``largest``, ``second``, ``sensitivity``).
         stats: counts and seconds.
+        tables: ``(cell, direction) -> (cells, values)``: a feasible table behind the
+            bound of a sensitive cell in that direction (``+1`` upper, ``-1`` lower), as
+            its deviations from the true table (kept with ``insider`` or
+            ``keep_tables``; empty otherwise).
     """
 
     problem: Problem
@@ -120,6 +124,7 @@ class AuditResult:
     insider_findings: pd.DataFrame = field(default_factory=lambda: _empty_insider())
     union_findings: pd.DataFrame = field(default_factory=lambda: _empty_union())
     stats: dict = field(default_factory=dict)
+    tables: dict = field(default_factory=dict)
 
     @property
     def failing(self) -> np.ndarray:
