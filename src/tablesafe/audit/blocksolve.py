@@ -18,6 +18,7 @@ them (on the 13,851-cell three-way table's `fast` pattern: 1,907 -> 1,707 LPs).
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from tablesafe.audit.block import Block
 from tablesafe.audit.propagate import implied_bounds
@@ -100,12 +101,14 @@ before they are forked)."""
 
 
 def block_bounds(b: Block, targets: np.ndarray, goal_hi: np.ndarray, goal_lo: np.ndarray,
-                 keep: bool, counts: dict, seeds=()) -> tuple[np.ndarray, np.ndarray, BestTables]:
+                 keep: bool, counts: dict, seeds: sp.csr_matrix | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, BestTables]:
     """Bounds of the block's ``targets`` (local indices): ``(lower, upper, best)``.
 
-    ``seeds``: feasible tables of the block known beforehand (full tables over its
-    cells); those that reach further than the true table in some cell are recorded
-    first, as tables found by LPs would be (not where exact bounds are found in parts).
+    ``seeds``: feasible tables of the block known beforehand, one row of deviations from
+    the true table each; those behind the largest or smallest value of some cell are
+    recorded first, as tables found by LPs would be (not where exact bounds are found in
+    parts).
 
     ``goal_hi``/``goal_lo`` (local arrays; ``inf``/``-inf`` = exact bound wanted): a
     bound reported where a table reaches the goal is that table's value. ``counts``
@@ -141,13 +144,32 @@ def block_bounds(b: Block, targets: np.ndarray, goal_hi: np.ndarray, goal_lo: np
         return lo_out, hi_out, best
     imp_lo, imp_hi = _implied(b)
     best = BestTables(b.truth, keep)
-    for x in seeds:
-        tol = 1e-9 * (1.0 + np.abs(x))
-        if (x > best.hi + tol).any() or (x < best.lo - tol).any():
-            best.add(x, -1, 0)
+    if seeds is not None and seeds.shape[0]:
+        _record_seeds(best, b.truth, seeds)
     hi_out = _direction(b, targets, 1, goal_hi, imp_hi, best, counts)
     lo_out = _direction(b, targets, -1, goal_lo, imp_lo, best, counts)
     return lo_out, hi_out, best
+
+
+def _record_seeds(best: BestTables, truth: np.ndarray, seeds: sp.csr_matrix) -> None:
+    """Record in ``best`` each seed table (row of deviations) that gives some cell its
+    largest or smallest value among the seeds, beyond the true table."""
+    by_cell = seeds.tocsc()
+    winners: set[int] = set()
+    for sign in (1.0, -1.0):
+        data = sign * by_cell.data
+        cell = np.repeat(np.arange(by_cell.shape[1]), np.diff(by_cell.indptr))
+        order = np.lexsort((-data, cell))
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = cell[order][1:] != cell[order][:-1]
+        top = order[first]
+        top = top[data[top] > 1e-9 * (1.0 + np.abs(truth[cell[top]]))]
+        winners.update(by_cell.indices[top].tolist())
+    for r in sorted(winners):
+        x = truth.astype(float).copy()
+        lo, hi = seeds.indptr[r], seeds.indptr[r + 1]
+        x[seeds.indices[lo:hi]] += seeds.data[lo:hi]
+        best.add(x, -1, 0)
 
 
 def _implied(b: Block) -> tuple[np.ndarray, np.ndarray]:

@@ -154,6 +154,8 @@ class IntervalResult:
         bases: like ``points``, the HiGHS basis of that table where it was an LP's
             optimum (only with ``keep_points``): later LPs on the block with a few more
             bounds (the insider checks) start from it.
+        seeded: block number -> the ``seeds`` that fit it, one row of deviations from
+            the true table each (:func:`seed_tables`): the insider checks try them too.
         stats: counts and seconds.
     """
 
@@ -165,6 +167,7 @@ class IntervalResult:
     points: dict = field(default_factory=dict)
     moves: dict = field(default_factory=dict)
     bases: dict = field(default_factory=dict)
+    seeded: dict = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
 
 
@@ -330,14 +333,14 @@ def solve_intervals(
                     points[(int(i), d)] = (np.array([i]), np.array([bound]))
     counts = {"lp_solves": 0, "lp_skipped": 0, "lp_certified": 0, "lp_batch": 0}
     todo = [b for b in blocks if want[b.cols].any()]
-    seeded = seed_tables(problem, mask, exact, label, blocks, seeds, counts) if seeds else {}
+    seeded = seed_tables(mask, exact, label, blocks, seeds, counts) if seeds else {}
     tracker = _progress(progress, sum(int(want[b.cols].sum()) for b in todo))
     for b in todo:
         targets = np.flatnonzero(want[b.cols])
         g_hi = np.full(len(b.cols), np.inf) if goals is None else goals[0][b.cols]
         g_lo = np.full(len(b.cols), -np.inf) if goals is None else goals[1][b.cols]
         lo_out, hi_out, best = block_bounds(b, targets, g_hi, g_lo, keep_points, counts,
-                                            seeds=seeded.get(int(label[b.cols[0]]), ()))
+                                            seeds=seeded.get(int(label[b.cols[0]])))
         for _ in targets:
             tracker()
         upper[b.cols[targets]] = np.maximum(hi_out[targets], b.truth[targets])
@@ -371,8 +374,8 @@ def solve_intervals(
         "seconds_structure": t1 - t0, "seconds": time.perf_counter() - t0,
     }
     stats["seconds"] = time.perf_counter() - t0
-    return IntervalResult(lower=lower, upper=upper, exact=exact, block=label,
-                          blocks=blocks, points=points, moves=moves, bases=bases, stats=stats)
+    return IntervalResult(lower=lower, upper=upper, exact=exact, block=label, blocks=blocks,
+                          points=points, moves=moves, bases=bases, seeded=seeded, stats=stats)
 
 
 SEED_TOL = 1e-6
@@ -381,53 +384,60 @@ a priori bounds, relative to ``1 + |bound|``), for it to count as feasible: LP o
 meet them to HiGHS's tolerances; anything further off is dropped, never trusted."""
 
 
-def seed_tables(problem: Problem, mask: np.ndarray, exact: np.ndarray, label: np.ndarray,
-                blocks: list[Block], seeds: dict, counts: dict) -> dict[int, list[np.ndarray]]:
-    """The earlier tables ``seeds`` (see :func:`solve_intervals`) as full tables of the
-    blocks they fall in: block number -> tables over the block's cells.
+def seed_tables(mask: np.ndarray, exact: np.ndarray, label: np.ndarray, blocks: list[Block],
+                seeds: dict, counts: dict) -> dict[int, sp.csr_matrix]:
+    """The earlier tables ``seeds`` (see :func:`solve_intervals`) in the blocks they fall
+    in: block number -> one row per table, its deviations from the true table over the
+    block's cells.
 
-    A table moving a cell that is now published or exact, or off the relations or the
-    a priori bounds by more than :data:`SEED_TOL`, is dropped (``counts["seeds_dropped"]``);
-    ``counts["seeds"]`` counts the tables kept. A table spanning several blocks gives each
-    its part (the blocks share no relation).
+    A table moving a cell that is now published or exact is dropped, and so is its part
+    in a block when that part is off the block's relations or a priori bounds by more
+    than :data:`SEED_TOL` (``counts["seeds_dropped"]``); ``counts["seeds"]`` counts the
+    parts kept. A table spanning several blocks gives each its part (the blocks share no
+    relation, so each part is a feasible table of its block).
     """
-    out: dict[int, list[np.ndarray]] = {}
-    done: set[int] = set()
-    kept = dropped = 0
-    for table in seeds.values():
-        if id(table) in done:
-            continue
-        done.add(id(table))
-        cols, vals = np.asarray(table[0], dtype=np.int64), np.asarray(table[1], dtype=float)
-        if cols.size == 0:
-            continue
-        if not (mask[cols].all() and not exact[cols].any() and (label[cols] >= 0).all()):
-            dropped += 1
-            continue
-        for bi in np.unique(label[cols]).tolist():
-            b = blocks[bi]
-            inb = label[cols] == bi
-            x = b.truth.copy()
-            x[np.searchsorted(b.cols, cols[inb])] = vals[inb]
-            if _seed_fits(b, x):
-                out.setdefault(bi, []).append(x)
-                kept += 1
-            else:
-                dropped += 1
+    tables = list({id(t): t for t in seeds.values()}.values())
+    tables = [t for t in tables if len(t[0])]
+    if not tables:
+        return {}
+    lens = np.array([len(t[0]) for t in tables], dtype=np.int64)
+    cols = np.concatenate([np.asarray(t[0], dtype=np.int64) for t in tables])
+    vals = np.concatenate([np.asarray(t[1], dtype=float) for t in tables])
+    sid = np.repeat(np.arange(len(tables)), lens)
+    placed = mask[cols] & ~exact[cols] & (label[cols] >= 0)
+    good = np.bincount(sid[~placed], minlength=len(tables)) == 0
+    dropped = int((~good).sum())
+    keep = good[sid]
+    cols, vals, sid = cols[keep], vals[keep], sid[keep]
+    lab = label[cols]
+    out: dict[int, sp.csr_matrix] = {}
+    kept = 0
+    order = np.lexsort((sid, lab))
+    bounds_at = np.flatnonzero(np.diff(lab[order])) + 1
+    for grp in np.split(order, bounds_at) if order.size else []:
+        bi = int(lab[grp[0]])
+        b = blocks[bi]
+        loc = np.searchsorted(b.cols, cols[grp])
+        parts, part = np.unique(sid[grp], return_inverse=True)
+        dev = vals[grp] - b.truth[loc]
+        ys = sp.csc_matrix((dev, (loc, part)), shape=(len(b.cols), parts.size))
+        res = (b.matrix @ ys).tocsc()
+        worst = np.zeros(parts.size)
+        if res.nnz:
+            rc = np.repeat(np.arange(parts.size), np.diff(res.indptr))
+            np.maximum.at(worst, rc, np.abs(res.data) / (1.0 + np.abs(b.rhs[res.indices])))
+        lo, up = b.lower[loc], b.upper[loc]
+        with np.errstate(invalid="ignore"):
+            off = ((vals[grp] < lo - SEED_TOL * (1.0 + np.abs(lo)))
+                   | (vals[grp] > up + SEED_TOL * (1.0 + np.abs(up))) | ~np.isfinite(vals[grp]))
+        fits = (worst <= SEED_TOL) & (np.bincount(part[off], minlength=parts.size) == 0)
+        dropped += int((~fits).sum())
+        if fits.any():
+            out[bi] = sp.csr_matrix(ys[:, np.flatnonzero(fits)].T)
+            kept += int(fits.sum())
     counts["seeds"] = counts.get("seeds", 0) + kept
     counts["seeds_dropped"] = counts.get("seeds_dropped", 0) + dropped
     return out
-
-
-def _seed_fits(b: Block, x: np.ndarray) -> bool:
-    """Whether table ``x`` meets block ``b``'s relations and bounds to :data:`SEED_TOL`."""
-    res = np.abs(b.matrix @ x - b.rhs)
-    if (res > SEED_TOL * (1.0 + np.abs(b.rhs))).any():
-        return False
-    with np.errstate(invalid="ignore"):
-        low = x < b.lower - SEED_TOL * (1.0 + np.abs(b.lower))
-        high = x > b.upper + SEED_TOL * (1.0 + np.abs(b.upper))
-    return not (low.any() or high.any())
 
 
 def _smallest_moves(problem: Problem, blocks: list[Block], label: np.ndarray,

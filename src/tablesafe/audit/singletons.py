@@ -390,7 +390,8 @@ class _BlockCheck:
             lo, hi = rows.indptr[r], rows.indptr[r + 1]
             idx = rows.indices[lo:hi]
             if idx.size == 0:
-                cand = cand[:0]  # a table that moves no insider's cell answers them all
+                # a table that moves no insider's cell answers them all
+                cand, open_lo, open_hi = cand[:0], open_lo[:0], open_hi[:0]
                 break
             if 16 * cand.size < idx.size:
                 # few candidates left: look them up in the row (sorted indices)

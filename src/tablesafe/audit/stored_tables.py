@@ -12,8 +12,10 @@ from tablesafe.audit.intervals import IntervalResult
 
 class StoredTables:
     """The base audit's stored tables of one block, as deviations from the true table:
-    one sparse row each (distinct), the true table (no deviation) first, with the row of
-    each target's own optimum.
+    one sparse row each (distinct), the true table (no deviation) first, then the seeds
+    that fit the block (:attr:`IntervalResult.seeded`: a subtable's certificate moves
+    few cells and so leaves most insiders alone), then the row of each target's own
+    optimum.
 
     Rows are sparse: on blocks made of many short cycles a table moves few cells (a dense
     pool of a 20,000-cell block took longer to search than the LPs it saved), although
@@ -31,6 +33,16 @@ class StoredTables:
         seen: set[tuple[bytes, bytes]] = set()
         seen_ids: set[int] = set()  # tables shared by several cells (one object each)
         nnz = 0
+        label = int(base.block[b.cols[0]]) if b.cols.size else -1
+        seeded = base.seeded.get(label)
+        if seeded is not None and seeded.shape[0]:
+            # rows while they stay within ``max_entries``
+            rows_in = int(np.searchsorted(seeded.indptr, max_entries, side="right")) - 1
+            part = seeded[:max(rows_in, 0)]
+            index.append(part.indices.astype(np.int64))
+            dev.append(part.data.astype(float))
+            starts.extend((part.indptr[1:]).tolist())
+            nnz = int(part.nnz)
         for j, k in enumerate(b.cols.tolist()):
             for d in (1, -1):
                 pt = base.points.get((k, d))

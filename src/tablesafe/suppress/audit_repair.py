@@ -94,8 +94,8 @@ def audit_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *,
 
 
 def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, *,
-                        max_rounds: int = 50, log=None, deadline: float = float("inf")
-                        ) -> tuple[np.ndarray, int, AuditResult]:
+                        max_rounds: int = 50, log=None, deadline: float = float("inf"),
+                        seeds: dict | None = None) -> tuple[np.ndarray, int, AuditResult]:
     """:func:`audit_repair`, also returning the audit the pattern passed (its proof).
 
     The pattern only grows, and withholding more cells only widens every attacker's
@@ -106,6 +106,9 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
     audits' criterion 1 took 22 s each without them). The audit returned says so
     (``stats["insider_recheck"]``, ``stats["audit_rounds"]``, ``stats["seeds"]``).
 
+    ``seeds``: feasible tables known before the first audit (the subtables' certificates,
+    as ``audit(..., seeds=...)`` takes them).
+
     ``deadline`` (a ``time.monotonic()`` value): a round is not started when the previous
     one, taken again, would end past it, nor a repair step past it; :class:`OutOfTime`
     then carries the pattern as far as it got (not proved safe).
@@ -114,7 +117,7 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
     cand = candidates(problem, bounds)
     say = log or (lambda *_: None)
     recheck = None
-    seeds: dict | None = None
+    given = seeds
     last = 0.0
     for rounds in range(max_rounds + 1):
         t0 = time.monotonic()
@@ -177,7 +180,7 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
         again[[key[0] for key in keys_named]] = True
         recheck = (again, w & ~before)
         # the repair only adds cells, so the audit's tables stay feasible
-        seeds = None if (before & ~w).any() else result.tables
+        seeds = None if (before & ~w).any() else {**(given or {}), **result.tables}
     raise AuditFailure(f"the repair guided by the audit did not converge in {max_rounds} rounds; "
                        "the pattern is not published")
 

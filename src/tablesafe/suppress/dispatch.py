@@ -222,7 +222,7 @@ def suppress(
 
             withheld, stats = modular_pattern(problem, bounds, time_limit=SEARCH_SHARE * time_limit,
                                               seed=seed, log=log, insiders=_subtable_insiders(route),
-                                              tables=subtable_tables if route == "lp" else None)
+                                              tables=subtable_tables if route in ("lp", "guided") else None)
         found = withheld | sens  # the search's pattern, before any repair
         atts: dict = {}  # Key -> Attack, as repair returns
         passed = None  # the audit the pattern passed
@@ -230,7 +230,8 @@ def suppress(
         repair_deadline = t0 + (1.0 - FALLBACK_SHARE) * float(time_limit)
         if route == "guided":
             try:
-                withheld, passed = _audit_guided_repair(problem, bounds, found, stats, log, repair_deadline)
+                withheld, passed = _audit_guided_repair(problem, bounds, found, stats, log, repair_deadline,
+                                                        subtable_tables)
             except OutOfTime as out:
                 withheld, route = _fall_back(stats, "audit-guided repair", out, found, log), "certificates"
         if route == "lp":
@@ -430,17 +431,21 @@ def _audit_guided(method: str, problem: Problem, capacity: bool, singleton: bool
 
 
 def _audit_guided_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, stats: dict, log,
-                         deadline: float = float("inf")):
+                         deadline: float = float("inf"), subtable_tables: list | None = None):
     """The audit names the failing attacks, only those get attacker LPs; see
-    :mod:`tablesafe.suppress.audit_repair`. Returns the pattern and the audit it passed
-    (on the problem as given, so that it can stand as the final audit)."""
+    :mod:`tablesafe.suppress.audit_repair`. The subtables' certificates (``subtable_tables``,
+    in table positions) seed the first audit: those that meet the whole table's relations
+    settle verdicts and answer insiders without LPs. Returns the pattern and the audit it
+    passed (on the problem as given, so that it can stand as the final audit)."""
     from tablesafe.suppress.audit_repair import audit_repair_proved
 
     if log:
         log("repairing: the audit names the cells still under-protected")
     t0 = time.monotonic()
     truth = _with_true_offsets(problem)
-    out, rounds, passed = audit_repair_proved(truth, bounds, withheld, log=log, deadline=deadline)
+    seeds = {i: (cells, truth.value[cells] + dev) for i, (_, cells, dev) in enumerate(subtable_tables or ())}
+    out, rounds, passed = audit_repair_proved(truth, bounds, withheld, log=log, deadline=deadline,
+                                              seeds=seeds or None)
     stats["repair"] = "audit-guided"
     stats["repair_rounds"] = rounds
     stats["repair_added"] = int((out & ~withheld).sum())
