@@ -6,6 +6,7 @@ LP per pair), with fewer LPs."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from tablesafe.audit import insider_findings, singletons
@@ -60,3 +61,27 @@ def test_joint_tests_from_the_targets_own_basis_give_the_same_findings(monkeypat
 
     assert len(warm) > 0
     pd.testing.assert_frame_equal(norm(warm), norm(cold))
+
+
+def test_a_seed_table_that_leaves_every_insider_alone_answers_them(grid):
+    """A feasible table known beforehand (``audit(..., seeds=...)``) that moves the target
+    by its level and no single respondent's cell answers every insider at once; the
+    findings are those of the audit without it (before, such a table in the stored pool
+    broke the search with a shape error)."""
+    from tablesafe.audit import audit
+
+    inner = [[10, 20, 30], [40, 50, 60], [70, 80, 90]]
+    p, at = grid(inner, sensitive=[(1, 1)], upl={(1, 1): 5}, lpl={(1, 1): 5},
+                 contributors={(2, 3): 1, (1, 3): 1})
+    w = np.zeros(p.n, dtype=bool)
+    for rc in [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)]:
+        w[at(*rc)] = True
+    cycle = np.array([at(1, 1), at(1, 2), at(2, 1), at(2, 2)])
+    seeds = {"up": (cycle, p.value[cycle] + np.array([5.0, -5.0, -5.0, 5.0])),
+             "down": (cycle, p.value[cycle] + np.array([-5.0, 5.0, 5.0, -5.0]))}
+    plain = audit(p, w)
+    seeded = audit(p, w, seeds=seeds)
+    assert seeded.stats["seeds"] == 2 and seeded.stats["seeds_dropped"] == 0
+    assert list(seeded.verdict) == list(plain.verdict)
+    assert seeded.ok and plain.ok
+    assert seeded.stats["insider_pool"] >= 1

@@ -60,3 +60,41 @@ def test_audit_repair_ends_when_the_capacity_inequalities_do_not_help(monkeypatc
     assert audit(p, w, insider=False).ok
     assert not independent_audit(p, w, singleton=False)
     assert w[p.sensitive].all()
+
+
+def test_subtable_certificates_seed_the_audits_of_a_guided_repair(monkeypatch):
+    """On the audit-guided route (a two-way table, singleton protection, the size limit of
+    the attacker-LP repair lowered to reach it) the subtables' certificates seed the
+    first audit and each audit's tables the next; the pattern is the one found without
+    seeds, and it passes the audit and the independent LP check."""
+    import importlib
+
+    import tablesafe.suppress.audit_repair as ar
+    import tablesafe.suppress.dispatch as dispatch
+    from tablesafe.suppress import suppress
+
+    package = importlib.import_module("tablesafe.audit")
+    p = table_problem(11, [[3, 2], [4]], units=70)
+    assert len(p.model.dims) == 2
+    monkeypatch.setattr(dispatch, "MODULAR_LP_REPAIR_MAX_CELLS", 10)
+    seen = []
+    real_audit = package.audit
+
+    def spy(*args, **kwargs):
+        res = real_audit(*args, **kwargs)
+        seen.append((kwargs.get("seeds") is not None, res.stats.get("seeds", 0)))
+        return res
+
+    monkeypatch.setattr(package, "audit", spy)
+    pat = suppress(p, "modular", time_limit=60)
+    assert pat.stats["repair"] == "audit-guided"
+    assert seen and seen[0][0] and seen[0][1] > 0
+    assert all(given for given, _ in seen)
+    monkeypatch.setattr(package, "audit", real_audit)
+    assert not independent_audit(p, pat.withheld, singleton=False)
+    assert audit(p, pat.withheld).ok
+    # without any seeds: the same pattern
+    real_failures = ar._failures
+    monkeypatch.setattr(ar, "_failures", lambda problem, w, bounds, recheck=None, seeds=None:
+                        real_failures(problem, w, bounds, recheck, None))
+    assert (suppress(p, "modular", time_limit=60).withheld == pat.withheld).all()
