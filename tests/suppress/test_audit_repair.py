@@ -98,3 +98,27 @@ def test_subtable_certificates_seed_the_audits_of_a_guided_repair(monkeypatch):
     monkeypatch.setattr(ar, "_failures", lambda problem, w, bounds, recheck=None, seeds=None:
                         real_failures(problem, w, bounds, recheck, None))
     assert (suppress(p, "modular", time_limit=60).withheld == pat.withheld).all()
+
+
+@pytest.mark.parametrize("singleton", [False, True])
+def test_audit_repair_in_halves_is_the_same_with_one_worker_or_two(monkeypatch, singleton):
+    """The attacks an audit names are attacked in two halves of keys, each on models of
+    its own: side by side (two workers) or one after the other (one), the same pattern;
+    and it passes the audit and the independent LP check."""
+    import tablesafe.suppress.attack_parts as attack_parts
+    import tablesafe.suppress.audit_repair as ar
+
+    p = table_problem(12, [[2, 2], [2], [3]], units=120)
+    b = Bounds.of(p, singleton=singleton)
+    monkeypatch.setattr(ar, "HALVES_FROM", 2)
+    halves = []
+    real = attack_parts.key_halves
+    monkeypatch.setattr(ar, "key_halves", lambda keys, least: halves.append(len(keys)) or real(keys, least))
+    runs = []
+    for workers in (1, 2):
+        monkeypatch.setattr(attack_parts, "worker_count", lambda most=2, n=workers: n)
+        runs.append(audit_repair(p, b, p.sensitive.copy())[0])
+    assert max(halves) >= 2
+    assert (runs[0] == runs[1]).all()
+    assert audit(p, runs[0], insider=singleton).ok
+    assert not independent_audit(p, runs[0], singleton=False)

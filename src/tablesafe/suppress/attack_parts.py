@@ -1,10 +1,12 @@
-"""The attacker LPs of many targets, in two parts of whole blocks side by side.
+"""The attacker LPs of many targets, in two parts side by side.
 
 A repair's first check attacks every sensitive cell; the blocks of a pattern are
 independent, so the targets are cut into two parts of whole blocks
 (:func:`block_parts`) attacked in forked workers when there are two CPUs and one
 after the other otherwise. A block's LPs see the same attacks in the same order either
-way, so the result does not depend on the number of workers.
+way, so the result does not depend on the number of workers. The audit-guided repair
+cuts the attacks the audit names into two halves of keys instead (:func:`key_halves`):
+most of them fall into one large block.
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ def attack_in_parts(attack: Part, problem: Problem, w: np.ndarray, targets: np.n
                     out_of_time: type[Exception]) -> dict:
     """``attack(targets)``, part by part (:func:`block_parts`), the parts' attacks
     merged in part order; ``out_of_time`` raised by a part is raised here."""
-    parts = block_parts(problem, w, targets)
+    return in_parts(attack, block_parts(problem, w, targets), out_of_time)
+
+
+def in_parts(attack: Callable, parts: list, out_of_time: type[Exception]) -> dict:
+    """``attack(part)`` for each of ``parts``, in forked workers where two CPUs are free
+    and one after the other otherwise, merged in part order; ``out_of_time`` raised by a
+    part is raised here. Each part must build its own models, so that what it finds does
+    not depend on what ran before it in the same process."""
     if len(parts) == 1:
         return attack(parts[0])
     global _PART_STATE
@@ -40,6 +49,17 @@ def attack_in_parts(attack: Part, problem: Problem, w: np.ndarray, targets: np.n
             raise out_of_time()
         merged.update(o)
     return merged
+
+
+def key_halves(keys: list, least: int) -> list[list]:
+    """``keys`` (sorted) in two contiguous halves, or in one part when there are fewer
+    than ``least``: attacks of nearby targets stay together, whose LPs start from each
+    other's optima."""
+    keys = sorted(keys)
+    if len(keys) < least:
+        return [keys]
+    mid = (len(keys) + 1) // 2
+    return [keys[:mid], keys[mid:]]
 
 
 PARALLEL_MIN_TARGETS = 300

@@ -21,6 +21,7 @@ import pandas as pd
 from tablesafe.audit.result import AuditResult
 from tablesafe.errors import AuditFailure
 from tablesafe.problem import Problem
+from tablesafe.suppress.attack_parts import in_parts, key_halves
 from tablesafe.suppress.attacker import DOWN, UP, Attack, Bounds
 from tablesafe.suppress.cover import Revisable
 from tablesafe.suppress.protection import (
@@ -79,6 +80,25 @@ def _failures(problem: Problem, withheld: np.ndarray, bounds: Bounds,
             for d in _DIRECTIONS.get(v, (UP, DOWN)):
                 keys.add((k, d, s))
     return sorted(keys), res
+
+
+HALVES_FROM = 200
+"""Fewest attacks named in one inner round that are attacked in two halves
+(:func:`tablesafe.suppress.attack_parts.key_halves`), side by side where two CPUs are
+free, each half on models of its own (so the same attacks with one worker or two). On the
+generated 61,215-cell two-way table the first audit names 1,308 failing attacks, most in
+one block of 13,679 cells, whose attacker LPs took 36 s one after the other."""
+
+
+def _attacks(problem: Problem, bounds: Bounds, w: np.ndarray, keys: list[Key], deadline: float) -> dict:
+    """The attacker LPs (with duals) of ``keys`` on pattern ``w``, in halves from
+    :data:`HALVES_FROM` keys."""
+    x = w.astype(float)
+
+    def attack(part: list[Key]) -> dict:
+        return run_attacks(problem, bounds, x, part, split_insiders=False, sparse=False, deadline=deadline)
+
+    return in_parts(attack, key_halves(keys, HALVES_FROM), OutOfTime)
 
 
 def audit_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *,
@@ -151,8 +171,7 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
             if time.monotonic() > deadline:
                 raise OutOfTime(w)
             try:
-                atts = run_attacks(problem, bounds, w.astype(float), keys, split_insiders=False,
-                                   sparse=False, deadline=deadline)
+                atts = _attacks(problem, bounds, w, keys, deadline)
             except OutOfTime:
                 raise OutOfTime(w) from None
             latest.update(atts)
