@@ -130,7 +130,7 @@ def test_recheck_after_growth_finds_what_a_full_audit_finds(case, data):
     p, withheld, _codes = case
     dropped = np.array(data.draw(st.lists(st.booleans(), min_size=p.n, max_size=p.n)))
     before = withheld & ~(dropped & ~p.sensitive)
-    first = audit(p, before)
+    first = audit(p, before, keep_tables=True)
     failed = p.sensitive & before & (first.verdict != "protected")
     index = {str(name): i for i, name in enumerate(p.names)}
     for t in first.insider_findings["target"] if len(first.insider_findings) else ():
@@ -143,6 +143,8 @@ def test_recheck_after_growth_finds_what_a_full_audit_finds(case, data):
     seeded = audit(p, withheld, recheck=(failed, withheld & ~before), seeds=first.tables)
     assert list(seeded.verdict) == list(full.verdict)
     assert seeded.stats.get("seeds_dropped", 0) == 0
+    if any(len(cells) for cells, _ in first.tables.values()):
+        assert seeded.stats["seeds"] > 0
 
     def pairs(res):
         f = res.insider_findings

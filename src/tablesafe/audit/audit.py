@@ -60,8 +60,8 @@ def audit(
             feasible tables (the cells withheld since at their true values), they settle
             the criterion-1 verdicts they reach without LPs
             (:func:`tablesafe.audit.intervals.solve_intervals`).
-        keep_tables: keep the feasible tables behind the bounds in ``tables`` (always
-            with ``insider``).
+        keep_tables: return the feasible tables behind the bounds in ``tables`` (they
+            are dropped otherwise: on a large three-way block they take hundreds of MB).
 
     Returns:
         :class:`AuditResult`. Sensitive cells that are published count as ``exact``.
@@ -80,7 +80,7 @@ def audit(
     stats["insider"] = insider
     stats["seconds_criterion1"] = time.perf_counter() - t0
     result = AuditResult(problem=problem, withheld=mask, lower=res.lower, upper=res.upper,
-                         verdict=verdict, stats=stats, tables=res.points)
+                         verdict=verdict, stats=stats, tables=res.points if keep_tables else {})
     if insider or rule is not None:
         from tablesafe.audit.insider import insider_findings, sensitive_unions
     if insider:

@@ -404,10 +404,10 @@ def seed_tables(mask: np.ndarray, exact: np.ndarray, label: np.ndarray, blocks: 
     cols = np.concatenate([np.asarray(t[0], dtype=np.int64) for t in tables])
     vals = np.concatenate([np.asarray(t[1], dtype=float) for t in tables])
     sid = np.repeat(np.arange(len(tables)), lens)
-    placed = mask[cols] & ~exact[cols] & (label[cols] >= 0)
+    placed = mask[cols] & ~exact[cols]
     good = np.bincount(sid[~placed], minlength=len(tables)) == 0
     dropped = int((~good).sum())
-    keep = good[sid]
+    keep = good[sid] & (label[cols] >= 0)  # a cell in no relation limits nothing else
     cols, vals, sid = cols[keep], vals[keep], sid[keep]
     lab = label[cols]
     out: dict[int, sp.csr_matrix] = {}

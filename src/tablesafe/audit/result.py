@@ -112,8 +112,8 @@ class AuditResult:
         stats: counts and seconds.
         tables: ``(cell, direction) -> (cells, values)``: a feasible table behind the
             bound of a sensitive cell in that direction (``+1`` upper, ``-1`` lower), as
-            its deviations from the true table (kept with ``insider`` or
-            ``keep_tables``; empty otherwise).
+            its deviations from the true table (only with ``audit(..., keep_tables=True)``;
+            empty otherwise).
     """
 
     problem: Problem
