@@ -42,6 +42,15 @@ class FastOptions:
         inner: how the search among the cells already withheld chooses them: ``"box"``
             (within the first box, with a table structure) or ``"hops"`` (within
             ``inner_hops`` relation hops).
+        inner_first: box levels the search among the cells already withheld tries
+            before the first box, where their box is smaller (``()``: the first box
+            alone). A certificate from a smaller box takes a smaller LP and moves fewer
+            cells, so its target leans on fewer single respondents, whose own
+            certificates follow. Measured with singleton protection and holdings
+            (generated tables, p% rule, `fast`, one run each): the 13,851-cell three-way
+            table 144.5 -> 122.3 s and 62.96 -> 61.70 M (its first box is the whole
+            table); the 13,167-cell two-way table 29.4 -> 15.6 s, 7.08 -> 7.10 M; the
+            1,872-cell three-way table 14.2 -> 14.1 s, 8.31 -> 8.20 M.
         strict_hops: with ``strict_adds``, reach (relation hops) of the search that
             keeps single respondents fixed on problems without a table structure (with
             one it stays within the first box).
@@ -137,6 +146,7 @@ class FastOptions:
     inner_hops: int = 4
     box_levels: tuple[int, ...] | None = None
     inner: str = "box"
+    inner_first: tuple[int, ...] = (4,)
     strict_hops: int = 4
     strict_whole_max: int = 20_000
     strict_adds: bool | None = None
@@ -187,7 +197,7 @@ class FastOptions:
             max_hops=self.max_hops, max_cells=self.max_cells, withheld_weight=self.withheld_weight,
             inner_hops=self.inner_hops, inner=self.inner, strict_hops=self.strict_hops,
             strict_whole_max=self.strict_whole_max, strict_adds=self.strict_adds, max_box=self.max_box,
-            max_wide_box=self.max_wide_box, box_levels=self.box_levels,
+            max_wide_box=self.max_wide_box, box_levels=self.box_levels, inner_first=tuple(self.inner_first),
         )
 
     def default_groups(self, n_targets: int) -> int:

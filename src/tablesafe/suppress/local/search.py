@@ -65,6 +65,7 @@ class SearchOptions:
     max_box: int
     max_wide_box: int
     box_levels: tuple[int, ...]
+    inner_first: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -332,15 +333,30 @@ class LocalSearch:
         d, cells, hops = self.grow(query, movable, 2, max_hops, allow_whole)
         return d, cells, ("guided" if hops == 0 else "block" if hops > max_hops else f"hops{hops}")
 
+    def _inner_levels(self, t: int, levels: list[int]) -> list[int]:
+        """The box levels of the search among the withheld cells: those of
+        ``inner_first`` whose box is smaller than the first box, then the first box."""
+        if not levels:
+            return []
+        assert self.geometry is not None  # levels need it
+        size = self.geometry.box_size(t, levels[0])
+        first = [lv for lv in self.options.inner_first
+                 if lv not in levels and self.geometry.box_size(t, lv) < size]
+        return first + list(levels)
+
     def _among_withheld(self, query: Query, free: np.ndarray, levels: list[int]) -> Found | None:
         """1. A certificate among the cells already withheld (no new suppression)."""
         t = query.target
         inner = query.withheld & free
         inner[t] = True
         if self.geometry is not None and self.options.inner == "box":
-            for lv in levels:
+            last = None
+            for lv in self._inner_levels(t, levels):
                 cells = self.box(t, lv)
                 cells = target_first(t, cells[inner[cells]])
+                if last is not None and np.array_equal(cells, last):
+                    continue   # the same withheld cells: the same LP
+                last = cells
                 d = self.solve(query, cells)
                 if d is not None:
                     return d, cells, f"inner-box{lv}"
