@@ -142,3 +142,44 @@ def test_certificates_flatten_with_fixed_types():
     assert flat.target.tolist() == [3, 3, 3, 3] and flat.direction.tolist() == [0, 0, 1, 1]
     both = Certificates.concat([flat, flat])
     assert len(both.cell) == 8 and both.dev.dtype == np.float64
+
+
+def test_the_search_among_withheld_cells_tries_the_smaller_box_first():
+    """``FastOptions.inner_first``: a box level smaller than the first box is tried first
+    by the search among the cells already withheld; its certificate moves only cells of
+    that box, keeps the relations and needs no new cell; with ``inner_first=()`` the
+    first box alone is searched."""
+    from dataclasses import replace
+
+    table = problem_from_data(synthetic_data([[3, 4], [2, 5]], 1_500, seed=5))
+    space, ranges = search_space(table)
+    geo = space.geometry
+    assert geo is not None
+    search = LocalSearch(space)
+    withheld = table.sensitive.copy()
+    hits = 0
+    for t in np.flatnonzero(table.sensitive & (ranges.upl > 0)).tolist():
+        levels = search.levels(t)
+        order = search._inner_levels(t, levels)
+        assert order[-len(levels):] == levels
+        for lv in order[:-len(levels)]:
+            assert lv in space.options.inner_first
+            assert geo.box_size(t, lv) < geo.box_size(t, levels[0])
+        amount = max(ranges.upl[t], ranges.lpl[t])
+        query = Query(t, amount, ranges.cap, ranges.cap, ranges.weight, withheld.copy())
+        found = search._among_withheld(query, space.free, levels)
+        if found is None or found[2] != f"inner-box{order[0]}" or len(order) == len(levels):
+            continue
+        d, cells, _ = found
+        hits += 1
+        box = set(geo.box(t, order[0]).tolist())
+        assert set(cells.tolist()) <= box
+        assert withheld[cells[1:]].all()
+        full = np.zeros(table.n)
+        full[cells] = d
+        assert full[t] == pytest.approx(amount)
+        assert np.abs(table.relations @ full).max() <= 1e-6 * amount
+    assert hits > 0
+    plain = LocalSearch(replace(space, options=replace(space.options, inner_first=())))
+    t = int(np.flatnonzero(table.sensitive & (ranges.upl > 0))[0])
+    assert plain._inner_levels(t, plain.levels(t)) == plain.levels(t)
