@@ -155,10 +155,10 @@ def _record_seeds(best: BestTables, truth: np.ndarray, seeds: sp.csr_matrix) -> 
     """Record in ``best`` each seed table (row of deviations) that gives some cell its
     largest or smallest value among the seeds, beyond the true table."""
     by_cell = seeds.tocsc()
+    cell = np.repeat(np.arange(by_cell.shape[1]), np.diff(by_cell.indptr))
     winners: set[int] = set()
     for sign in (1.0, -1.0):
         data = sign * by_cell.data
-        cell = np.repeat(np.arange(by_cell.shape[1]), np.diff(by_cell.indptr))
         order = np.lexsort((-data, cell))
         first = np.ones(order.size, dtype=bool)
         first[1:] = cell[order][1:] != cell[order][:-1]

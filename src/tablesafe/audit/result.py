@@ -111,9 +111,9 @@ class AuditResult:
             ``largest``, ``second``, ``sensitivity``).
         stats: counts and seconds.
         tables: ``(cell, direction) -> (cells, values)``: a feasible table behind the
-            bound of a sensitive cell in that direction (``+1`` upper, ``-1`` lower), as
-            its deviations from the true table (only with ``audit(..., keep_tables=True)``;
-            empty otherwise).
+            bound of a sensitive cell in that direction (``+1`` upper, ``-1`` lower): the
+            cells where it differs from the true table and its values there (only with
+            ``audit(..., keep_tables=True)``; empty otherwise).
     """
 
     problem: Problem

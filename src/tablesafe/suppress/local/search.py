@@ -340,8 +340,7 @@ class LocalSearch:
             return []
         assert self.geometry is not None  # levels need it
         size = self.geometry.box_size(t, levels[0])
-        first = [lv for lv in self.options.inner_first
-                 if lv not in levels and self.geometry.box_size(t, lv) < size]
+        first = [lv for lv in self.options.inner_first if self.geometry.box_size(t, lv) < size]
         return first + list(levels)
 
     def _among_withheld(self, query: Query, free: np.ndarray, levels: list[int]) -> Found | None:
