@@ -117,3 +117,23 @@ def test_modular_subtable_models_both_give_safe_patterns_and_a_bad_name_is_refus
     assert not failing(b, check(p, b, pat.withheld))
     with pytest.raises(ValueError, match="subtable_model"):
         modular_pattern(p, b, subtable_model="benders")
+
+
+def test_the_masters_options_are_ones_highs_takes():
+    """Each of ``MASTER_OPTIONS`` is an option HiGHS knows, of the type given, and a
+    subtable's master runs with it (HiGHS answers a misspelt name or a wrong type with
+    a warning and keeps its default, which would silently undo the setting)."""
+    import highspy
+
+    from tablesafe.suppress.subtable_cuts import MASTER_OPTIONS, _Cuts
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    for name, value in MASTER_OPTIONS.items():
+        assert h.setOptionValue(name, value) == highspy.HighsStatus.kOk, name
+    p = table_problem(22, [[3], [2, 2]], units=80)
+    b = Bounds.of(p, singleton=False)
+    cuts = _Cuts(p, b, candidates(p, b), 1e-3, 0)
+    for name, value in MASTER_OPTIONS.items():
+        status, got = cuts.master.h.getOptionValue(name)
+        assert status == highspy.HighsStatus.kOk and got == value, name
