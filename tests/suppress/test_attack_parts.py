@@ -1,5 +1,7 @@
 """A repair's first check in parts of whole blocks (``attack_in_parts``) gives the very
-attacks of one pass, with two workers or one."""
+attacks of one pass, with two workers or one; targets that one block holds are cut into
+halves, which give the same attacks with two workers or one and the verdicts of one
+pass."""
 
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ def test_parts_give_the_attacks_of_one_pass(seed, cpus, monkeypatch):
     p, b, w = _pattern(seed)
     targets = np.flatnonzero(p.sensitive)
     monkeypatch.setattr(attack_parts, "PARALLEL_MIN_TARGETS", 1)
+    monkeypatch.setattr(attack_parts, "MOST_IN_ONE_PART", 1.0)  # whole blocks however unbalanced
     parts = attack_parts.block_parts(p, w, targets)
     label = Blocks(p.relations, w.astype(float)).label
     assert len(parts) == 2
@@ -47,11 +50,67 @@ def test_parts_give_the_attacks_of_one_pass(seed, cpus, monkeypatch):
     _same(parted, attack_part(p, b, w, targets, None))
 
 
-def test_few_targets_stay_in_one_part():
+def test_few_targets_stay_in_one_part(monkeypatch):
     p, _, w = _pattern(11)
     targets = np.flatnonzero(p.sensitive)
     assert len(targets) < attack_parts.PARALLEL_MIN_TARGETS
+    monkeypatch.setattr(attack_parts, "HALVES_MIN_TARGETS", len(targets) + 1)
     assert len(attack_parts.block_parts(p, w, targets)) == 1
+
+
+def _one_block():
+    """A pattern of a three-way table whose withheld cells form one block."""
+    p = table_problem(12, [[2, 2], [2], [3]], units=120)
+    b = Bounds.of(p, singleton=True)
+    w = p.sensitive | candidates(p, b)
+    label = Blocks(p.relations, w.astype(float)).label
+    targets = np.flatnonzero(p.sensitive)
+    assert len(set(label[targets].tolist())) == 1
+    return p, b, w, targets
+
+
+@pytest.mark.parametrize("cpus", [1, 2])
+def test_targets_of_one_block_are_cut_into_halves(cpus, monkeypatch):
+    p, b, w, targets = _one_block()
+    monkeypatch.setattr(attack_parts, "HALVES_MIN_TARGETS", 2)
+    shuffled = targets[::-1].copy()
+    parts = attack_parts.block_parts(p, w, shuffled)
+    assert len(parts) == 2 and abs(len(parts[0]) - len(parts[1])) <= 1
+    assert np.array_equal(np.concatenate(parts), targets)  # two halves in ascending order
+    monkeypatch.setattr(attack_parts, "worker_count", lambda most=2: cpus)
+    parted = attack_parts.attack_in_parts(lambda part: attack_part(p, b, w, part, None), p, w, shuffled,
+                                          OutOfTime)
+    # each half builds its own models: the same attacks with one worker or two ...
+    one_by_one = {}
+    for part in parts:
+        one_by_one.update(attack_part(p, b, w, part, None))
+    _same(parted, one_by_one)
+    # ... and the outsiders' verdicts of a single pass
+    whole = attack_part(p, b, w, targets, None)
+    for key, a in whole.items():
+        if key[2] < 0:
+            assert parted[key].ok == a.ok, key
+
+
+def test_a_repair_in_halves_is_the_same_with_one_worker_or_two(monkeypatch):
+    """The repair on a pattern whose withheld cells form one block: its checks run in
+    halves of targets, and one worker and two give the same pattern, which passes the
+    attacker check."""
+    from tablesafe.suppress.protection import check, failing, repair
+
+    p, b, _, _ = _one_block()
+    monkeypatch.setattr(attack_parts, "HALVES_MIN_TARGETS", 2)
+    calls = []
+    real = attack_parts.in_parts
+    monkeypatch.setattr(attack_parts, "in_parts", lambda attack, parts, out: calls.append(len(parts))
+                        or real(attack, parts, out))
+    runs = []
+    for cpus in (1, 2):
+        monkeypatch.setattr(attack_parts, "worker_count", lambda most=2, n=cpus: n)
+        runs.append(repair(p, b, p.sensitive.copy())[0])
+    assert max(calls) == 2
+    assert np.array_equal(runs[0], runs[1])
+    assert not failing(b, check(p, b, runs[0]))
 
 
 @pytest.mark.parametrize("cpus", [1, 2])

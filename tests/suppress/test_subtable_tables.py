@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from _suppress_gen import assert_certificate, independent_audit, table_problem
 
-from tablesafe.suppress import attacker
+from tablesafe.suppress import attack_parts, attacker
 from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.modular import modular_pattern
 from tablesafe.suppress.protection import repair
@@ -91,6 +91,8 @@ def test_the_repair_with_known_tables_is_safe_with_fewer_lps(seed, shape, units,
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(attacker.BlockLP, "attack", counting)
+    # parts run in this process, where the LPs are counted
+    monkeypatch.setattr(attack_parts, "worker_count", lambda most=2: 1)
     repair(p, b, w)
     n_plain = len(lps)
     lps.clear()

@@ -72,9 +72,33 @@ _PART_STATE: tuple | None = None  # what the forked workers read (set while they
 def block_parts(problem: Problem, w: np.ndarray, targets: np.ndarray) -> list[np.ndarray]:
     """``targets`` in two parts of whole blocks of ``w`` balanced by their number of
     targets (largest blocks first, each to the smaller part), or one part below
-    :data:`PARALLEL_MIN_TARGETS`; each part in ascending order."""
-    if len(targets) < PARALLEL_MIN_TARGETS:
+    :data:`PARALLEL_MIN_TARGETS`; each part in ascending order. When whole blocks
+    cannot balance them (one part would hold more than :data:`MOST_IN_ONE_PART` of the
+    targets: one block holds most of them, as on three-way tables), the targets are cut
+    into two halves in ascending order instead, from :data:`HALVES_MIN_TARGETS` on; each
+    half then builds its own models of the blocks it touches."""
+    if len(targets) < min(PARALLEL_MIN_TARGETS, HALVES_MIN_TARGETS):
         return [targets]
+    parts = _whole_blocks(problem, w, targets)
+    if max(len(p) for p in parts) <= MOST_IN_ONE_PART * len(targets):
+        return parts if len(targets) >= PARALLEL_MIN_TARGETS else [targets]
+    if len(targets) < HALVES_MIN_TARGETS:
+        return [targets]
+    ordered = np.sort(targets)
+    mid = (len(ordered) + 1) // 2
+    return [ordered[:mid], ordered[mid:]]
+
+
+HALVES_MIN_TARGETS = 16
+"""Fewest targets that :func:`block_parts` cuts into halves within a block."""
+
+MOST_IN_ONE_PART = 0.6
+"""Share of the targets above which a part of whole blocks counts as unbalanced."""
+
+
+def _whole_blocks(problem: Problem, w: np.ndarray, targets: np.ndarray) -> list[np.ndarray]:
+    """``targets`` in two parts of whole blocks of ``w`` (largest first, each to the
+    smaller part), each in ascending order (one part when there is only one block)."""
     label = Blocks(problem.relations, w.astype(float)).label[targets]
     blocks, counts = np.unique(label, return_counts=True)
     size = [0, 0]
