@@ -4,7 +4,11 @@ A repair's first check attacks every sensitive cell; the blocks of a pattern are
 independent, so the targets are cut into two parts of whole blocks
 (:func:`block_parts`) attacked in forked workers when there are two CPUs and one
 after the other otherwise. A block's LPs see the same attacks in the same order either
-way, so the result does not depend on the number of workers. The audit-guided repair
+way, so the result does not depend on the number of workers. Where one block holds
+most of the targets (on three-way tables the whole pattern is often one block), the
+targets are cut into two halves instead, and each half builds its own models of the
+blocks it touches, which again does not depend on the number of workers. The later
+rounds of the repair, with fewer targets, are cut the same way. The audit-guided repair
 cuts the attacks the audit names into two halves of keys instead (:func:`key_halves`):
 most of them fall into one large block.
 """
