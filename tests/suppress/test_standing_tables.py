@@ -115,6 +115,40 @@ def test_cleanup_screens_decide_as_the_full_trial_does(monkeypatch):
     assert "failed" in verdicts and any(short), "no removal was turned down by a screen and by one relation"
 
 
+def test_single_respondents_screened_together_decide_as_one_at_a_time(monkeypatch):
+    """A cleanup screen first attacks a target's single respondents together (their
+    cells all known): the cleanup keeps the same cells as when each is attacked alone,
+    the joint attack answered several at once somewhere, and the pattern passes the
+    independent audit."""
+    from tablesafe.suppress import cleanup as cleaning
+    from tablesafe.suppress.cleanup import cleanup
+
+    answered = []
+    real = cleaning._Screens._together
+
+    def spy(self, lp, cell, k, d, req, who, new):
+        before = len(new)
+        real(self, lp, cell, k, d, req, who, new)
+        answered.append(len(new) - before)
+
+    for seed, shape, units in CASES:
+        p = table_problem(seed, shape, units=units)
+        b = Bounds.of(p, singleton=True)
+        rng = np.random.default_rng(seed + 1)
+        cand = np.flatnonzero(candidates(p, b) & ~p.sensitive)
+        start = p.sensitive.copy()
+        start[rng.choice(cand, size=min(len(cand), 8), replace=False)] = True  # spare complements
+        w, atts, _ = repair(p, b, start)
+        monkeypatch.setattr(cleaning._Screens, "_together", spy)
+        together, _, removed = cleanup(p, b, w, atts)
+        monkeypatch.setattr(cleaning, "TOGETHER_FROM", 10**9)
+        alone, _, removed_alone = cleanup(p, b, w, atts)
+        monkeypatch.undo()
+        assert np.array_equal(together, alone) and removed == removed_alone, (seed, shape)
+        assert independent_audit(p, together) == []
+    assert max(answered) >= 2, "no joint attack answered two single respondents"
+
+
 @pytest.mark.parametrize("seed,shape,units", CASES)
 def test_a_relation_short_of_a_level_means_a_failing_attack(seed, shape, units):
     """Whenever ``_relation_short`` turns a removal down, a fresh attacker LP on the

@@ -256,13 +256,14 @@ class BlockLP:
         self._restore(j)
 
     def attack_without(self, cell: int, target: int, direction: int, required: float,
-                       insider: int = -1) -> Attack:
-        """:meth:`attack` with ``cell`` published for this attack only (no dual)."""
+                       insider: int = -1, also_fixed: tuple[int, ...] = ()) -> Attack:
+        """:meth:`attack` with ``cell`` published for this attack only (no dual);
+        ``also_fixed`` as there."""
         j = self.pos[int(cell)]
         self._set_cell(j, 0.0, 0.0, 0.0, 0.0)
         try:
             return self.attack(target, direction, required, insider, want_dual=False, sparse=SCREEN_SPARSE,
-                               expect_pass=SCREEN_SPARSE, reach=not SCREEN_SPARSE)
+                               also_fixed=also_fixed, expect_pass=SCREEN_SPARSE, reach=not SCREEN_SPARSE)
         finally:
             self._restore(j)
 

@@ -101,40 +101,78 @@ class _Screens:
         return lp
 
     def screen(self, cell: int, keys: list[Key], withheld: np.ndarray) -> tuple[Key | None, dict[Key, Attack] | None]:
-        """The attacks ``keys`` (in this order) and the insider attacks their new tables
-        leave open, once ``cell`` is published: (the first that fails, None), or
-        (None, the new attacks) when all pass, or (None, None) when one of them cannot
-        be decided here."""
+        """The attacks ``keys`` and the insider attacks their new tables leave open, once
+        ``cell`` is published: (the first that fails, None), or (None, the new attacks)
+        when all pass, or (None, None) when one of them cannot be decided here.
+
+        The keys go by target and direction, in the order of each pair's first key; a
+        pair's single respondents are first attacked together (:meth:`_together`)."""
         b = int(self.blocks.label[cell])
         if b < 0:
             return None, None
         new: dict[Key, Attack] = {}
         undecided = False
-        for k, d, s in keys:
-            if s == cell:
-                continue  # its table keeps the cell at its true value: it stands
+        pairs: dict[tuple[int, int], list[Key]] = {}
+        for key in keys:
+            if key[2] != cell:  # a table keeping the cell at its true value stands
+                pairs.setdefault((key[0], key[1]), []).append(key)
+        for (k, d), pkeys in pairs.items():
             if self.bounds.req_sl[k] > 0 or int(self.blocks.label[k]) != b:
                 undecided = True
                 continue
             lp = self._model(b, withheld)
             req = self.bounds.req_up[k] if d == UP else self.bounds.req_dn[k]
+            self._together(lp, cell, k, d, req, [s for _, _, s in pkeys if s >= 0], new)
+            for _, _, s in pkeys:
+                failed = self._one(lp, cell, k, d, req, s, new)
+                if failed is not None:
+                    return failed, None
+        return None, (None if undecided else new)
+
+    def _together(self, lp: BlockLP, cell: int, k: int, d: int, req: float, who: list[int],
+                  new: dict[Key, Attack]) -> None:
+        """One attack with the cells of all ``who`` known (at least
+        :data:`TOGETHER_FROM` of them): where its table reaches the level it is feasible
+        for each of them (each knows less) and answers their attacks in ``new``."""
+        who = [s for s in who if (k, d, s) not in new]
+        if len(who) < TOGETHER_FROM:
+            return
+        att = lp.attack_without(cell, k, d, req, who[0], also_fixed=tuple(who[1:]))
+        if att.ok:
+            for s in who:
+                new[(k, d, s)] = att
+
+    def _one(self, lp: BlockLP, cell: int, k: int, d: int, req: float, s: int,
+             new: dict[Key, Attack]) -> Key | None:
+        """Attack ``(k, d, s)`` unless answered (into ``new``), then, for an outsider,
+        the single respondents whose cells its new table moves; the first key that
+        fails, or None."""
+        if (k, d, s) not in new:
             att = lp.attack_without(cell, k, d, req, s)
             if not att.ok:
-                return (k, d, s), None
+                return (k, d, s)
             new[(k, d, s)] = att
-            who = self.insiders.get(k)
-            if s >= 0 or who is None or not np.isfinite(att.reached):
+        att = new[(k, d, s)]
+        who = self.insiders.get(k)
+        if s >= 0 or who is None or not np.isfinite(att.reached):
+            return None
+        hit = moved_insiders(who, att)
+        hit = [int(s2) for s2 in hit[hit != cell].tolist()]
+        self._together(lp, cell, k, d, req, hit, new)
+        for s2 in hit:
+            key = (k, d, s2)
+            if key in new:
                 continue
-            hit = moved_insiders(who, att)
-            for s2 in hit[hit != cell].tolist():
-                key = (k, d, int(s2))
-                if key in new:
-                    continue
-                other = lp.attack_without(cell, k, d, req, int(s2))
-                if not other.ok:
-                    return key, None
-                new[key] = other
-        return None, (None if undecided else new)
+            other = lp.attack_without(cell, k, d, req, s2)
+            if not other.ok:
+                return key
+            new[key] = other
+        return None
+
+
+TOGETHER_FROM = 2
+"""Fewest single respondents of one target and direction that a cleanup screen first
+attacks together."""
 
 
 def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[Key, Attack], *,
