@@ -156,8 +156,8 @@ class _Screens:
         who = self.insiders.get(k)
         if s >= 0 or who is None or not np.isfinite(att.reached):
             return None
-        hit = moved_insiders(who, att)
-        hit = [int(s2) for s2 in hit[hit != cell].tolist()]
+        moved = moved_insiders(who, att)
+        hit = [int(s2) for s2 in moved[moved != cell].tolist()]
         self._together(lp, cell, k, d, req, hit, new)
         for s2 in hit:
             key = (k, d, s2)
