@@ -168,6 +168,23 @@ def _both_parts(a: sp.csr_matrix, k: int, s: int) -> bool:
     return False
 
 
+def spare_pattern(seed: int, shape: list[list[int]], units: int, spares: int):
+    """A generated table with holdings, its bounds (singleton protection on), and a
+    repaired pattern that started with ``spares`` random complements (cells a cleanup
+    can give back), with its attacks."""
+    from tablesafe.suppress.attacker import Bounds
+    from tablesafe.suppress.protection import candidates, repair
+
+    p = table_problem(seed, shape, units=units)
+    b = Bounds.of(p, singleton=True)
+    rng = np.random.default_rng(seed + 1)
+    cand = np.flatnonzero(candidates(p, b) & ~p.sensitive)
+    start = p.sensitive.copy()
+    start[rng.choice(cand, size=min(len(cand), spares), replace=False)] = True
+    w, atts, _ = repair(p, b, start)
+    return p, b, w, atts
+
+
 def repaired_and_random_patterns(p: Problem, b, seed: int) -> list[np.ndarray]:
     """The repaired pattern, and three with random extra complements (passing and failing
     attacks both occur)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _suppress_gen import independent_audit, table_problem
+from _suppress_gen import independent_audit, spare_pattern, table_problem
 
 from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.protection import (
@@ -96,13 +96,7 @@ def test_cleanup_screens_decide_as_the_full_trial_does(monkeypatch):
         return out
 
     for seed, shape, units in CASES:
-        p = table_problem(seed, shape, units=units)
-        b = Bounds.of(p, singleton=True)
-        rng = np.random.default_rng(seed + 1)
-        cand = np.flatnonzero(candidates(p, b) & ~p.sensitive)
-        start = p.sensitive.copy()
-        start[rng.choice(cand, size=min(len(cand), 8), replace=False)] = True  # spare complements
-        w, atts, _ = repair(p, b, start)
+        p, b, w, atts = spare_pattern(seed, shape, units, 8)
         monkeypatch.setattr(cleaning._Screens, "screen", spy)
         monkeypatch.setattr(cleaning, "_relation_short", spy_short)
         screened, _, removed = cleanup(p, b, w, atts)
@@ -132,13 +126,7 @@ def test_single_respondents_screened_together_decide_as_one_at_a_time(monkeypatc
         answered.append(len(new) - before)
 
     for seed, shape, units in CASES:
-        p = table_problem(seed, shape, units=units)
-        b = Bounds.of(p, singleton=True)
-        rng = np.random.default_rng(seed + 1)
-        cand = np.flatnonzero(candidates(p, b) & ~p.sensitive)
-        start = p.sensitive.copy()
-        start[rng.choice(cand, size=min(len(cand), 8), replace=False)] = True  # spare complements
-        w, atts, _ = repair(p, b, start)
+        p, b, w, atts = spare_pattern(seed, shape, units, 8)
         monkeypatch.setattr(cleaning._Screens, "_together", spy)
         together, _, removed = cleanup(p, b, w, atts)
         monkeypatch.setattr(cleaning, "TOGETHER_FROM", 10**9)

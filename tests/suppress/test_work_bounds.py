@@ -7,13 +7,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from _suppress_gen import independent_audit, table_problem
+from _suppress_gen import independent_audit, spare_pattern, table_problem
 
 from tablesafe.audit import lp as lpmod
 from tablesafe.audit.lp import RUN_WORK, lp_work, new_highs
 from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.cleanup import cleanup
-from tablesafe.suppress.protection import candidates, repair
 from tablesafe.suppress.work_clock import WORK_PER_SECOND, WorkClock
 
 
@@ -44,14 +43,7 @@ def test_the_meter_counts_each_run_and_its_iterations():
 
 def _spare_pattern(seed: int, shape: list[list[int]], units: int):
     """A repaired pattern with spare complements for the cleanup to try."""
-    p = table_problem(seed, shape, units=units)
-    b = Bounds.of(p, singleton=True)
-    rng = np.random.default_rng(seed + 1)
-    cand = np.flatnonzero(candidates(p, b) & ~p.sensitive)
-    start = p.sensitive.copy()
-    start[rng.choice(cand, size=min(len(cand), 12), replace=False)] = True
-    w, atts, _ = repair(p, b, start)
-    return p, b, w, atts
+    return spare_pattern(seed, shape, units, 12)
 
 
 def test_a_cleanup_bounded_by_work_stops_at_the_same_complement_on_a_slower_machine(monkeypatch):
