@@ -93,13 +93,18 @@ def test_targets_of_one_block_are_cut_into_halves(cpus, monkeypatch):
 
 
 def test_a_repair_in_halves_is_the_same_with_one_worker_or_two(monkeypatch):
-    """The repair on a pattern whose withheld cells form one block: its checks run in
-    halves of targets, and one worker and two give the same pattern, which passes the
-    attacker check."""
+    """A repair whose later checks run in halves of targets (many targets of one block
+    attacked again): one worker and two give the same pattern, which passes the attacker
+    check. The start is the repair's own pattern with its first four complements given
+    up, so that several rounds re-check targets of a large block."""
     from tablesafe.suppress.protection import check, failing, repair
 
     p, b, _, _ = _one_block()
     monkeypatch.setattr(attack_parts, "HALVES_MIN_TARGETS", 2)
+    monkeypatch.setattr(attack_parts, "worker_count", lambda most=2: 1)
+    start = repair(p, b, p.sensitive.copy())[0]
+    start[np.flatnonzero(start & ~p.sensitive)[:4]] = False
+    assert failing(b, check(p, b, start))
     calls = []
     real = attack_parts.in_parts
     monkeypatch.setattr(attack_parts, "in_parts", lambda attack, parts, out: calls.append(len(parts))
@@ -107,7 +112,7 @@ def test_a_repair_in_halves_is_the_same_with_one_worker_or_two(monkeypatch):
     runs = []
     for cpus in (1, 2):
         monkeypatch.setattr(attack_parts, "worker_count", lambda most=2, n=cpus: n)
-        runs.append(repair(p, b, p.sensitive.copy())[0])
+        runs.append(repair(p, b, start)[0])
     assert max(calls) == 2
     assert np.array_equal(runs[0], runs[1])
     assert not failing(b, check(p, b, runs[0]))
