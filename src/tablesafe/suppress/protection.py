@@ -245,7 +245,7 @@ same attacks failed round after round (the generated 1,872-cell three-way table 
 holdings, seed 3: 551 failing attacks, 458 of them failing again after the first
 round's complements). Measured with ``suppress(problem, "auto")`` (thirty-eighth
 session), 3 -> 1: that table 53.6 -> 41.0 s, 14.61 -> 14.58 M; seed 2 38.0 -> 29.3 s,
-14.41 -> 14.44 M; seed 1 16.4 -> 13.6 s, 7.37 -> 7.34 M; the two-way tables of 2,132
+14.41 -> 14.44 M; seed 1 16.4 -> 13.6 s, 7.37 -> 7.34 M; the two-way tables of 2,368
 and 13,167 cells 4.19 -> 4.19 M and 5.38 -> 5.36 M in about the same time."""
 
 
