@@ -162,10 +162,11 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
         choice = Revisable(w, problem.cost)
         ever: set[Key] = set()
         latest: dict[Key, Attack] = {}
-        # as in the plain repair: an attack that keeps failing gets its own protection LP,
-        # and after some rounds the complements chosen stay (the choice could otherwise
-        # swap the same cells in and out: measured on modular's outsider pattern of the
-        # generated 13,851-cell three-way table, one target failed in round after round)
+        # as in the plain repair (which does so from the first failure), an attack that
+        # keeps failing gets its own protection LP, and after some rounds the complements
+        # chosen stay (the choice could otherwise swap the same cells in and out: measured
+        # on modular's outsider pattern of the generated 13,851-cell three-way table, one
+        # target failed in round after round)
         stubborn = Stubborn(AUDIT_STUBBORN_FAILS)
         for inner in range(max_rounds):
             if time.monotonic() > deadline:

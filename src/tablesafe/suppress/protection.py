@@ -250,10 +250,10 @@ and 13,167 cells 4.19 -> 4.19 M and 5.38 -> 5.36 M in about the same time."""
 
 
 class Stubborn:
-    """Attacks that keep failing after their capacity inequalities were met: from the
-    :data:`STUBBORN_FAILS`-th failure on, the published cells of the attack's protection LP
-    (:func:`~tablesafe.suppress.protection_lp.protecting_cells`) are withheld for good
-    (``fails``: from how many failures on)."""
+    """Attacks that fail again and again although their capacity inequalities are met:
+    from the ``fails``-th failure on (default :data:`STUBBORN_FAILS`, the first; the
+    audit-guided repair waits longer), the published cells of the attack's protection LP
+    (:func:`~tablesafe.suppress.protection_lp.protecting_cells`) are withheld for good."""
 
     def __init__(self, fails: int | None = None) -> None:
         self.limit = STUBBORN_FAILS if fails is None else fails
