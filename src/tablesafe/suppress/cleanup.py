@@ -147,11 +147,8 @@ class _Screens:
         """Attack ``(k, d, s)`` unless answered (into ``new``), then, for an outsider,
         the single respondents whose cells its new table moves; the first key that
         fails, or None."""
-        if (k, d, s) not in new:
-            att = lp.attack_without(cell, k, d, req, s)
-            if not att.ok:
-                return (k, d, s)
-            new[(k, d, s)] = att
+        if not _passes(lp, cell, (k, d, s), req, new):
+            return (k, d, s)
         att = new[(k, d, s)]
         who = self.insiders.get(k)
         if s >= 0 or who is None or not np.isfinite(att.reached):
@@ -160,14 +157,20 @@ class _Screens:
         hit = [int(s2) for s2 in moved[moved != cell].tolist()]
         self._together(lp, cell, k, d, req, hit, new)
         for s2 in hit:
-            key = (k, d, s2)
-            if key in new:
-                continue
-            other = lp.attack_without(cell, k, d, req, s2)
-            if not other.ok:
-                return key
-            new[key] = other
+            if not _passes(lp, cell, (k, d, s2), req, new):
+                return (k, d, s2)
         return None
+
+
+def _passes(lp: BlockLP, cell: int, key: Key, req: float, new: dict[Key, Attack]) -> bool:
+    """Whether attack ``key`` reaches ``req`` with ``cell`` published: answered in ``new``
+    already, or attacked on ``lp`` (a passing attack goes into ``new``)."""
+    if key in new:
+        return True
+    att = lp.attack_without(cell, key[0], key[1], req, key[2])
+    if att.ok:
+        new[key] = att
+    return att.ok
 
 
 TOGETHER_FROM = 2
