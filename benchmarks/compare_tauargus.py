@@ -59,7 +59,7 @@ from tau_runner import cpu_seconds, run_tau
 
 from tablesafe.problem import Problem
 from tablesafe.structure import Hierarchy
-from tablesafe.synthetic import SyntheticData, problem_from_data, synthetic_preset
+from tablesafe.synthetic import SyntheticData, problem_from_data, synthetic_data, synthetic_preset
 
 SHARED = Path(os.environ.get("TABLESAFE_SHARED", "/work/shared"))
 SECTION = "## Suppression: fast and comparison with tau-ARGUS"
@@ -84,12 +84,44 @@ def tau_testw() -> SyntheticData:
     return SyntheticData(data=df, hierarchies=hier, response="Var2")
 
 
+VARIED: dict[str, dict] = {
+    # deep and narrow: five and four levels of two or three children
+    "deep2d": {"branching": [[2, 2, 2, 2, 3], [2, 2, 3, 3]], "units": 8_000},
+    # wide and flat: one level of 120 by 40 codes (one subtable: the whole table)
+    "wide2d": {"branching": [[120], [40]], "units": 20_000},
+    # dense: few cells, many enterprises each (few sensitive cells)
+    "dense2d": {"branching": [[4, 6], [5, 6]], "units": 200_000},
+    # very skewed turnover and uneven leaves
+    "skew2d": {"branching": [[5, 5, 4], [4, 6]], "units": 10_000, "sigma": 2.6, "concentration": 1.6},
+    # no holdings: every enterprise its own
+    "nohold2d": {"branching": [[5, 5, 8], [7, 7]], "units": 40_000, "holding_share": 0.0},
+    # sparse three-way: few enterprises over many cells
+    "sparse3d": {"branching": [[3, 4], [3, 4], [2, 5]], "units": 3_000, "concentration": 2.0},
+    # three-way, one deep, one flat and one short dimension
+    "mixed3d": {"branching": [[3, 3, 3], [10], [2, 2]], "units": 10_000},
+    # four-way
+    "4d": {"branching": [[2, 3], [3], [2, 3], [3]], "units": 6_000},
+}
+"""Generated shapes other than the presets (``--sizes`` names them like presets): other
+depths and fan-outs of hierarchies, dense and sparse, skewed sizes, without holdings, 3-D
+and 4-D, each about 1,000-13,000 cells."""
+
+
+def generated(name: str, seed: int, cohesion: float) -> SyntheticData:
+    """A preset of :data:`tablesafe.synthetic.PRESETS` or a shape of :data:`VARIED`."""
+    if name in VARIED:
+        spec = dict(VARIED[name])
+        return synthetic_data(spec.pop("branching"), spec.pop("units"), seed=seed, holding_cohesion=cohesion,
+                              **spec)
+    return synthetic_preset(name, seed=seed, holding_cohesion=cohesion)
+
+
 def datasets(quick: bool, sizes: list[str], testw: bool = True, seed: int = 1,
              cohesion: float = 0.0) -> list[tuple[str, SyntheticData]]:
-    """The tables of the run: tau_testW (if ``testw``) and the generated presets."""
+    """The tables of the run: tau_testW (if ``testw``) and the generated presets or shapes."""
     out = [("tau_testW Size x Region", tau_testw())] if testw else []
     for name in (["1k"] if quick else sizes):
-        syn = synthetic_preset(name, seed=seed, holding_cohesion=cohesion)
+        syn = generated(name, seed, cohesion)
         label = f"generated {name}"
         if syn.tables:
             label += " (linked " + " + ".join(f"{n:,}" for n in syn.table_sizes()) + " cells)"
@@ -319,7 +351,8 @@ def main() -> None:
     ap.add_argument("--no-castro", action="store_true")
     ap.add_argument("--no-tau-testw", action="store_true")
     ap.add_argument("--castro-names", default="", help="only these Castro instances (comma-separated)")
-    ap.add_argument("--sizes", default="1k,13k,60k", help="generated table presets")
+    ap.add_argument("--sizes", default="1k,13k,60k",
+                    help=f"generated table presets, or shapes of VARIED ({', '.join(VARIED)})")
     ap.add_argument("--castro-methods", default="fast,optimal",
                     help="our methods on Castro's instances (no table structure: modular = optimal)")
     ap.add_argument("--castro-seconds", type=float, default=60.0, help="time limit on Castro's instances")
