@@ -73,3 +73,19 @@ def test_subtable_insider_separation_returns_only_failing_attacks():
     found = failing_insiders(p, b, p.sensitive, outs, ins, set())
     want = [key for key in _one_by_one(p, b, p.sensitive) if key[2] >= 0]
     assert found == sorted(want)
+
+
+@pytest.mark.parametrize("seed,shape,units", CASES)
+def test_subtable_insider_separation_on_a_pattern_safe_for_outsiders(seed, shape, units):
+    """On a pattern every outsider's attack passes (the case of a subtable's insider
+    round), ``failing_insiders`` names exactly the insider attacks that fail, though it
+    spells out only the insiders whose cell an outsider's table moves."""
+    p = table_problem(seed, shape, units=units)
+    w, _, _ = repair(p, Bounds.of(p, singleton=False), p.sensitive.copy())
+    b = Bounds.of(p, singleton=True)
+    targets = np.flatnonzero(p.sensitive)
+    outs = outsider_keys(b, targets)
+    assert not failing(b, run_attacks(p, b, w.astype(float), outs))
+    found = failing_insiders(p, b, w, outs, insiders_of(p, b, w, targets), set())
+    want = [key for key in _one_by_one(p, b, w) if key[2] >= 0]
+    assert found and found == sorted(want)

@@ -17,6 +17,14 @@ from tablesafe.suppress.attacker import DOWN, UP, BlockLP, Bounds
 from tablesafe.suppress.protection import OutOfTime, keys_for, relations_by_cell
 
 
+@pytest.fixture(autouse=True)
+def _any_first_neighbourhood(monkeypatch):
+    """On these small tables a first neighbourhood often holds most of its block, which
+    is then attacked on the block at once (``FIRST_SHARE``); the tests below are about
+    what neighbourhoods find, so they allow any."""
+    monkeypatch.setattr(na, "FIRST_SHARE", 1.0)
+
+
 @pytest.mark.parametrize("seed,shape,units", [(12, [[2, 2], [2], [3]], 120), (7, [[3], [3], [3]], 150),
                                               (11, [[3, 2], [4]], 70)])
 def test_what_a_neighbourhood_passes_is_a_certificate_of_the_table(seed, shape, units):
@@ -190,3 +198,30 @@ def test_starting_insiders_at_the_outsiders_radius_keeps_every_verdict(seed, sha
         assert verdicts[True] == verdicts[False]
         checked += len(keys)
     assert checked > 0 and counts[True] <= counts[False]
+
+
+def test_a_first_neighbourhood_holding_most_of_the_block_is_left_to_the_block(monkeypatch):
+    """A flat two-way table: two hops from any cell reach every withheld cell, so an LP
+    on that neighbourhood is the block's LP built again for one target. With the default
+    ``FIRST_SHARE`` the attack goes to the block with no neighbourhood LP; the block's
+    own LP then passes it, as the neighbourhood's did."""
+    from tablesafe.suppress import attack_runs
+
+    monkeypatch.setattr(na, "FIRST_SHARE", 0.5)
+    p = table_problem(5, [[8], [6]], units=60)
+    b = Bounds.of(p, singleton=False)
+    w = p.status != "Z"  # every non-empty cell withheld: one block
+    x = w.astype(float)
+    by_cell = relations_by_cell(p)
+    k = int(np.flatnonzero(p.sensitive & (b.req_up > 0))[0])
+    sizes = _sizes_attacked(monkeypatch)
+    left = na.attack_neighbourhoods(p, b, x, [(k, UP, -1)], {}, by_cell, OutOfTime, sparse=True,
+                                    block_cells=int(w.sum()))
+    assert left == [(k, UP, -1)] and not sizes
+    monkeypatch.setattr(na, "FIRST_SHARE", 1.0)
+    out: dict = {}
+    left = na.attack_neighbourhoods(p, b, x, [(k, UP, -1)], out, by_cell, OutOfTime, sparse=True,
+                                    block_cells=int(w.sum()))
+    assert not left and out[(k, UP, -1)].ok and sizes and sizes[0] > 0.5 * int(w.sum())
+    got = attack_runs.run_attacks(p, b, x, [(k, UP, -1)], want_dual=False, sparse=True, expect_pass=True)
+    assert got[(k, UP, -1)].ok

@@ -137,3 +137,36 @@ def test_the_masters_options_are_ones_highs_takes():
     for name, value in MASTER_OPTIONS.items():
         status, got = cuts.master.h.getOptionValue(name)
         assert status == highspy.HighsStatus.kOk and got == value, name
+
+
+def test_a_subtable_short_of_work_leaves_its_insiders_to_the_repair(monkeypatch):
+    """A subtable whose outsiders' pattern took more than ``INSIDER_ROUND_SHARE`` of its
+    work gets no insider round (its pattern is the outsiders'); with the share not
+    reached the same subtable runs its round, which adds the failing insider attacks."""
+    from tablesafe.structure.insiders import InsiderModel
+    from tablesafe.suppress import subtable_cuts as sc
+
+    p = table_problem(21, [[2, 2], [3], [2]], units=90)
+    b = Bounds.of(p, singleton=True)
+    model = InsiderModel.of(p)
+    single = np.flatnonzero(b.singleton)
+    insiders = {int(k): single[~model.overlaps(single, int(k))] for k in np.flatnonzero(p.sensitive)}
+    insiders = {k: v for k, v in insiders.items() if len(v)}
+    cand = candidates(p, b)
+    calls: list[int] = []
+    real = sc.failing_insiders
+
+    def counted(*a, **kw):
+        out = real(*a, **kw)
+        calls.append(len(out))
+        return out
+
+    monkeypatch.setattr(sc, "failing_insiders", counted)
+    with_round = protect_subtable(p, b, cand, insiders, 60.0, 0.0, 0)
+    assert with_round is not None and with_round.safe and calls and calls[0] > 0
+    calls.clear()
+    monkeypatch.setattr(sc, "INSIDER_ROUND_SHARE", 0.0)
+    without = protect_subtable(p, b, cand, insiders, 60.0, 0.0, 0)
+    assert without is not None and without.safe and not calls
+    outsiders = [key for key, _ in without.tables if key[2] < 0]
+    assert outsiders and not failing(b, check(p, Bounds.of(p, singleton=False), without.withheld))
