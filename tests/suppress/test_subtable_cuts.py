@@ -170,3 +170,37 @@ def test_a_subtable_short_of_work_leaves_its_insiders_to_the_repair(monkeypatch)
     assert without is not None and without.safe and not calls
     outsiders = [key for key, _ in without.tables if key[2] < 0]
     assert outsiders and not failing(b, check(p, Bounds.of(p, singleton=False), without.withheld))
+
+
+def test_a_subtable_past_its_guard_takes_its_checks_tables_for_its_moves(monkeypatch):
+    """When the clock's guard passes before the final pattern's sparse certificates are
+    found, the subtable keeps its pattern and takes the tables of the check that passed
+    it (feasible tables of the subtable) for the moves it carries, with no LP; the clock
+    records that its guard ended the work."""
+    from tablesafe.suppress import subtable_cuts as sc
+    from tablesafe.suppress.attack_runs import OutOfTime
+    from tablesafe.suppress.work_clock import WorkClock
+
+    p = table_problem(22, [[3], [2, 2]], units=80)
+    b = Bounds.of(p, singleton=False)
+    cand = candidates(p, b)
+    full = protect_subtable(p, b, cand, {}, 60.0, 0.0, 0)
+    assert full is not None and full.safe and full.tables
+    real = sc.run_attacks
+
+    def no_time_for_certificates(*a, **kw):
+        if not kw.get("want_dual", True) and kw.get("sparse"):
+            raise OutOfTime
+        return real(*a, **kw)
+
+    monkeypatch.setattr(sc, "run_attacks", no_time_for_certificates)
+    clock = WorkClock.for_limit(60.0)
+    res = protect_subtable(p, b, cand, {}, 60.0, 0.0, 0, clock=clock)
+    assert res is not None and res.safe and clock.guarded
+    assert np.array_equal(res.withheld, full.withheld)
+    assert res.tables and (res.need_up > 0).any()
+    for key, att in res.tables:
+        assert att.ok and key[2] < 0
+        dev = np.zeros(p.n)
+        dev[att.cells] = att.dev
+        assert np.allclose(p.relations @ dev, 0.0, atol=1e-6 * max(1.0, float(np.abs(dev).max())))

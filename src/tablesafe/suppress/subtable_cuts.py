@@ -19,6 +19,7 @@ import dataclasses
 import numpy as np
 
 from tablesafe.problem import Problem
+from tablesafe.suppress.attack_runs import OutOfTime
 from tablesafe.suppress.attacker import Attack, Bounds, row_cuts
 from tablesafe.suppress.optimal import _lp_rounds, _Master
 from tablesafe.suppress.protection import Key, cuts_for, failing, outsider_keys, run_attacks
@@ -89,6 +90,7 @@ class _Cuts:
         for name, value in MASTER_OPTIONS.items():
             self.master.h.setOptionValue(name, value)
         self.master.add(row_cuts(sub, bounds, self.sens))
+        self.last: dict[Key, Attack] = {}  # the attacks of the last pattern that passed them all
 
     def _attack(self, x: np.ndarray, keys: list[Key]) -> dict[Key, Attack]:
         return run_attacks(self.sub, self.bounds, x, keys, want_dual=True)
@@ -106,7 +108,9 @@ class _Cuts:
         if self.master.nv == 0:
             # no candidate complement: the sensitive cells alone, safe or not
             atts = self._attack(self.sens.astype(float), keys)
-            return self.sens.copy(), not failing(self.bounds, atts)
+            safe = not failing(self.bounds, atts)
+            self.last = atts if safe else {}
+            return self.sens.copy(), safe
         last = None
         while True:
             if clock.passed(deadline):
@@ -119,6 +123,7 @@ class _Cuts:
             atts = self._attack(x.astype(float), keys)
             bad = failing(self.bounds, atts)
             if not bad:
+                self.last = atts
                 return x, True
             last = x
             if self.master.add(cuts_for(self.sub, self.bounds, atts, bad, self.sens)) == 0:
@@ -151,6 +156,7 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
     cuts = _Cuts(sub, bounds, cand, mip_gap, seed)
     cuts.relax(keys, deadline, clock)
     best: np.ndarray | None = None
+    best_atts: dict[Key, Attack] = {}
     partial: np.ndarray | None = None
     have = set(keys)
     per_round = 2 * max(int(sens.sum()), 1)
@@ -164,12 +170,16 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
             break
         if best is not None and reopens is not None and int((x & reopens).sum()) > int((best & reopens).sum()):
             break
-        best = x
+        best, best_atts = x, cuts.last
         if not insiders or done == rounds:
             break
         if clock.now() - start > INSIDER_ROUND_SHARE * seconds:
             break  # too little work left for an insider round (the full-table repair takes them)
-        more = failing_insiders(sub, bounds, x, keys, insiders, have)[:per_round]
+        try:
+            more = failing_insiders(sub, bounds, x, keys, insiders, have, deadline=clock.guard)[:per_round]
+        except OutOfTime:
+            clock.guarded = True
+            break
         if not more:
             break
         keys = keys + more
@@ -178,12 +188,12 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
     if best is None:
         if partial is None:
             return None
-        return SubtablePattern(partial, False, *_moves(sub, bounds, partial, [k for k in keys if k[2] < 0]))
-    return SubtablePattern(best, True, *_moves(sub, bounds, best, keys))
+        return SubtablePattern(partial, False, *_moves(sub, bounds, partial, [k for k in keys if k[2] < 0], clock))
+    return SubtablePattern(best, True, *_moves(sub, bounds, best, keys, clock, best_atts))
 
 
 def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
-                      insiders: dict[int, np.ndarray], have: set) -> list[Key]:
+                      insiders: dict[int, np.ndarray], have: set, deadline: float | None = None) -> list[Key]:
     """Insider attacks on the pattern that reach no level, in a fixed order.
 
     Each insider of an outsider attack among ``keys`` is attacked by LP on the subtable
@@ -191,12 +201,14 @@ def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
     their keys are never spelt out: a flat table's targets can each have a thousand
     insiders), and every insider of an outsider attack that fails fails too; only the
     failing ones go into the next model, so the model grows by what the pattern lacks.
+    Past ``deadline`` (``time.monotonic()``) it raises
+    :class:`~tablesafe.suppress.attack_runs.OutOfTime`.
     """
     outer = [key for key in keys if key[2] < 0 and len(insiders.get(key[0], ()))]
     if not outer:
         return []
     found = run_attacks(sub, bounds, x.astype(float), outer, want_dual=False, sparse=True, certify=False,
-                        expect_pass=True, insiders={k: insiders[k] for k, _, _ in outer})
+                        expect_pass=True, insiders={k: insiders[k] for k, _, _ in outer}, deadline=deadline)
     bad = {key for key, att in found.items() if key[2] >= 0 and not att.ok}
     for k, d, _ in outer:
         if not found[(k, d, -1)].ok:  # its insiders know more: they fail as well
@@ -204,11 +216,18 @@ def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
     return sorted(bad - have)
 
 
-def _moves(sub: Problem, bounds: Bounds, x: np.ndarray,
-           keys: list[Key]) -> tuple[np.ndarray, np.ndarray, tuple[tuple[Key, Attack], ...]]:
+def _moves(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], clock: WorkClock,
+           found: dict[Key, Attack] | None = None) -> tuple[np.ndarray, np.ndarray, tuple[tuple[Key, Attack], ...]]:
     """Per cell, the largest move up and down of the pattern's sparse certificates of
-    ``keys``, and those of them that pass as (key, attack)."""
-    atts = run_attacks(sub, bounds, x.astype(float), sorted(keys), want_dual=False, sparse=True, expect_pass=True)
+    ``keys``, and those of them that pass as (key, attack). Past the clock's guard the
+    tables the pattern's check ``found`` take their place (no LP; they move more cells),
+    or none when there are none."""
+    try:
+        atts = run_attacks(sub, bounds, x.astype(float), sorted(keys), want_dual=False, sparse=True,
+                           expect_pass=True, deadline=clock.guard)
+    except OutOfTime:
+        clock.guarded = True
+        atts = {key: found[key] for key in sorted(keys) if found and key in found}
     up, dn = scaled_moves(list(atts.values()), sub.n)
     tables = tuple((key, a) for key, a in sorted(atts.items()) if a.ok and len(a.cells))
     return up, dn, tables
