@@ -3,14 +3,19 @@ generated hierarchical 3-D table; print a Markdown table for benchmarks/RESULTS.
 
 Usage:
     PYTHONPATH=src python benchmarks/suppress_castro.py [--castro TARGUS,TABLE7,...]
-        [--generated CELLS] [--methods optimal,modular] [--time-limit SECONDS]
-        [--check-sample N] [--plain-lp N]
+        [--generated CELLS] [--shapes deep2d,sparse3d,...] [--methods optimal,modular]
+        [--time-limit SECONDS] [--check-sample N] [--plain-lp N]
 
 Every method of ``--methods`` runs on every table. Every pattern is audited again by a
 fresh attacker check (tablesafe.suppress.protection) and the number of under-protected
 sensitive cells is reported (0 = fully safe). "before audit" is the suppression's own
 time (``stats["seconds_before_audit"]``, what the time limit covers) and "held" says
 whether it is within the limit plus 10 %.
+
+``--shapes`` adds generated tables with holdings (p% rule p=15 on holdings, cohesion 0.7,
+seed 1): the presets of :data:`tablesafe.synthetic.PRESETS` and the shapes of
+``compare_tauargus.VARIED`` (other depths and fan-outs, dense and sparse, skewed, without
+holdings, 3-D and 4-D), as ``compare_tauargus.py --holdings`` builds them.
 """
 
 from __future__ import annotations
@@ -147,6 +152,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--castro", default="TARGUS,TABLE7,HIE1372D,TABLE8")
     ap.add_argument("--generated", default="")
+    ap.add_argument("--shapes", default="", help="presets or compare_tauargus.VARIED shapes, with holdings")
     ap.add_argument("--methods", default="optimal,modular")
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--check-sample", type=int, default=0,
@@ -165,6 +171,14 @@ def main() -> None:
             print(run(f, p, m, a.time_limit, a.check_sample, a.plain_lp), flush=True)
     specs = {"1000": ([[3, 3], [2, 4], [4]], 1500), "13000": ([[4, 5], [4, 5], [3, 6]], 30000),
              "60000": ([[5, 8], [4, 6], [3, 7]], 120000)}
+    for name in [x for x in a.shapes.split(",") if x]:
+        from compare_tauargus import generated as shape
+
+        from tablesafe.synthetic import problem_from_data
+
+        p = problem_from_data(shape(name, 1, 0.7), p=15, use_holdings=True)
+        for m in a.methods.split(","):
+            print(run(name, p, m, a.time_limit, a.check_sample, a.plain_lp), flush=True)
     for g in [x for x in a.generated.split(",") if x]:
         br, units = specs[g]
         p = generated(br, units)
