@@ -61,3 +61,36 @@ def test_second_pass_budget_is_counted_in_lps_and_deterministic(table):
     assert a.stats["second_pass"]["lp_solves"] <= 10 + 50  # the budget, plus the last candidate's LPs
     assert np.array_equal(a.withheld, b.withheld)
     assert check_certificates(table, a.withheld, a.certificates, insiders=True) == []
+
+
+def test_second_pass_seeks_no_replacement_past_its_deadline(table, monkeypatch):
+    """A complement used by several certificates needs a search for each; past the
+    deadline the pass seeks none (the complement stays withheld, the pattern as it was),
+    where it used to finish every search of that complement first."""
+    import dataclasses
+
+    from tablesafe.suppress import fast_cleanup as fc
+
+    seen = {"late_releases": 0, "late_searches": 0, "in_late": False}
+    real_release, real_replace = fc._release, fc._replace
+
+    def release(ctx, groups, gids, c, withheld):
+        if len(gids) > 1:
+            before = withheld.copy()
+            seen["in_late"] = True
+            late = real_release(dataclasses.replace(ctx, deadline=float("-inf")), groups, gids, c, withheld)
+            seen["in_late"] = False
+            assert late is None and np.array_equal(withheld, before)
+            seen["late_releases"] += 1
+        return real_release(ctx, groups, gids, c, withheld)
+
+    def replace(*a, **kw):
+        seen["late_searches"] += seen["in_late"]
+        return real_replace(*a, **kw)
+
+    monkeypatch.setattr(fc, "_release", release)
+    monkeypatch.setattr(fc, "_replace", replace)
+    pat = fast_pattern(table, time_limit=1_000.0)
+    assert seen["late_releases"] > 0 and seen["late_searches"] == 0
+    assert pat.stats["second_pass"]["released"] > 0
+    assert check_certificates(table, pat.withheld, pat.certificates, insiders=True) == []
