@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from compare_tauargus import generated as shape
 from plain_lp import plain_lp_check
 
 from tablesafe.io.jj import read_jj
@@ -33,6 +34,7 @@ from tablesafe.structure import Dimension, Hierarchy, TableStructure, compile_ta
 from tablesafe.suppress import suppress
 from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.protection import failing, insiders_of, outsider_keys, run_attacks
+from tablesafe.synthetic import problem_from_data
 
 SHARED = Path(__file__).resolve().parents[1] / "shared"
 CASTRO = Path("/work/shared/benchmarks/castro")
@@ -172,10 +174,6 @@ def main() -> None:
     specs = {"1000": ([[3, 3], [2, 4], [4]], 1500), "13000": ([[4, 5], [4, 5], [3, 6]], 30000),
              "60000": ([[5, 8], [4, 6], [3, 7]], 120000)}
     for name in [x for x in a.shapes.split(",") if x]:
-        from compare_tauargus import generated as shape
-
-        from tablesafe.synthetic import problem_from_data
-
         p = problem_from_data(shape(name, 1, 0.7), p=15, use_holdings=True)
         for m in a.methods.split(","):
             print(run(name, p, m, a.time_limit, a.check_sample, a.plain_lp), flush=True)

@@ -95,6 +95,10 @@ class _Context:
     swap: bool
     deadline: float | None = None
 
+    def late(self) -> bool:
+        """Whether the pass's deadline (``time.perf_counter()``) has passed."""
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
 
 def release_complements(
     search: LocalSearch,
@@ -153,7 +157,7 @@ def release_complements(
     released = tried = swapped = 0
     budget_hit = False
     for c in cand.tolist():
-        if search.lp_solves - lps0 >= max_lps or (deadline is not None and time.perf_counter() > deadline):
+        if search.lp_solves - lps0 >= max_lps or ctx.late():
             budget_hit = True
             break
         tried += 1
@@ -187,7 +191,7 @@ def _release(
     added: list[np.ndarray] = []  # cells newly withheld for the replacements
     spent = 0.0
     for g in gids:
-        if ctx.deadline is not None and time.perf_counter() > ctx.deadline:
+        if ctx.late():
             break  # out of time: the release fails, ``c`` stays
         repl = _replace(ctx, groups[g], c, withheld)
         if repl is None:

@@ -51,9 +51,9 @@ def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys:
     a = problem.relations
     active = x > 1e-9
     widens = _dimensions(problem) >= 3
-    most = min(NEIGHBOURHOOD_SHARE * (block_cells if block_cells is not None else int(active.sum())),
-               NEIGHBOURHOOD_MOST)
-    first_most = FIRST_SHARE * (block_cells if block_cells is not None else int(active.sum()))
+    block = block_cells if block_cells is not None else int(active.sum())
+    most = min(NEIGHBOURHOOD_SHARE * block, NEIGHBOURHOOD_MOST)  # a widened neighbourhood
+    first_most = FIRST_SHARE * block  # the first one
     by_target: dict[int, list[Key]] = {}
     for key in keys:
         by_target.setdefault(key[0], []).append(key)
@@ -75,7 +75,8 @@ def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys:
                 break
             want = max(hops + WIDEN_HOPS if hops else neighbourhood_hops(problem), min(start[q] for q in pending))
             grown = _grow(a, by_cell, active, cells, want - hops)
-            if (grown.size > most or grown.size == cells.size) if hops else grown.size > first_most:
+            too_wide = (grown.size > most or grown.size == cells.size) if hops else grown.size > first_most
+            if too_wide:
                 exhausted = True
                 break
             cells, hops = grown, want
