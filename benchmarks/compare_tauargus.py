@@ -101,6 +101,12 @@ VARIED: dict[str, dict] = {
     "mixed3d": {"branching": [[3, 3, 3], [10], [2, 2]], "units": 10_000},
     # four-way
     "4d": {"branching": [[2, 3], [3], [2, 3], [3]], "units": 6_000},
+    # flat and large: one subtable of about 13,000 cells (300 by 42 codes)
+    "flat13k2d": {"branching": [[300], [42]], "units": 40_000},
+    # three-way and flat: 40 by 25 by 6 codes
+    "wide3d": {"branching": [[40], [25], [6]], "units": 15_000},
+    # three-way and deep: four, three and two levels
+    "deep3d": {"branching": [[2, 2, 2, 3], [2, 2, 3], [2, 2]], "units": 8_000},
 }
 """Generated shapes other than the presets (``--sizes`` names them like presets): other
 depths and fan-outs of hierarchies, dense and sparse, skewed sizes, without holdings, 3-D

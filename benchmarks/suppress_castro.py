@@ -13,7 +13,7 @@ time (``stats["seconds_before_audit"]``, what the time limit covers) and "held" 
 whether it is within the limit plus 10 %.
 
 ``--shapes`` adds generated tables with holdings (p% rule p=15 on holdings, cohesion 0.7,
-seed 1): the presets of :data:`tablesafe.synthetic.PRESETS` and the shapes of
+seed 1 or ``--seed``): the presets of :data:`tablesafe.synthetic.PRESETS` and the shapes of
 ``compare_tauargus.VARIED`` (other depths and fan-outs, dense and sparse, skewed, without
 holdings, 3-D and 4-D), as ``compare_tauargus.py --holdings`` builds them.
 """
@@ -155,6 +155,7 @@ def main() -> None:
     ap.add_argument("--castro", default="TARGUS,TABLE7,HIE1372D,TABLE8")
     ap.add_argument("--generated", default="")
     ap.add_argument("--shapes", default="", help="presets or compare_tauargus.VARIED shapes, with holdings")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the --shapes tables")
     ap.add_argument("--methods", default="optimal,modular")
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--check-sample", type=int, default=0,
@@ -174,7 +175,7 @@ def main() -> None:
     specs = {"1000": ([[3, 3], [2, 4], [4]], 1500), "13000": ([[4, 5], [4, 5], [3, 6]], 30000),
              "60000": ([[5, 8], [4, 6], [3, 7]], 120000)}
     for name in [x for x in a.shapes.split(",") if x]:
-        p = problem_from_data(shape(name, 1, 0.7), p=15, use_holdings=True)
+        p = problem_from_data(shape(name, a.seed, 0.7), p=15, use_holdings=True)
         for m in a.methods.split(","):
             print(run(name, p, m, a.time_limit, a.check_sample, a.plain_lp), flush=True)
     for g in [x for x in a.generated.split(",") if x]:

@@ -204,3 +204,36 @@ def test_a_subtable_past_its_guard_takes_its_checks_tables_for_its_moves(monkeyp
         dev = np.zeros(p.n)
         dev[att.cells] = att.dev
         assert np.allclose(p.relations @ dev, 0.0, atol=1e-6 * max(1.0, float(np.abs(dev).max())))
+
+
+def test_a_subtables_master_rounds_stop_at_the_clocks_guard(monkeypatch):
+    """The attacks of every master round (on the LP relaxation and on each integral
+    pattern) are given the clock's guard as their deadline: on a large block one round
+    takes seconds, and a round that runs past the guard ends the subtable there with
+    its last pattern, unsafe, for the full-table repair (found on a generated flat
+    40 x 25 x 6 table, whose one subtable ran 127 s at a 20 s limit)."""
+    from tablesafe.suppress import optimal as opt
+    from tablesafe.suppress import subtable_cuts as sc
+    from tablesafe.suppress.attack_runs import OutOfTime
+    from tablesafe.suppress.work_clock import WorkClock
+
+    p = table_problem(22, [[3], [2, 2]], units=80)
+    b = Bounds.of(p, singleton=False)
+    cand = candidates(p, b)
+    clock = WorkClock.for_limit(60.0)
+    seen: list[float | None] = []
+
+    def past_the_guard(*a, **kw):
+        seen.append(kw.get("deadline"))
+        if kw.get("deadline") is not None:
+            raise OutOfTime
+        return sc.run_attacks.__wrapped__(*a, **kw)  # pragma: no cover - every call has a deadline
+
+    past_the_guard.__wrapped__ = sc.run_attacks  # type: ignore[attr-defined]
+    monkeypatch.setattr(sc, "run_attacks", past_the_guard)
+    monkeypatch.setattr(opt, "run_attacks", past_the_guard)
+    res = protect_subtable(p, b, cand, {}, 60.0, 0.0, 0, clock=clock)
+    assert seen and all(d == clock.guard for d in seen)
+    assert clock.guarded
+    assert res is not None and not res.safe and not res.tables
+    assert res.withheld[p.sensitive].all()

@@ -197,7 +197,8 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
 
     ``keys``: the attacks to run (default: every outsider and insider attack on the
     sensitive cells under the rounded pattern). ``deadline`` is on ``clock``
-    (:class:`~tablesafe.suppress.work_clock.WorkClock`), or ``time.monotonic()`` without."""
+    (:class:`~tablesafe.suppress.work_clock.WorkClock`), or ``time.monotonic()`` without;
+    with a clock, a round's attacks also stop at its guard (the rounds end there)."""
     sens = problem.sensitive
     targets = np.flatnonzero(sens)
     if master.nv == 0:
@@ -217,7 +218,12 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
             break
         x = sens.astype(float)
         x[master.var] = np.clip(xv, 0.0, 1.0)
-        atts = run_attacks(problem, bounds, x, keys_for(problem, bounds, x > 0.5, targets) if keys is None else keys)
+        try:
+            atts = run_attacks(problem, bounds, x, keys_for(problem, bounds, x > 0.5, targets) if keys is None else keys,
+                               deadline=None if clock is None else clock.guard)
+        except OutOfTime:
+            clock.guarded = True  # type: ignore[union-attr]  # only raised with a clock
+            break
         cuts = [c for c in cuts_for(problem, bounds, atts, failing(bounds, atts), sens)
                 if float(np.dot(c.coef, x[c.idx])) < c.rhs * (1 - 1e-6)]
         stats["lp_rounds"] = rnd + 1

@@ -92,8 +92,11 @@ class _Cuts:
         self.master.add(row_cuts(sub, bounds, self.sens))
         self.last: dict[Key, Attack] = {}  # the attacks of the last pattern that passed them all
 
-    def _attack(self, x: np.ndarray, keys: list[Key]) -> dict[Key, Attack]:
-        return run_attacks(self.sub, self.bounds, x, keys, want_dual=True)
+    def _attack(self, x: np.ndarray, keys: list[Key], clock: WorkClock) -> dict[Key, Attack]:
+        """The attacks of ``keys`` on ``x``; past the clock's guard
+        :class:`~tablesafe.suppress.attack_runs.OutOfTime` (a round's attacks on a block
+        of thousands of cells can take seconds)."""
+        return run_attacks(self.sub, self.bounds, x, keys, want_dual=True, deadline=clock.guard)
 
     def relax(self, keys: list[Key], deadline: float, clock: WorkClock) -> None:
         """Strengthen the master on its LP relaxation (at most ``LP_ROUNDS`` rounds),
@@ -107,7 +110,11 @@ class _Cuts:
         and False."""
         if self.master.nv == 0:
             # no candidate complement: the sensitive cells alone, safe or not
-            atts = self._attack(self.sens.astype(float), keys)
+            try:
+                atts = self._attack(self.sens.astype(float), keys, clock)
+            except OutOfTime:
+                clock.guarded = True
+                return self.sens.copy(), False
             safe = not failing(self.bounds, atts)
             self.last = atts if safe else {}
             return self.sens.copy(), safe
@@ -120,7 +127,11 @@ class _Cuts:
                 return last, False
             x = self.sens.copy()
             x[self.master.var] = xv > 0.5
-            atts = self._attack(x.astype(float), keys)
+            try:
+                atts = self._attack(x.astype(float), keys, clock)
+            except OutOfTime:
+                clock.guarded = True
+                return (last if last is not None else x), False
             bad = failing(self.bounds, atts)
             if not bad:
                 self.last = atts
