@@ -298,3 +298,51 @@ def test_a_pass_hurries_when_less_than_two_of_its_slowest_lps_are_left():
     assert FirstPass._short_of_time(state(50.0, 25.0))  # 40 s left, 2 x 25 s needed
     assert not FirstPass._short_of_time(state(50.0, 19.0))
     assert not FirstPass._short_of_time(state(50.0, 25.0, chain_after=None))
+
+
+def test_chains_start_when_the_targets_left_need_the_time_left():
+    """Besides the fixed chain time, a pass starts the chains when the open targets left
+    (at ``CHAIN_SECONDS`` each) and the run's last steps (``FINISH_SECONDS`` per target
+    of the run) would end past its limit; without a limit never."""
+    from types import SimpleNamespace
+
+    from tablesafe.suppress.fast_first_pass import CHAIN_SECONDS, FINISH_SECONDS, chains_needed
+
+    job = SimpleNamespace(limit=60.0, n_targets=20_000)
+    finish = 20_000 * FINISH_SECONDS
+    room = 60.0 - finish - 40.0  # seconds for chains when 40 s have passed
+    fits = int(room / CHAIN_SECONDS)
+    assert not chains_needed(job, 40.0, fits - 10)
+    assert chains_needed(job, 40.0, fits + 10)
+    assert chains_needed(job, 60.0 - finish + 0.01, 0)
+    assert not chains_needed(SimpleNamespace(limit=None, n_targets=20_000), 1e9, 10**9)
+
+
+def test_slow_chains_start_early_enough_to_end_within_the_limit(monkeypatch):
+    """Local LPs and chains slowed down artificially (50 and 20 ms, ``CHAIN_SECONDS``
+    told so): the chains start early enough for the open targets left, and the run ends
+    within the limit plus 10 %. (With the fixed chain time alone, at 90 % of the limit,
+    the chains of the targets left ran past it.)"""
+    import tablesafe.suppress.fast_first_pass as first_pass
+    import tablesafe.suppress.local.search as search
+
+    p = table_problem(35, [[5], [5], [6]], units=500)
+    real = first_pass.FirstPass._chain
+    real_solve = search.LocalSearch.solve
+
+    def slow(self, t):
+        time.sleep(0.02)
+        return real(self, t)
+
+    def slow_solve(self, query, cells):
+        time.sleep(0.05)
+        return real_solve(self, query, cells)
+
+    monkeypatch.setattr(first_pass.FirstPass, "_chain", slow)
+    monkeypatch.setattr(search.LocalSearch, "solve", slow_solve)
+    monkeypatch.setattr(first_pass, "CHAIN_SECONDS", 0.025)
+    limit = 2.0
+    pat = suppress(p, "fast", time_limit=limit)
+    assert pat.stats["seconds_before_audit"] <= 1.1 * limit
+    assert pat.stats["chain_certificates"] + pat.stats["box_certificates"] > 20
+    assert pat.proof == "certificates" and independent_audit(p, pat.withheld) == []

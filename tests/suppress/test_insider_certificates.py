@@ -261,11 +261,13 @@ def test_a_search_late_in_its_time_limit_hurries(table, pattern, monkeypatch):
     """Past ``HURRY_SHARE`` of its time limit the search may add complements while it
     keeps singletons fixed (the quicker search): with a limit already spent it is the
     ``strict_adds`` search from the first target, and still proved. (The certificates
-    without a search that come past ``CHAIN_SHARE`` are put off here; test_chains.py
-    covers them.)"""
+    without a search that come past ``CHAIN_SHARE``, or earlier when the time left
+    needs them, are put off here; test_chains.py covers them.)"""
     import tablesafe.suppress.fast as fast
+    import tablesafe.suppress.fast_first_pass as first_pass
 
     monkeypatch.setattr(fast, "CHAIN_SHARE", 1e30)
+    monkeypatch.setattr(first_pass, "chains_needed", lambda *a: False)
     strict = fast_pattern(table, options=FastOptions(strict_adds=True))
     hurried = fast_pattern(table, time_limit=1e-9)
     assert hurried.stats["hurried_after_targets"] == 0

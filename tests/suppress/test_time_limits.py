@@ -98,3 +98,47 @@ def test_audit_guided_repair_stops_between_attacker_lps_at_its_deadline(monkeypa
     assert time.monotonic() - t0 < 0.5 + 0.3 + 0.4
     # the step had more attacks than the deadline allowed: the LPs left were not solved
     assert 1 <= len(calls) <= 3
+
+
+def test_the_audit_of_a_repair_stops_at_its_deadline(monkeypatch):
+    """The audit that opens each round of the audit-guided repair starts no LP past the
+    repair's deadline (found on the generated 61,215-cell two-way table: under a 60 s
+    limit its first audit started with 24 s left and took 58 s): the repair stops with
+    the pattern so far, and the audit never finished."""
+    import sys
+
+    audit_module = sys.modules["tablesafe.audit.audit"]  # the package's ``audit`` is the function
+    p = table_problem(22, [[2, 2], [2], [3]], units=120)
+    b = Bounds.of(p, singleton=False)
+    real = audit_module.solve_intervals
+    finished = []
+
+    def late(*a, **kw):
+        time.sleep(0.3)  # the deadline passes before the audit's first LP
+        res = real(*a, **kw)
+        finished.append(1)
+        return res
+
+    start, _, _ = repair(p, b, p.sensitive.copy())  # a pattern whose audit needs LPs
+    monkeypatch.setattr(audit_module, "solve_intervals", late)
+    with pytest.raises(OutOfTime) as out:
+        audit_repair_proved(p, b, start, deadline=time.monotonic() + 0.1)
+    assert out.value.withheld is not None and (out.value.withheld >= start).all()
+    assert not finished
+    monkeypatch.undo()
+    audit_repair_proved(p, b, start, deadline=time.monotonic() + 600.0)  # and with time it passes
+
+
+def test_an_audit_without_a_deadline_is_the_same_and_one_past_it_stops():
+    """``audit(..., deadline=...)``: no LP starts past it (:class:`LPOutOfTime`); the
+    deadline is lifted afterwards, and an audit without one gives the same verdicts."""
+    from tablesafe.audit import audit
+    from tablesafe.audit.lp import LPOutOfTime
+
+    p = table_problem(21, [[3, 2], [4]], units=80)
+    w, _, _ = repair(p, Bounds.of(p, singleton=False), p.sensitive.copy())
+    with pytest.raises(LPOutOfTime):
+        audit(p, w, insider=False, deadline=time.monotonic() - 1.0)
+    a = audit(p, w, insider=False)
+    c = audit(p, w, insider=False, deadline=time.monotonic() + 600.0)
+    assert list(a.verdict) == list(c.verdict) and a.stats["lp_solves"] > 0

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from tablesafe.audit.intervals import as_mask, solve_intervals
+from tablesafe.audit.lp import stop_at
 from tablesafe.audit.result import REL_TOL, AuditResult, verdict_goals, verdicts
 from tablesafe.problem import Problem
 
@@ -26,6 +27,7 @@ def audit(
     recheck: tuple[np.ndarray, np.ndarray] | None = None,
     seeds: dict | None = None,
     keep_tables: bool = False,
+    deadline: float | None = None,
 ) -> AuditResult:
     """Audit a suppression pattern: the attacker's feasibility interval of every withheld
     sensitive cell (Statistical Policy Working Paper 22, chapter IV; Daalmans and de Waal;
@@ -62,10 +64,22 @@ def audit(
             (:func:`tablesafe.audit.intervals.solve_intervals`).
         keep_tables: return the feasible tables behind the bounds in ``tables`` (they
             are dropped otherwise: on a large three-way block they take hundreds of MB).
+        deadline: a ``time.monotonic()`` value past which no LP starts: the audit then
+            raises :class:`tablesafe.audit.lp.LPOutOfTime` (for an audit inside a
+            time-limited step; a final audit has none).
 
     Returns:
         :class:`AuditResult`. Sensitive cells that are published count as ``exact``.
     """
+    with stop_at(deadline):
+        return _audit(problem, pattern_or_mask, insider, contributions, rule, all_cells, rel_tol, progress,
+                      exact_intervals, recheck, seeds, keep_tables)
+
+
+def _audit(problem: Problem, pattern_or_mask, insider: bool, contributions: pd.DataFrame | None,
+           rule: tuple | None, all_cells: bool, rel_tol: float, progress: bool, exact_intervals: bool,
+           recheck: tuple[np.ndarray, np.ndarray] | None, seeds: dict | None, keep_tables: bool) -> AuditResult:
+    """:func:`audit` within its deadline."""
     t0 = time.perf_counter()
     mask = as_mask(problem, pattern_or_mask)
     sens = problem.sensitive

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import highspy
 import numpy as np
 import scipy.sparse as sp
@@ -37,11 +41,35 @@ the attacker LPs; with 8 TABLE7 and TABLE8 did 31,600 and 38,000 units per secon
 12 TABLE8 stopped at 8.6 s of its 15 with a 25 % costlier pattern)."""
 
 
+class LPOutOfTime(Exception):
+    """An LP was about to start past the deadline of :func:`stop_at`."""
+
+
+_DEADLINE = [float("inf")]
+
+
+@contextmanager
+def stop_at(deadline: float | None) -> Iterator[None]:
+    """Within the block, every HiGHS run of this process (and of the workers it forks)
+    that would start past ``deadline`` (a ``time.monotonic()`` value; ``None``: none)
+    raises :class:`LPOutOfTime` instead. For steps whose LPs sit deep in loops of their
+    own (an audit within a time-limited repair); nested blocks keep the earlier deadline."""
+    saved = _DEADLINE[0]
+    if deadline is not None:
+        _DEADLINE[0] = min(saved, float(deadline))
+    try:
+        yield
+    finally:
+        _DEADLINE[0] = saved
+
+
 class _MeteredHighs(highspy.Highs):
     """``highspy.Highs`` whose every run adds its work to this process's count
-    (:func:`lp_work`)."""
+    (:func:`lp_work`) and first checks the deadline of :func:`stop_at`."""
 
     def run(self):  # type: ignore[no-untyped-def]
+        if _DEADLINE[0] != float("inf") and time.monotonic() > _DEADLINE[0]:
+            raise LPOutOfTime("an LP would start past its deadline")
         status = super().run()
         _WORK[0] += run_work(self)
         return status

@@ -54,13 +54,20 @@ def audit_failures(problem: Problem, withheld: np.ndarray, bounds: Bounds) -> li
 
 def _failures(problem: Problem, withheld: np.ndarray, bounds: Bounds,
               recheck: tuple[np.ndarray, np.ndarray] | None = None,
-              seeds: dict | None = None) -> tuple[list[Key], AuditResult]:
+              seeds: dict | None = None, deadline: float | None = None) -> tuple[list[Key], AuditResult]:
     """:func:`audit_failures` and the audit they come from (``recheck``, ``seeds``: see
-    :func:`tablesafe.audit.audit`; its feasible tables are kept)."""
+    :func:`tablesafe.audit.audit`; its feasible tables are kept). Past ``deadline`` (a
+    ``time.monotonic()`` value) it raises :class:`OutOfTime`: on the generated
+    61,215-cell two-way table the first audit takes about 50 s, and under a 60 s limit it
+    had started with 24 s left."""
     from tablesafe.audit import audit
+    from tablesafe.audit.lp import LPOutOfTime
 
-    res = audit(problem, withheld, insider=bool(bounds.singleton.any()), recheck=recheck,
-                seeds=seeds, keep_tables=True)
+    try:
+        res = audit(problem, withheld, insider=bool(bounds.singleton.any()), recheck=recheck,
+                    seeds=seeds, keep_tables=True, deadline=deadline)
+    except LPOutOfTime:
+        raise OutOfTime from None
     keys: set[Key] = set()
     sens = problem.sensitive
     for k in np.flatnonzero(sens & (res.verdict != "protected")).tolist():
@@ -145,7 +152,11 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
             raise OutOfTime(w)
         say(f"audit repair round {rounds + 1}: auditing {int(w.sum()):,} withheld cells"
             + (" (single respondents: what changed)" if recheck is not None else ""))
-        keys, result = _failures(problem, w, bounds, recheck, seeds)
+        try:
+            keys, result = _failures(problem, w, bounds, recheck, seeds,
+                                     deadline=None if deadline == float("inf") else deadline)
+        except OutOfTime:
+            raise OutOfTime(w) from None
         last = time.monotonic() - t0
         say(f"audit repair round {rounds + 1}: the audit names {len(keys)} failing attack(s) "
             f"({last:.0f} s)")

@@ -248,7 +248,8 @@ class _OrderRun:
                            give_up_after=self.give_up_after, give_up_work=self.give_up_work,
                            hurry_after=None if time_limit is None
                            else (0.0 if self.hurry else HURRY_SHARE) * time_limit,
-                           chain_after=None if time_limit is None else CHAIN_SHARE * time_limit)
+                           chain_after=None if time_limit is None else CHAIN_SHARE * time_limit,
+                           limit=time_limit)
         search = LocalSearch(self.space)
         groups = opts.default_groups(len(targets))
         groups = max(1, min(groups, len(targets))) if len(targets) else 1
