@@ -218,12 +218,11 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
             break
         x = sens.astype(float)
         x[master.var] = np.clip(xv, 0.0, 1.0)
-        try:
-            atts = run_attacks(problem, bounds, x, keys_for(problem, bounds, x > 0.5, targets) if keys is None else keys,
-                               deadline=None if clock is None else clock.guard)
-        except OutOfTime:
-            clock.guarded = True  # type: ignore[union-attr]  # only raised with a clock
-            break
+        run = keys_for(problem, bounds, x > 0.5, targets) if keys is None else keys
+        atts = run_attacks(problem, bounds, x, run) if clock is None else clock.until_guard(run_attacks, problem,
+                                                                                            bounds, x, run)
+        if atts is None:
+            break  # past the clock's guard
         cuts = [c for c in cuts_for(problem, bounds, atts, failing(bounds, atts), sens)
                 if float(np.dot(c.coef, x[c.idx])) < c.rhs * (1 - 1e-6)]
         stats["lp_rounds"] = rnd + 1

@@ -19,7 +19,6 @@ import dataclasses
 import numpy as np
 
 from tablesafe.problem import Problem
-from tablesafe.suppress.attack_runs import OutOfTime
 from tablesafe.suppress.attacker import Attack, Bounds, row_cuts
 from tablesafe.suppress.optimal import _lp_rounds, _Master
 from tablesafe.suppress.protection import Key, cuts_for, failing, outsider_keys, run_attacks
@@ -92,11 +91,10 @@ class _Cuts:
         self.master.add(row_cuts(sub, bounds, self.sens))
         self.last: dict[Key, Attack] = {}  # the attacks of the last pattern that passed them all
 
-    def _attack(self, x: np.ndarray, keys: list[Key], clock: WorkClock) -> dict[Key, Attack]:
-        """The attacks of ``keys`` on ``x``; past the clock's guard
-        :class:`~tablesafe.suppress.attack_runs.OutOfTime` (a round's attacks on a block
-        of thousands of cells can take seconds)."""
-        return run_attacks(self.sub, self.bounds, x, keys, want_dual=True, deadline=clock.guard)
+    def _attack(self, x: np.ndarray, keys: list[Key], clock: WorkClock) -> dict[Key, Attack] | None:
+        """The attacks of ``keys`` on ``x``; ``None`` past the clock's guard (a round's
+        attacks on a block of thousands of cells can take seconds)."""
+        return clock.until_guard(run_attacks, self.sub, self.bounds, x, keys, want_dual=True)
 
     def relax(self, keys: list[Key], deadline: float, clock: WorkClock) -> None:
         """Strengthen the master on its LP relaxation (at most ``LP_ROUNDS`` rounds),
@@ -110,10 +108,8 @@ class _Cuts:
         and False."""
         if self.master.nv == 0:
             # no candidate complement: the sensitive cells alone, safe or not
-            try:
-                atts = self._attack(self.sens.astype(float), keys, clock)
-            except OutOfTime:
-                clock.guarded = True
+            atts = self._attack(self.sens.astype(float), keys, clock)
+            if atts is None:
                 return self.sens.copy(), False
             safe = not failing(self.bounds, atts)
             self.last = atts if safe else {}
@@ -127,10 +123,8 @@ class _Cuts:
                 return last, False
             x = self.sens.copy()
             x[self.master.var] = xv > 0.5
-            try:
-                atts = self._attack(x.astype(float), keys, clock)
-            except OutOfTime:
-                clock.guarded = True
+            atts = self._attack(x.astype(float), keys, clock)
+            if atts is None:
                 return (last if last is not None else x), False
             bad = failing(self.bounds, atts)
             if not bad:
@@ -186,13 +180,10 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
             break
         if clock.now() - start > INSIDER_ROUND_SHARE * seconds:
             break  # too little work left for an insider round (the full-table repair takes them)
-        try:
-            more = failing_insiders(sub, bounds, x, keys, insiders, have, deadline=clock.guard)[:per_round]
-        except OutOfTime:
-            clock.guarded = True
-            break
+        more = clock.until_guard(failing_insiders, sub, bounds, x, keys, insiders, have)
         if not more:
-            break
+            break  # none failing, or past the clock's guard
+        more = more[:per_round]
         keys = keys + more
         have.update(more)
         done += 1
@@ -233,11 +224,9 @@ def _moves(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], clock: 
     ``keys``, and those of them that pass as (key, attack). Past the clock's guard the
     tables the pattern's check ``found`` take their place (no LP; they move more cells),
     or none when there are none."""
-    try:
-        atts = run_attacks(sub, bounds, x.astype(float), sorted(keys), want_dual=False, sparse=True,
-                           expect_pass=True, deadline=clock.guard)
-    except OutOfTime:
-        clock.guarded = True
+    atts = clock.until_guard(run_attacks, sub, bounds, x.astype(float), sorted(keys), want_dual=False,
+                             sparse=True, expect_pass=True)
+    if atts is None:
         atts = {key: found[key] for key in sorted(keys) if found and key in found}
     up, dn = scaled_moves(list(atts.values()), sub.n)
     tables = tuple((key, a) for key, a in sorted(atts.items()) if a.ok and len(a.cells))

@@ -13,9 +13,14 @@ and the stats say so).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from tablesafe.audit.lp import lp_work
+from tablesafe.suppress.attack_runs import OutOfTime
+
+T = TypeVar("T")
 
 WORK_PER_SECOND = 40_000.0
 """Work units (:func:`~tablesafe.audit.lp.lp_work`) counted as one second. Measured alone
@@ -64,6 +69,16 @@ class WorkClock:
             self.guarded = True
             return True
         return False
+
+    def until_guard(self, step: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+        """``step(*args, deadline=guard, **kwargs)`` (a step that raises
+        :class:`~tablesafe.suppress.attack_runs.OutOfTime` past its ``deadline``, such as
+        ``run_attacks``); ``None`` when the guard ended it, which the clock records."""
+        try:
+            return step(*args, deadline=self.guard, **kwargs)
+        except OutOfTime:
+            self.guarded = True
+            return None
 
     def real_left(self) -> float:
         """Seconds of real time before the guard (a solver's own time limit)."""
