@@ -13,6 +13,7 @@ The repair loop that uses these attacks is :mod:`tablesafe.suppress.protection`.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -68,7 +69,8 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                 insiders: Insiders | None = None, blocks: Blocks | None = None,
                 certify: bool = True, expect_pass: bool = False,
                 known: dict[Key, Attack] | None = None,
-                radius: dict[tuple[int, int], int] | None = None) -> dict[Key, Attack]:
+                radius: dict[tuple[int, int], int] | None = None,
+                boxes: Callable[..., dict[Key, Attack]] | None = None) -> dict[Key, Attack]:
     """Solve the attacker's LPs for ``keys`` under the (possibly fractional) pattern ``x``.
 
     ``stop_on_fail``: return as soon as one attack succeeds (for removal trials).
@@ -104,6 +106,10 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     ``known``: tables proved certificates under ``x`` (:mod:`~tablesafe.suppress.subtable_tables`);
     an attack with the same key takes its table with no LP.
 
+    ``boxes``: a source of certificates tried before any LP, called with ``x``, the keys
+    and ``also_fixed`` (a subtable's :class:`~tablesafe.suppress.subtable_boxes.BoxTables`);
+    the attacks it answers pass with its tables.
+
     ``radius`` (internal): where the outsider's attacks passed on a neighbourhood, so that
     the insiders' attacks start there (:func:`~tablesafe.suppress.neighbourhood_attacks.attack_neighbourhoods`).
     """
@@ -114,7 +120,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                                    + [(k, d, -1) for k, d, _ in insider_keys]))
         out = run_attacks(problem, bounds, x, outer, want_dual, stop_on_fail, sparse, local,
                           split_insiders=False, deadline=deadline, blocks=blocks, certify=certify,
-                          expect_pass=expect_pass, known=known, radius=radius)
+                          expect_pass=expect_pass, known=known, radius=radius, boxes=boxes)
         if stop_on_fail and any(not a.ok for a in out.values()):
             return {key: a for key, a in out.items() if key in wanted}
         if insiders:
@@ -133,17 +139,25 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         rest = _unanswered_insiders(bounds, insider_keys, out, known)
         if rest:
             rest = _grouped_insiders(problem, bounds, x, rest, out, sparse, local, deadline, blocks, certify,
-                                     expect_pass, known, radius)
+                                     expect_pass, known, radius, boxes)
         if rest:
             out.update(run_attacks(problem, bounds, x, rest, want_dual, stop_on_fail, sparse, local,
                                    split_insiders=False, deadline=deadline, blocks=blocks, certify=certify,
-                                   expect_pass=expect_pass, known=known, radius=radius))
+                                   expect_pass=expect_pass, known=known, radius=radius, boxes=boxes))
         return {key: a for key, a in out.items() if key in wanted}
     out = {}  # dict[Key, Attack], as declared by the return above
     if known:
         keys = [key for key in keys if not take_known(known, key, also_fixed, out)]
         if not keys:
             return out
+    if boxes is not None:
+        got = boxes(x, keys, also_fixed)
+        if got:
+            out.update(got)
+            keys = [key for key in keys if key not in got]
+            if not keys:
+                _sliding(bounds, out)
+                return out
     if blocks is None:
         blocks = Blocks(problem.relations, x)
     by_block: dict[int, list[Key]] = {}
@@ -233,7 +247,8 @@ def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: lis
                       out: dict[Key, Attack], sparse: bool, local: bool,
                       deadline: float | None, blocks: Blocks | None = None, certify: bool = True,
                       expect_pass: bool = False, known: dict[Key, Attack] | None = None,
-                      radius: dict[tuple[int, int], int] | None = None) -> list[Key]:
+                      radius: dict[tuple[int, int], int] | None = None,
+                      boxes: Callable[..., dict[Key, Attack]] | None = None) -> list[Key]:
     """Attack each target and direction once with all its listed insiders' cells known.
 
     Where that table reaches the level it is feasible for every one of those insiders
@@ -255,7 +270,7 @@ def _grouped_insiders(problem: Problem, bounds: Bounds, x: np.ndarray, keys: lis
         return keys
     res = run_attacks(problem, bounds, x, lead, want_dual=False, sparse=sparse, local=local,
                       split_insiders=False, deadline=deadline, also_fixed=fixed, blocks=blocks,
-                      certify=certify, expect_pass=expect_pass, known=known, radius=radius)
+                      certify=certify, expect_pass=expect_pass, known=known, radius=radius, boxes=boxes)
     solved = set()
     for first in lead:
         a = res[first]

@@ -31,6 +31,7 @@ from tablesafe.suppress.attacker import UP, Bounds
 from tablesafe.suppress.compact import CompactResult, attacks_of, compact_pattern, model_size
 from tablesafe.suppress.optimal import optimal_pattern
 from tablesafe.suppress.protection import candidates, run_attacks
+from tablesafe.suppress.subtable_boxes import BoxTables, SubtableGrid
 from tablesafe.suppress.subtable_cuts import (
     SubtablePattern,
     failing_insiders,
@@ -43,6 +44,12 @@ from tablesafe.suppress.work_clock import GUARD_SLACK, WORK_PER_SECOND, WorkCloc
 
 def subtables(problem: Problem) -> list[tuple[int, np.ndarray]]:
     """Non-hierarchical subtables as (sum of parent depths, cell positions), top-down."""
+    return [(depth, cells) for depth, cells, _ in subtable_grids(problem)]
+
+
+def subtable_grids(problem: Problem) -> list[tuple[int, np.ndarray, SubtableGrid]]:
+    """:func:`subtables` with each subtable's grid of codes (parent first in each
+    dimension; :class:`~tablesafe.suppress.subtable_boxes.SubtableGrid`)."""
     model = problem.model
     assert model is not None  # the caller checks for a table structure
     dims = model.dims
@@ -62,7 +69,7 @@ def subtables(problem: Problem) -> list[tuple[int, np.ndarray]]:
         h = d.hierarchy
         depths = h.depths
         per_dim.append([(int(depths[p]), np.array((p, *h.children(p)), dtype=np.int64)) for p in h.parents])
-    out = []
+    out: list[tuple[int, np.ndarray, SubtableGrid]] = []
     for combo in itertools.product(*per_dim):
         depth = sum(c[0] for c in combo)
         grids = np.meshgrid(*[c[1] for c in combo], indexing="ij")
@@ -72,7 +79,10 @@ def subtables(problem: Problem) -> list[tuple[int, np.ndarray]]:
         found = skeys[loc] == k
         if not found.all():  # a subtable of linked tables not present in any table
             continue
-        out.append((depth, np.sort(order[loc])))
+        at = order[loc]
+        cells = np.sort(at)
+        local = np.searchsorted(cells, at).reshape(grids[0].shape)
+        out.append((depth, cells, SubtableGrid(local)))
     out.sort(key=lambda t: (t[0], t[1][0]))
     return out
 
@@ -122,6 +132,7 @@ def modular_pattern(
     workers: int | None = None,
     subtable_model: str = "cuts",
     tables: list | None = None,
+    boxes: bool = True,
 ) -> tuple[np.ndarray, dict]:
     """HiTaS-style pattern (not yet audited across subtables); returns (mask, stats).
 
@@ -137,6 +148,9 @@ def modular_pattern(
     at most ``compact_max`` nonzeros). Subtables that share no cell are solved side by
     side by ``workers`` processes (default: up to 2 CPUs); the pattern is the same
     whatever their number.
+
+    ``boxes``: answer a subtable's attacks by its box certificates where they exist,
+    before any attacker LP (:mod:`tablesafe.suppress.subtable_boxes`; cut generation only).
 
     ``tables``: when a list, the subtables' passing attacks are appended to it in the
     positions of the whole table (:func:`~tablesafe.suppress.subtable_tables.in_table_positions`),
@@ -156,7 +170,7 @@ def modular_pattern(
         w, st = optimal_pattern(problem, bounds, time_limit=time_limit, seed=seed, log=log)
         st["subtables"] = 0
         return w, st
-    subs = subtables(problem)
+    subs = subtable_grids(problem)
     say(f"{len(subs)} subtables")
     w = sens.copy()
     seen = np.zeros(problem.n, dtype=bool)  # cells of subtables already protected
@@ -212,7 +226,8 @@ def modular_pattern(
             per = max(remaining / max(len(queue) + len(batch), 1), min(remaining, SUBTABLE_MIN_SHARE))
             levels = (need_up, need_dn) if certified_levels else None
             tasks = [_task(problem, bounds, w, seen, subs[i][1], levels, use_capacity, insiders, geo,
-                           min(per, subtable_limit), mip_gap, seed, compact_max, subtable_model)
+                           min(per, subtable_limit), mip_gap, seed, compact_max, subtable_model,
+                           subs[i][2] if boxes else None)
                      for i in batch]
             outcomes = list(pool.map(_solve_task, tasks)) if pool is not None else [_solve_task(t) for t in tasks]
             for i, (out, work, guarded) in zip(batch, outcomes):
@@ -237,7 +252,7 @@ def modular_pattern(
                 reopened = new[seen[new]]
                 seen[cells] = True
                 if len(reopened):
-                    for j, (_, other) in enumerate(subs):
+                    for j, (_, other, _) in enumerate(subs):
                         if j != i and passes[j] < max_passes and j not in queue and np.isin(reopened, other).any():
                             queue.append(j)
             spent = time.monotonic() - t0
@@ -456,7 +471,7 @@ def _pool(workers: int | None):
 
 def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cells: np.ndarray,
           levels, use_capacity: bool, insiders: bool, geo, seconds: float, mip_gap: float, seed: int,
-          compact_max: int, subtable_model: str) -> tuple:
+          compact_max: int, subtable_model: str, grid: SubtableGrid | None = None) -> tuple:
     """Everything one subtable's solve needs (picklable: plain arrays and a Problem)."""
     sub, carried, reopens = _subproblem(problem, w, seen, cells, levels)
     sb = Bounds.of(sub, capacity=use_capacity, singleton=bool(bounds.singleton.any()))
@@ -466,18 +481,30 @@ def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cel
     ins: dict = {}
     if insiders and sb.singleton.any():
         ins = _overlap_insiders(geo, cells, sb, carried)
-    return sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells, problem.sensitive[cells]
+    outer = None
+    if grid is not None:
+        # cells in relations outside the subtable (moving one breaks those)
+        outer = _relation_counts(problem)[cells] > np.diff(sub.relations.tocsc().indptr)
+    return (sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells,
+            problem.sensitive[cells], grid, outer)
+
+
+def _relation_counts(problem: Problem) -> np.ndarray:
+    """Per cell, the number of relations it lies in."""
+    return np.bincount(problem.relations.indices, minlength=problem.n)
 
 
 def _solve_task(task: tuple):
     """Solve one prepared subtable: ((pattern, moves up, moves down, sensitive, passing
     attacks in table positions) or None, its LP work, whether the clock's guard ended it)."""
-    sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells, sensitive_here = task
+    (sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells, sensitive_here,
+     grid, outer) = task
     work0 = lp_work()
     clock = WorkClock.for_limit(seconds)
     res: SubtablePattern | CompactResult | None
     if subtable_model == "cuts":
-        res = protect_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, reopens=reopens, clock=clock)
+        res = protect_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, reopens=reopens, clock=clock,
+                               boxes=None if grid is None else BoxTables(sub, sb, grid, outer))
     else:
         res = _solve_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens=reopens)
     work = lp_work() - work0

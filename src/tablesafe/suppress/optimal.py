@@ -190,7 +190,8 @@ def optimal_pattern(
 
 
 def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, deadline: float,
-               stats: dict, keys: list[Key] | None = None, clock: WorkClock | None = None) -> float:
+               stats: dict, keys: list[Key] | None = None, clock: WorkClock | None = None,
+               boxes=None) -> float:
     """Rounds of the master's LP relaxation, each followed by the inequalities of the
     attacks its fractional pattern fails; returns the best lower bound (and counts the
     rounds in ``stats["lp_rounds"]``). Stops when the bound stalls or no cut is new.
@@ -198,7 +199,8 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
     ``keys``: the attacks to run (default: every outsider and insider attack on the
     sensitive cells under the rounded pattern). ``deadline`` is on ``clock``
     (:class:`~tablesafe.suppress.work_clock.WorkClock`), or ``time.monotonic()`` without;
-    with a clock, a round's attacks also stop at its guard (the rounds end there)."""
+    with a clock, a round's attacks also stop at its guard (the rounds end there).
+    ``boxes``: certificates tried before any LP (:func:`run_attacks`)."""
     sens = problem.sensitive
     targets = np.flatnonzero(sens)
     if master.nv == 0:
@@ -219,8 +221,8 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
         x = sens.astype(float)
         x[master.var] = np.clip(xv, 0.0, 1.0)
         run = keys_for(problem, bounds, x > 0.5, targets) if keys is None else keys
-        atts = run_attacks(problem, bounds, x, run) if clock is None else clock.until_guard(run_attacks, problem,
-                                                                                            bounds, x, run)
+        atts = (run_attacks(problem, bounds, x, run, boxes=boxes) if clock is None
+                else clock.until_guard(run_attacks, problem, bounds, x, run, boxes=boxes))
         if atts is None:
             break  # past the clock's guard
         cuts = [c for c in cuts_for(problem, bounds, atts, failing(bounds, atts), sens)

@@ -22,6 +22,7 @@ from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import Attack, Bounds, row_cuts
 from tablesafe.suppress.optimal import _lp_rounds, _Master
 from tablesafe.suppress.protection import Key, cuts_for, failing, outsider_keys, run_attacks
+from tablesafe.suppress.subtable_boxes import BoxTables
 from tablesafe.suppress.work_clock import WorkClock
 
 MASTER_OPTIONS: dict[str, bool] = {
@@ -80,8 +81,10 @@ class SubtablePattern:
 class _Cuts:
     """The master of one subtable and the attacks it must defeat."""
 
-    def __init__(self, sub: Problem, bounds: Bounds, cand: np.ndarray, mip_gap: float, seed: int) -> None:
+    def __init__(self, sub: Problem, bounds: Bounds, cand: np.ndarray, mip_gap: float, seed: int,
+                 boxes: BoxTables | None = None) -> None:
         self.sub = sub
+        self.boxes = boxes
         self.bounds = bounds
         self.sens = sub.sensitive
         self.master = _Master(sub, cand, seed)
@@ -94,12 +97,13 @@ class _Cuts:
     def _attack(self, x: np.ndarray, keys: list[Key], clock: WorkClock) -> dict[Key, Attack] | None:
         """The attacks of ``keys`` on ``x``; ``None`` past the clock's guard (a round's
         attacks on a block of thousands of cells can take seconds)."""
-        return clock.until_guard(run_attacks, self.sub, self.bounds, x, keys, want_dual=True)
+        return clock.until_guard(run_attacks, self.sub, self.bounds, x, keys, want_dual=True, boxes=self.boxes)
 
     def relax(self, keys: list[Key], deadline: float, clock: WorkClock) -> None:
         """Strengthen the master on its LP relaxation (at most ``LP_ROUNDS`` rounds),
         then make it integral. ``deadline`` is on ``clock``."""
-        _lp_rounds(self.sub, self.bounds, self.master, LP_ROUNDS, deadline, {}, keys=keys, clock=clock)
+        _lp_rounds(self.sub, self.bounds, self.master, LP_ROUNDS, deadline, {}, keys=keys, clock=clock,
+                   boxes=self.boxes)
         self.master.integral(True)
 
     def solve(self, keys: list[Key], deadline: float, clock: WorkClock) -> tuple[np.ndarray | None, bool]:
@@ -137,7 +141,8 @@ class _Cuts:
 
 def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: dict[int, np.ndarray],
                      seconds: float, mip_gap: float, seed: int, rounds: int = 1,
-                     reopens: np.ndarray | None = None, clock: WorkClock | None = None) -> SubtablePattern | None:
+                     reopens: np.ndarray | None = None, clock: WorkClock | None = None,
+                     boxes: BoxTables | None = None) -> SubtablePattern | None:
     """The subtable's pattern against outsiders, then against the insider attacks it
     fails, for at most ``rounds`` more solves (the full-table repair takes the rest),
     within ``seconds`` of LP work (:class:`~tablesafe.suppress.work_clock.WorkClock`,
@@ -151,14 +156,15 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
     not kept and ends the rounds: reopening those subtables costs more than leaving its
     insiders to that repair. Out of time before any pattern passes the outsiders, the
     last pattern found is returned (unsafe, for the repair to complete); None when the
-    master found none at all.
+    master found none at all. ``boxes``: the subtable's box certificates, which answer
+    the attacks they can before any LP (:mod:`tablesafe.suppress.subtable_boxes`).
     """
     clock = WorkClock.for_limit(seconds) if clock is None else clock
     start = clock.now()
     deadline = start + seconds
     sens = sub.sensitive
     keys = outsider_keys(bounds, np.flatnonzero(sens))
-    cuts = _Cuts(sub, bounds, cand, mip_gap, seed)
+    cuts = _Cuts(sub, bounds, cand, mip_gap, seed, boxes)
     cuts.relax(keys, deadline, clock)
     best: np.ndarray | None = None
     best_atts: dict[Key, Attack] = {}
@@ -180,7 +186,7 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
             break
         if clock.now() - start > INSIDER_ROUND_SHARE * seconds:
             break  # too little work left for an insider round (the full-table repair takes them)
-        more = clock.until_guard(failing_insiders, sub, bounds, x, keys, insiders, have)
+        more = clock.until_guard(failing_insiders, sub, bounds, x, keys, insiders, have, boxes=boxes)
         if not more:
             break  # none failing, or past the clock's guard
         more = more[:per_round]
@@ -190,12 +196,14 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
     if best is None:
         if partial is None:
             return None
-        return SubtablePattern(partial, False, *_moves(sub, bounds, partial, [k for k in keys if k[2] < 0], clock))
-    return SubtablePattern(best, True, *_moves(sub, bounds, best, keys, clock, best_atts))
+        return SubtablePattern(partial, False, *_moves(sub, bounds, partial, [k for k in keys if k[2] < 0], clock,
+                                                       boxes=boxes))
+    return SubtablePattern(best, True, *_moves(sub, bounds, best, keys, clock, best_atts, boxes))
 
 
 def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
-                      insiders: dict[int, np.ndarray], have: set, deadline: float | None = None) -> list[Key]:
+                      insiders: dict[int, np.ndarray], have: set, deadline: float | None = None,
+                      boxes: BoxTables | None = None) -> list[Key]:
     """Insider attacks on the pattern that reach no level, in a fixed order.
 
     Each insider of an outsider attack among ``keys`` is attacked by LP on the subtable
@@ -210,7 +218,8 @@ def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
     if not outer:
         return []
     found = run_attacks(sub, bounds, x.astype(float), outer, want_dual=False, sparse=True, certify=False,
-                        expect_pass=True, insiders={k: insiders[k] for k, _, _ in outer}, deadline=deadline)
+                        expect_pass=True, insiders={k: insiders[k] for k, _, _ in outer}, deadline=deadline,
+                        boxes=boxes)
     bad = {key for key, att in found.items() if key[2] >= 0 and not att.ok}
     for k, d, _ in outer:
         if not found[(k, d, -1)].ok:  # its insiders know more: they fail as well
@@ -219,13 +228,14 @@ def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
 
 
 def _moves(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], clock: WorkClock,
-           found: dict[Key, Attack] | None = None) -> tuple[np.ndarray, np.ndarray, tuple[tuple[Key, Attack], ...]]:
+           found: dict[Key, Attack] | None = None,
+           boxes: BoxTables | None = None) -> tuple[np.ndarray, np.ndarray, tuple[tuple[Key, Attack], ...]]:
     """Per cell, the largest move up and down of the pattern's sparse certificates of
     ``keys``, and those of them that pass as (key, attack). Past the clock's guard the
     tables the pattern's check ``found`` take their place (no LP; they move more cells),
     or none when there are none."""
     atts = clock.until_guard(run_attacks, sub, bounds, x.astype(float), sorted(keys), want_dual=False,
-                             sparse=True, expect_pass=True)
+                             sparse=True, expect_pass=True, boxes=boxes)
     if atts is None:
         atts = {key: found[key] for key in sorted(keys) if found and key in found}
     up, dn = scaled_moves(list(atts.values()), sub.n)

@@ -50,6 +50,13 @@ def whole_table_certificates(problem: Problem, bounds: Bounds, withheld: np.ndar
                              found: list[Found]) -> dict[Key, Attack]:
     """The tables of ``found`` that are certificates of the whole table under
     ``withheld``, as passing attacks (the first valid one per key)."""
+    return tables_under(problem, bounds, withheld.astype(float), found)
+
+
+def tables_under(problem: Problem, bounds: Bounds, x: np.ndarray, found: list[Found]) -> dict[Key, Attack]:
+    """The tables of ``found`` that are certificates of ``problem`` under the pattern
+    ``x`` (possibly fractional: a cell's bounds scale with it, as in the attacker's LP),
+    as passing attacks (the first valid one per key)."""
     if not found:
         return {}
     lens = np.array([len(c) for _, c, _ in found], dtype=np.int64)
@@ -61,10 +68,12 @@ def whole_table_certificates(problem: Problem, bounds: Bounds, withheld: np.ndar
     is_tgt = rows == tgt[col]
     # within the attacker's box: a target over its whole a priori interval, the others as
     # complements; only withheld cells move
-    up = np.where(is_tgt, bounds.tup[rows], bounds.up[rows])
-    dn = np.where(is_tgt, bounds.tdn[rows], bounds.dn[rows])
+    on = x[rows] > 0
+    share = np.where(on, x[rows], 1.0)  # (inf times a share is inf; a published cell fails below)
+    up = np.where(is_tgt, bounds.tup[rows], bounds.up[rows]) * share
+    dn = np.where(is_tgt, bounds.tdn[rows], bounds.dn[rows]) * share
     slack = 1e-9 * np.maximum(1.0, np.abs(devs))
-    bad_row = ((devs > up + slack) | (-devs > dn + slack) | ~withheld[rows] | (rows == ins[col])
+    bad_row = ((devs > up + slack) | (-devs > dn + slack) | ~on | (rows == ins[col])
                | ~np.isfinite(devs))
     ok = np.bincount(col[bad_row], minlength=len(found)) == 0
     # every relation of the whole table met
