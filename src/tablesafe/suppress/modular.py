@@ -149,8 +149,7 @@ def modular_pattern(
     side by ``workers`` processes (default: up to 2 CPUs); the pattern is the same
     whatever their number.
 
-    ``boxes``: answer a subtable's attacks by its box certificates where they exist,
-    before any attacker LP (:mod:`tablesafe.suppress.subtable_boxes`; cut generation only).
+    ``boxes``: box certificates answer attacks before any LP (:mod:`~tablesafe.suppress.subtable_boxes`).
 
     ``tables``: when a list, the subtables' passing attacks are appended to it in the
     positions of the whole table (:func:`~tablesafe.suppress.subtable_tables.in_table_positions`),
