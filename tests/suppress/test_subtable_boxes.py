@@ -136,3 +136,41 @@ def test_a_published_cell_is_never_in_a_box():
     for att in got.values():
         assert sub.sensitive[att.cells].all()
     assert (sub.status[~sub.sensitive] == SAFE).any()
+
+
+@pytest.mark.parametrize("shape,units", [([[30], [12]], 150), ([[8], [6], [4]], 160)])
+def test_large_grids_pick_the_same_boxes_one_key_at_a_time(shape, units, monkeypatch):
+    """Large grids are searched one key at a time over the partners whose own corner can
+    move; on the same patterns that gives the very boxes the search of many keys at once
+    gives (the cheapest, the first of equals)."""
+    import tablesafe.suppress.subtable_boxes as boxes_module
+
+    p = table_problem(4, shape, units=units)
+    b = Bounds.of(p, singleton=True)
+    (_, _, grid), = subtable_grids(p)
+    rng = np.random.default_rng(1)
+    keys = _keys(p, b)
+    for share in (0.3, 0.7, 1.0):
+        x = p.sensitive | (rng.random(p.n) < share)
+        monkeypatch.setattr(boxes_module, "SLICED_FROM", 10**9)
+        together = BoxTables(p, b, grid)(x.astype(float), keys)
+        monkeypatch.setattr(boxes_module, "SLICED_FROM", 0)
+        one_by_one = BoxTables(p, b, grid)(x.astype(float), keys)
+        assert together and together.keys() == one_by_one.keys()
+        for key, att in together.items():
+            assert att.cells.tolist() == one_by_one[key].cells.tolist()
+            assert np.allclose(att.dev, one_by_one[key].dev)
+
+
+def test_the_box_search_stops_at_its_deadline():
+    """Past the deadline the search raises OutOfTime instead of going on (a flat table of
+    tens of thousands of cells can take seconds)."""
+    import time
+
+    from tablesafe.suppress.attack_runs import OutOfTime
+
+    p = table_problem(5, [[30], [12]], units=150)
+    b = Bounds.of(p, singleton=True)
+    (_, _, grid), = subtable_grids(p)
+    with pytest.raises(OutOfTime):
+        BoxTables(p, b, grid)(np.ones(p.n), _keys(p, b), deadline=time.monotonic() - 1.0)

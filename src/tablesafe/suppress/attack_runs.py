@@ -106,8 +106,8 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     ``known``: tables proved certificates under ``x`` (:mod:`~tablesafe.suppress.subtable_tables`);
     an attack with the same key takes its table with no LP.
 
-    ``boxes``: a source of certificates tried before any LP, called with ``x``, the keys
-    and ``also_fixed`` (a subtable's :class:`~tablesafe.suppress.subtable_boxes.BoxTables`);
+    ``boxes``: a source of certificates tried before any LP, called with ``x``, the keys,
+    ``also_fixed`` and ``deadline`` (a subtable's :class:`~tablesafe.suppress.subtable_boxes.BoxTables`);
     the attacks it answers pass with its tables.
 
     ``radius`` (internal): where the outsider's attacks passed on a neighbourhood, so that
@@ -151,7 +151,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         if not keys:
             return out
     if boxes is not None:
-        got = boxes(x, keys, also_fixed)
+        got = boxes(x, keys, also_fixed, deadline)
         if got:
             out.update(got)
             keys = [key for key in keys if key not in got]

@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import time
 
 import numpy as np
 
 from tablesafe.problem import Problem
+from tablesafe.suppress.attack_runs import OutOfTime
 from tablesafe.suppress.attacker import SINGLETON_WEIGHT, UP, Attack, Bounds, Key
 from tablesafe.suppress.subtable_tables import tables_under
 
@@ -51,6 +53,11 @@ CHUNK_ENTRIES = 1_000_000
 
 SLACK = 1e-9
 """Relative tolerance when a cell's room is compared with the level."""
+
+
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise OutOfTime
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,8 +119,11 @@ class BoxTables:
         self._x: np.ndarray | None = None
         self._memo: dict[tuple[Key, tuple[int, ...]], Attack | None] = {}
 
-    def __call__(self, x: np.ndarray, keys: list[Key],
-                 also_fixed: dict[Key, tuple[int, ...]] | None = None) -> dict[Key, Attack]:
+    def __call__(self, x: np.ndarray, keys: list[Key], also_fixed: dict[Key, tuple[int, ...]] | None = None,
+                 deadline: float | None = None) -> dict[Key, Attack]:
+        """The attacks of ``keys`` answered by boxes under ``x`` (``also_fixed``: further
+        cells each attacker knows); past ``deadline`` (``time.monotonic()``)
+        :class:`~tablesafe.suppress.attack_runs.OutOfTime` is raised."""
         if self._x is None or not np.array_equal(self._x, x):
             self._x = np.array(x, dtype=float)
             self._memo = {}
@@ -128,7 +138,7 @@ class BoxTables:
             if got is not None:
                 out[key] = got
         if ask:
-            new = self._search(x, ask, also_fixed)
+            new = self._search(x, ask, also_fixed, deadline)
             for key in ask:
                 fixed = tuple(also_fixed.get(key, ())) if also_fixed else ()
                 self._memo[(key, fixed)] = new.get(key)
@@ -136,8 +146,8 @@ class BoxTables:
         self.found += len(out)
         return out
 
-    def _search(self, x: np.ndarray, keys: list[Key],
-                also_fixed: dict[Key, tuple[int, ...]] | None) -> dict[Key, Attack]:
+    def _search(self, x: np.ndarray, keys: list[Key], also_fixed: dict[Key, tuple[int, ...]] | None,
+                deadline: float | None) -> dict[Key, Attack]:
         """Box certificates for ``keys`` under ``x``, checked (see the module)."""
         b = self.bounds
         on = x > 0
@@ -158,7 +168,9 @@ class BoxTables:
         if size > SLICED_FROM:
             # a large grid: one key at a time, by slices of the grid (no gathers)
             grid = self.grid.local
-            for i in ask.tolist():
+            for n, i in enumerate(ask.tolist()):
+                if n % 32 == 0:
+                    _check(deadline)
                 box = self._box_sliced(int(t[i]), int(d[i]), float(level[i]),
                                        ([int(s[i])] if s[i] >= 0 else []) + list(fixed[i]),
                                        room_up[grid], room_dn[grid])
@@ -167,6 +179,7 @@ class BoxTables:
             return tables_under(self.sub, b, x, found) if found else {}
         chunk = max(1, CHUNK_ENTRIES // max(size, 1))
         for lo in range(0, len(ask), chunk):
+            _check(deadline)
             idx = ask[lo:lo + chunk]
             best = self._boxes(t[idx], d[idx], s[idx], level[idx], room_up, room_dn,
                                [fixed[i] for i in idx.tolist()])
@@ -234,7 +247,9 @@ class BoxTables:
     def _box_sliced(self, t: int, d: int, level: float, known: list[int], room_up: np.ndarray,
                     room_dn: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """The cheapest box of one key on a large grid (``room_up``, ``room_dn`` on the
-        grid's shape): (cells, deviations) or None."""
+        grid's shape): (cells, deviations) or None. Only partners whose own corner (the
+        target's codes but one) can move are crossed, so the work follows the withheld
+        cells in the target's lines, not the grid's size."""
         a = self.coords[t]
         shape = self.shape
         ndim = len(shape)
@@ -247,27 +262,34 @@ class BoxTables:
             ok_up[tuple(at.T)] = False
             ok_dn[tuple(at.T)] = False
         sign = [np.where((np.arange(n) == 0) | (a[k] == 0), 1.0, -1.0) for k, n in enumerate(shape)]
-        weight = self.grid_weight
-        feasible = np.ones(shape, dtype=bool)
-        cost = np.zeros(shape)
-        for dims in self.subsets[1:]:
-            idx = tuple(slice(None) if k in dims else int(a[k]) for k in range(ndim))
-            sg = np.ones([shape[k] for k in dims])
-            for j, k in enumerate(dims):
-                sg = sg * sign[k].reshape([-1 if i == j else 1 for i in range(len(dims))])
-            ok = np.where(sg * d > 0, ok_up[idx], ok_dn[idx])
-            expand = tuple(slice(None) if k in dims else None for k in range(ndim))
-            feasible &= ok[expand]
-            cost = cost + weight[idx][expand]
+        cand = []
         for k in range(ndim):
-            feasible[tuple(int(a[k]) if i == k else slice(None) for i in range(ndim))] = False
+            line = tuple(slice(None) if i == k else int(a[i]) for i in range(ndim))
+            ok = np.where(sign[k] * d > 0, ok_up[line], ok_dn[line])
+            ok[int(a[k])] = False  # a partner differs from the target's code
+            c = np.flatnonzero(ok)
+            if not len(c):
+                return None
+            cand.append(c)
+        feasible = np.ones([len(c) for c in cand], dtype=bool)
+        cost = np.zeros(feasible.shape)
+        for dims in self.subsets[1:]:
+            axes = [[-1 if i == k else 1 for i in range(ndim)] for k in range(ndim)]
+            index = tuple(cand[k].reshape(axes[k]) if k in dims else int(a[k]) for k in range(ndim))
+            corner = np.ones([1] * ndim)
+            for k in dims:
+                corner = corner * sign[k][cand[k]].reshape(axes[k])
+            if len(dims) > 1:  # (single dimensions were sifted above)
+                feasible &= np.where(corner * d > 0, ok_up[index], ok_dn[index])
+            cost = cost + self.grid_weight[index]
         if not feasible.any():
             return None
-        best = np.unravel_index(int(np.argmin(np.where(feasible, cost, np.inf))), shape)
+        pick = np.unravel_index(int(np.argmin(np.where(feasible, cost, np.inf))), feasible.shape)
+        best = [int(cand[k][pick[k]]) for k in range(ndim)]
         cells, devs = [], []
         for dims in self.subsets:
-            point = tuple(int(best[k]) if k in dims else int(a[k]) for k in range(ndim))
-            corner = float(np.prod([sign[k][best[k]] for k in dims])) if dims else 1.0
+            point = tuple(best[k] if k in dims else int(a[k]) for k in range(ndim))
+            corner_sign = float(np.prod([sign[k][best[k]] for k in dims])) if dims else 1.0
             cells.append(int(self.grid.local[point]))
-            devs.append(d * corner * level)
+            devs.append(d * corner_sign * level)
         return np.asarray(cells, dtype=np.int64), np.asarray(devs)
