@@ -171,6 +171,7 @@ def modular_pattern(
         return w, st
     subs = subtable_grids(problem)
     say(f"{len(subs)} subtables")
+    relation_counts = _relation_counts(problem) if boxes else None  # (for the boxes' weights)
     w = sens.copy()
     seen = np.zeros(problem.n, dtype=bool)  # cells of subtables already protected
     queue = list(range(len(subs)))
@@ -226,7 +227,7 @@ def modular_pattern(
             levels = (need_up, need_dn) if certified_levels else None
             tasks = [_task(problem, bounds, w, seen, subs[i][1], levels, use_capacity, insiders, geo,
                            min(per, subtable_limit), mip_gap, seed, compact_max, subtable_model,
-                           subs[i][2] if boxes else None)
+                           subs[i][2] if boxes else None, relation_counts)
                      for i in batch]
             outcomes = list(pool.map(_solve_task, tasks)) if pool is not None else [_solve_task(t) for t in tasks]
             for i, (out, work, guarded) in zip(batch, outcomes):
@@ -470,7 +471,8 @@ def _pool(workers: int | None):
 
 def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cells: np.ndarray,
           levels, use_capacity: bool, insiders: bool, geo, seconds: float, mip_gap: float, seed: int,
-          compact_max: int, subtable_model: str, grid: SubtableGrid | None = None) -> tuple:
+          compact_max: int, subtable_model: str, grid: SubtableGrid | None = None,
+          relation_counts: np.ndarray | None = None) -> tuple:
     """Everything one subtable's solve needs (picklable: plain arrays and a Problem)."""
     sub, carried, reopens = _subproblem(problem, w, seen, cells, levels)
     sb = Bounds.of(sub, capacity=use_capacity, singleton=bool(bounds.singleton.any()))
@@ -481,9 +483,9 @@ def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cel
     if insiders and sb.singleton.any():
         ins = _overlap_insiders(geo, cells, sb, carried)
     outer = None
-    if grid is not None:
+    if grid is not None and relation_counts is not None:
         # cells in relations outside the subtable (moving one breaks those)
-        outer = _relation_counts(problem)[cells] > np.diff(sub.relations.tocsc().indptr)
+        outer = relation_counts[cells] > _relation_counts(sub)
     return (sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells,
             problem.sensitive[cells], grid, outer)
 

@@ -62,6 +62,12 @@ def _check(deadline: float | None) -> None:
         raise OutOfTime
 
 
+def _sign(partner: np.ndarray, code: np.ndarray | int) -> np.ndarray:
+    """The sign of a box corner's move in one dimension: -1 where the partner and the
+    target's code are siblings, +1 where one of them is the parent (index 0)."""
+    return np.where((partner == 0) | (code == 0), 1.0, -1.0)
+
+
 @dataclasses.dataclass(frozen=True)
 class SubtableGrid:
     """Where a subtable's cells lie on its grid of codes.
@@ -114,8 +120,6 @@ class BoxTables:
         # the box's corners by the dimensions in which they take the partner's code
         self.subsets = [dims for n in range(len(self.shape) + 1)
                         for dims in itertools.combinations(range(len(self.shape)), n)]
-        self.found = 0  # answers given (a pattern asked about again counts again)
-        self.tried = 0  # attacks searched
         # the answers under the last pattern asked about (the cut rounds, the insiders'
         # round and the moves of one subtable often ask about the same pattern)
         self._x: np.ndarray | None = None
@@ -132,20 +136,16 @@ class BoxTables:
         out: dict[Key, Attack] = {}
         ask = []
         for key in keys:
-            fixed = tuple(also_fixed.get(key, ())) if also_fixed else ()
-            if (key, fixed) not in self._memo:
-                ask.append(key)
-                continue
-            got = self._memo[(key, fixed)]
-            if got is not None:
+            memo = (key, tuple(also_fixed.get(key, ())) if also_fixed else ())
+            if memo not in self._memo:
+                ask.append(memo)
+            elif (got := self._memo[memo]) is not None:
                 out[key] = got
         if ask:
-            new = self._search(x, ask, also_fixed, deadline)
-            for key in ask:
-                fixed = tuple(also_fixed.get(key, ())) if also_fixed else ()
-                self._memo[(key, fixed)] = new.get(key)
+            new = self._search(x, [key for key, _ in ask], also_fixed, deadline)
+            for memo in ask:
+                self._memo[memo] = new.get(memo[0])
             out.update(new)
-        self.found += len(out)
         return out
 
     def _search(self, x: np.ndarray, keys: list[Key], also_fixed: dict[Key, tuple[int, ...]] | None,
@@ -164,7 +164,6 @@ class BoxTables:
         fixed = [tuple(also_fixed.get(k, ())) if also_fixed else () for k in keys]
         ask = np.flatnonzero((b.req_sl[t] <= 0) & (level > 0) & (own >= level * (1 - SLACK))
                              & (self.coords[t] >= 0).all(axis=1))
-        self.tried += len(ask)
         found = []
         size = self.local.size
         if size > SLICED_FROM:
@@ -217,19 +216,26 @@ class BoxTables:
         if not len(rows):
             return out
         chosen = np.stack([self.point[k][pick[rows]] for k in range(a.shape[1])], axis=1)
-        cells = np.empty((len(rows), len(self.subsets)), dtype=np.int64)
-        devs = np.empty((len(rows), len(self.subsets)))
-        for i, dims in enumerate(self.subsets):
-            coord = a[rows].copy()
-            sign = np.ones(len(rows))
-            for k in dims:
-                coord[:, k] = chosen[:, k]
-                sign *= np.where((chosen[:, k] == 0) | (a[rows, k] == 0), 1.0, -1.0)
-            cells[:, i] = local[np.ravel_multi_index(tuple(coord.T), self.shape)]
-            devs[:, i] = d[rows] * sign * level[rows]
+        cells, devs = self._corners(a[rows], chosen, d[rows], level[rows])
         for j, r in enumerate(rows.tolist()):
             out[r] = (cells[j], devs[j])
         return out
+
+    def _corners(self, a: np.ndarray, chosen: np.ndarray, d: np.ndarray,
+                 level: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per key (target coordinates ``a``, the partners ``chosen``, direction and
+        level), the box's ``2**dims`` cells (the target first) and their deviations."""
+        cells = np.empty((len(a), len(self.subsets)), dtype=np.int64)
+        devs = np.empty((len(a), len(self.subsets)))
+        for i, dims in enumerate(self.subsets):
+            coord = a.copy()
+            sign = np.ones(len(a))
+            for k in dims:
+                coord[:, k] = chosen[:, k]
+                sign *= _sign(chosen[:, k], a[:, k])
+            cells[:, i] = self.local[np.ravel_multi_index(tuple(coord.T), self.shape)]
+            devs[:, i] = d * sign * level
+        return cells, devs
 
     def _points(self, a: np.ndarray, dims: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """For each key (target coordinates ``a``) and each grid point taken as the
@@ -241,7 +247,7 @@ class BoxTables:
             if k in dims:
                 p = self.point[k][None, :]
                 flat += stride * p
-                sign *= np.where((p == 0) | (a[:, k][:, None] == 0), 1.0, -1.0)
+                sign *= _sign(p, a[:, k][:, None])
             else:
                 flat += stride * a[:, k][:, None]
         return flat, sign
@@ -263,7 +269,7 @@ class BoxTables:
             at = at[(at >= 0).all(axis=1)]
             ok_up[tuple(at.T)] = False
             ok_dn[tuple(at.T)] = False
-        sign = [np.where((np.arange(n) == 0) | (a[k] == 0), 1.0, -1.0) for k, n in enumerate(shape)]
+        sign = [_sign(np.arange(n), a[k]) for k, n in enumerate(shape)]
         cand = []
         for k in range(ndim):
             line = tuple(slice(None) if i == k else int(a[i]) for i in range(ndim))
@@ -275,8 +281,8 @@ class BoxTables:
             cand.append(c)
         feasible = np.ones([len(c) for c in cand], dtype=bool)
         cost = np.zeros(feasible.shape)
+        axes = [[-1 if i == k else 1 for i in range(ndim)] for k in range(ndim)]
         for dims in self.subsets[1:]:
-            axes = [[-1 if i == k else 1 for i in range(ndim)] for k in range(ndim)]
             index = tuple(cand[k].reshape(axes[k]) if k in dims else int(a[k]) for k in range(ndim))
             corner = np.ones([1] * ndim)
             for k in dims:
@@ -287,11 +293,6 @@ class BoxTables:
         if not feasible.any():
             return None
         pick = np.unravel_index(int(np.argmin(np.where(feasible, cost, np.inf))), feasible.shape)
-        best = [int(cand[k][pick[k]]) for k in range(ndim)]
-        cells, devs = [], []
-        for dims in self.subsets:
-            point = tuple(best[k] if k in dims else int(a[k]) for k in range(ndim))
-            corner_sign = float(np.prod([sign[k][best[k]] for k in dims])) if dims else 1.0
-            cells.append(int(self.grid.local[point]))
-            devs.append(d * corner_sign * level)
-        return np.asarray(cells, dtype=np.int64), np.asarray(devs)
+        best = np.array([[cand[k][pick[k]] for k in range(ndim)]], dtype=np.int64)
+        cells, devs = self._corners(a[None, :], best, np.array([d]), np.array([level]))
+        return cells[0], devs[0]
