@@ -27,6 +27,7 @@ import numpy as np
 from tablesafe.audit.lp import lp_work
 from tablesafe.parallel import worker_count
 from tablesafe.problem import PRIMARY, SAFE, Problem
+from tablesafe.suppress.attack_runs import relations_by_cell
 from tablesafe.suppress.attacker import UP, Bounds
 from tablesafe.suppress.compact import CompactResult, attacks_of, compact_pattern, model_size
 from tablesafe.suppress.optimal import optimal_pattern
@@ -171,7 +172,6 @@ def modular_pattern(
         return w, st
     subs = subtable_grids(problem)
     say(f"{len(subs)} subtables")
-    relation_counts = _relation_counts(problem) if boxes else None  # (for the boxes' weights)
     w = sens.copy()
     seen = np.zeros(problem.n, dtype=bool)  # cells of subtables already protected
     queue = list(range(len(subs)))
@@ -227,7 +227,7 @@ def modular_pattern(
             levels = (need_up, need_dn) if certified_levels else None
             tasks = [_task(problem, bounds, w, seen, subs[i][1], levels, use_capacity, insiders, geo,
                            min(per, subtable_limit), mip_gap, seed, compact_max, subtable_model,
-                           subs[i][2] if boxes else None, relation_counts)
+                           subs[i][2] if boxes else None)
                      for i in batch]
             outcomes = list(pool.map(_solve_task, tasks)) if pool is not None else [_solve_task(t) for t in tasks]
             for i, (out, work, guarded) in zip(batch, outcomes):
@@ -471,8 +471,7 @@ def _pool(workers: int | None):
 
 def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cells: np.ndarray,
           levels, use_capacity: bool, insiders: bool, geo, seconds: float, mip_gap: float, seed: int,
-          compact_max: int, subtable_model: str, grid: SubtableGrid | None = None,
-          relation_counts: np.ndarray | None = None) -> tuple:
+          compact_max: int, subtable_model: str, grid: SubtableGrid | None = None) -> tuple:
     """Everything one subtable's solve needs (picklable: plain arrays and a Problem)."""
     sub, carried, reopens = _subproblem(problem, w, seen, cells, levels)
     sb = Bounds.of(sub, capacity=use_capacity, singleton=bool(bounds.singleton.any()))
@@ -483,16 +482,13 @@ def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cel
     if insiders and sb.singleton.any():
         ins = _overlap_insiders(geo, cells, sb, carried)
     outer = None
-    if grid is not None and relation_counts is not None:
-        # cells in relations outside the subtable (moving one breaks those)
-        outer = relation_counts[cells] > _relation_counts(sub)
+    if grid is not None:
+        # cells in relations outside the subtable (moving one breaks those; the table's
+        # relations by cell are built once per run)
+        in_table = np.diff(relations_by_cell(problem).indptr)[cells]
+        outer = in_table > np.bincount(sub.relations.indices, minlength=sub.n)
     return (sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells,
             problem.sensitive[cells], grid, outer)
-
-
-def _relation_counts(problem: Problem) -> np.ndarray:
-    """Per cell, the number of relations it lies in."""
-    return np.bincount(problem.relations.indices, minlength=problem.n)
 
 
 def _solve_task(task: tuple):
