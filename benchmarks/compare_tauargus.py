@@ -7,7 +7,8 @@ Run (from the repository root):
     ... compare_tauargus.py --linked [--linked-preset linked3k]
 
 Tables: the tau-ARGUS test data (tau_testW, Var2 by Size x Region with region2.hrc, p% rule
-p=15), generated hierarchical business tables (tablesafe.synthetic presets, ``--sizes``;
+p=15), generated hierarchical business tables (tablesafe.synthetic presets, the shapes of
+:data:`VARIED` and the irregular hierarchies of ``irregular_shapes.py``, ``--sizes``;
 default ``1k``, ``13k``, ``60k``; p% rule p=15, n=1), and the Castro JJ instances (our
 methods only: tau-ARGUS cannot read JJ through pytauargus' microdata pipeline).
 
@@ -54,6 +55,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 import plain_lp
+from irregular_shapes import IRREGULAR, irregular_data
 from plain_lp import plain_lp_check
 from tau_runner import cpu_seconds, run_tau
 
@@ -114,7 +116,10 @@ and 4-D, each about 1,000-13,000 cells."""
 
 
 def generated(name: str, seed: int, cohesion: float) -> SyntheticData:
-    """A preset of :data:`tablesafe.synthetic.PRESETS` or a shape of :data:`VARIED`."""
+    """A preset of :data:`tablesafe.synthetic.PRESETS`, a shape of :data:`VARIED` or
+    one of :data:`irregular_shapes.IRREGULAR`."""
+    if name in IRREGULAR:
+        return irregular_data(name, seed, cohesion)
     if name in VARIED:
         spec = dict(VARIED[name])
         return synthetic_data(spec.pop("branching"), spec.pop("units"), seed=seed, holding_cohesion=cohesion,

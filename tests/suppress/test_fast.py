@@ -288,6 +288,17 @@ def test_order_default_depends_on_the_table_size_and_is_checked():
     assert FastOptions().for_table(13_000).order == "value"
     assert FastOptions().for_table(1_000_000).order == "need"
     assert FastOptions(order="need").for_table(13_000).order == "need"
+
+
+def test_small_tables_may_use_the_whole_table_as_a_box():
+    # a small table of more than 4,000 code combinations (sparse, or with irregular
+    # hierarchies) gets the same box limit as the tables above it: its whole table
+    from tablesafe.suppress.fast import FastOptions
+
+    opts = FastOptions()
+    assert opts.for_table(4_500).max_box == opts.wide_max_box == opts.for_table(13_000).max_box
+    assert opts.for_table(1_000_000).max_box == 4_000
+    assert FastOptions(max_box=500).for_table(4_500).max_box == 500
     with pytest.raises(ValueError, match="order"):
         FastOptions(order="largest")
 

@@ -57,18 +57,25 @@ class FastOptions:
         strict_whole_max: on problems without a table structure and at most this many
             cells, that search may also use the target's whole block.
         log_every: print a line to standard error every this many targets (0: never).
-        max_box: most code combinations of a box in the first attempts. Default: 4,000
-            for tables of at most ``small_table`` cells or more than ``wide_table``,
-            ``wide_max_box`` between.
+        max_box: most code combinations of a box in the first attempts. Default:
+            ``wide_max_box`` for tables of at most ``wide_table`` cells, 4,000 above.
         wide_table: size (cells) up to which the large boxes are tried first (see
             ``box_levels``).
-        wide_max_box: ``max_box`` for tables between ``small_table`` and ``wide_table``
-            cells. Measured with singleton protection and holdings (generated tables,
-            p% rule): on the 13,851-cell three-way table ``fast`` withheld 89.0 M
-            instead of 249.1 M (19 s instead of 2 s), and seeded with ``modular``'s
-            pattern it added 47 M instead of 218 M; on the 13,167-cell two-way table
-            10.9 M instead of 47.6 M (14 s instead of 1.3 s); on the 61,215-cell
-            two-way table, where no whole-table box fits, 224.4 M instead of 247.4 M.
+        wide_max_box: ``max_box`` for tables of at most ``wide_table`` cells.
+            Measured with singleton protection and holdings (generated tables, p%
+            rule): on the 13,851-cell three-way table ``fast`` withheld 89.0 M instead
+            of 249.1 M (19 s instead of 2 s), and seeded with ``modular``'s pattern it
+            added 47 M instead of 218 M; on the 13,167-cell two-way table 10.9 M instead
+            of 47.6 M (14 s instead of 1.3 s); on the 61,215-cell two-way table, where
+            no whole-table box fits, 224.4 M instead of 247.4 M. Tables of at most
+            ``small_table`` cells had 4,000 until the forty-second session, which on
+            most of them is the whole table already; on small tables of more code
+            combinations (sparse, or of irregular hierarchies) ``fast`` withheld far
+            more: the generated deep 4,345-cell two-way table 150.1 M -> 14.9 M (4.2 ->
+            21.8 s), an irregular 4,588-cell two-way one 60.7 M -> 17.5 M (5.0 ->
+            27.3 s), and ``modular`` on an irregular 4,340-cell three-way table, whose
+            attacker-LP repair ran out of time, was completed by the certificates with
+            65.8 M instead of 14.8 M (``benchmarks/irregular_shapes.py``).
         max_wide_box: most code combinations of a box tried (last) before relation hops.
         cleanup_effort: local LPs the second pass (releasing complements the
             certificates can do without, most expensive first) may spend, as a multiple
@@ -181,7 +188,7 @@ class FastOptions:
             box_levels=self.box_levels if self.box_levels is not None
             else ((6, 5, 4, 2, 1, 3) if wide else (1, 3)),
             max_box=self.max_box if self.max_box is not None
-            else (self.wide_max_box if wide and not small else 4_000),
+            else (self.wide_max_box if wide else 4_000),
             cleanup_effort=self.cleanup_effort if self.cleanup_effort is not None
             else (1.0 if small else 0.0),
             strict_adds=self.strict_adds if self.strict_adds is not None else not (wide and structured),
