@@ -123,3 +123,17 @@ def test_the_report_names_the_steps_the_clock_ended(monkeypatch):
     assert hurried.pattern.stats["clock_decided"]
     assert "another run" in steps["ended by the clock"]
     assert "ended by the clock: " + hurried.pattern.stats["clock_decided"][0] in hurried.summary()
+
+
+def test_the_report_says_when_the_repair_was_left_to_the_certificates(monkeypatch):
+    """A three-way table whose attacker-LP repair is estimated past its share of the
+    limit: the report names the estimate and the certificates that completed the pattern."""
+    import tablesafe.suppress.repair_estimate as estimate
+    from tablesafe.synthetic import synthetic_problem
+
+    monkeypatch.setattr(estimate, "LP_REPAIR_SECONDS_PER_UNIT", 60.0)
+    result = tablesafe.protect_problem(synthetic_problem("1k3d", seed=4), method="modular", time_limit=60)
+    steps = _step_rows(render_report(result))
+    assert steps["repair skipped"].startswith("attacker-LP repair estimated at ")
+    assert "local certificates complete the pattern" in steps["repair skipped"]
+    assert "certificates completing the pattern" in steps and "full-table repair" not in steps

@@ -42,6 +42,7 @@ from tablesafe.suppress.cleanup import cleanup
 from tablesafe.suppress.fast_options import FastOptions
 from tablesafe.suppress.methods import DEFAULT_METHOD, METHODS
 from tablesafe.suppress.protection import OutOfTime, repair
+from tablesafe.suppress.repair_estimate import repair_route
 from tablesafe.suppress.subtable_tables import whole_table_certificates
 from tablesafe.suppress.work_clock import WorkClock
 
@@ -229,6 +230,7 @@ def suppress(
                                               seed=seed, log=log, insiders=_subtable_insiders(route),
                                               tables=subtable_tables if route in ("lp", "guided") else None)
         found = withheld | sens  # the search's pattern, before any repair
+        route = repair_route(problem, method, route, found, float(time_limit), stats, log)
         atts: dict = {}  # Key -> Attack, as repair returns
         passed = None  # the audit the pattern passed
         # the repair must leave time for the certificates, which prove any pattern
@@ -497,8 +499,9 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
     a local certificate per sensitive cell (and per single respondent next to it), found
     among the cells already withheld where possible. Returns (pattern, certificates or
     None, stats); when the heuristic gives up, the LP repair takes over. After a repair
-    that ran out of time the search hurries from the start: it has only the rest of the
-    limit (measured: ``modular`` on Castro's TWO5IN6 at 30 s, 7.5 s left, and the
+    that ran out of time, or one left out for its estimate
+    (:data:`~tablesafe.suppress.repair_estimate.LP_REPAIR_ESTIMATE_SHARE`),
+    the search hurries from the start: it has only the rest of the limit (measured: ``modular`` on Castro's TWO5IN6 at 30 s, 7.5 s left, and the
     unhurried search's whole-block LPs ended it at 40.3 s)."""
     from tablesafe.suppress.fast import fast_pattern
 
@@ -510,7 +513,8 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
     try:
         pat = fast_pattern(problem, time_limit=time_limit, progress=progress, seed=seed,
                            singleton=singleton, capacity=capacity, initial=initial,
-                           options=options, workers=workers, hurry="repair_timed_out" in stats,
+                           options=options, workers=workers,
+                           hurry="repair_timed_out" in stats or "repair_skipped" in stats,
                            progress_label="fast suppression" if initial is None
                            else f"{method}: certificates for every sensitive cell")
     except AuditFailure:
