@@ -500,9 +500,10 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
     among the cells already withheld where possible. Returns (pattern, certificates or
     None, stats); when the heuristic gives up, the LP repair takes over. After a repair
     that ran out of time, or one left out for its estimate
-    (:data:`~tablesafe.suppress.repair_estimate.LP_REPAIR_ESTIMATE_SHARE`),
-    the search hurries from the start: it has only the rest of the limit (measured: ``modular`` on Castro's TWO5IN6 at 30 s, 7.5 s left, and the
-    unhurried search's whole-block LPs ended it at 40.3 s)."""
+    (:data:`~tablesafe.suppress.repair_estimate.LP_REPAIR_ESTIMATE_SHARE`), the search
+    hurries from the start: it has only the rest of the limit (measured: ``modular`` on
+    Castro's TWO5IN6 at 30 s, 7.5 s left, and the unhurried search's whole-block LPs
+    ended it at 40.3 s)."""
     from tablesafe.suppress.fast import fast_pattern
 
     before = int(initial.sum()) if initial is not None else 0

@@ -485,7 +485,8 @@ def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cel
     if grid is not None:
         # cells in relations outside the subtable (moving one breaks those; the table's
         # relations by cell are built once per run)
-        in_table = np.diff(relations_by_cell(problem).indptr)[cells]
+        ptr = relations_by_cell(problem).indptr
+        in_table = ptr[cells + 1] - ptr[cells]
         outer = in_table > np.bincount(sub.relations.indices, minlength=sub.n)
     return (sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells,
             problem.sensitive[cells], grid, outer)
