@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from tablesafe.problem import Problem
 from tablesafe.structure.neighbours import find_sorted
+from tablesafe.suppress.attack_progress import count
 from tablesafe.suppress.attacker import DOWN, UP, Attack, BlockLP, Blocks, Bounds, Key
 from tablesafe.suppress.neighbourhood_attacks import attack_neighbourhoods
 from tablesafe.suppress.reached_tables import ReachedTables, answer_from_tables
@@ -148,12 +149,14 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     out = {}  # dict[Key, Attack], as declared by the return above
     if known:
         keys = [key for key in keys if not take_known(known, key, also_fixed, out)]
+        count(out)
         if not keys:
             return out
     if boxes is not None:
         got = boxes(x, keys, also_fixed, deadline)
         if got:
             out.update(got)
+            count(got)
             keys = [key for key in keys if key not in got]
             if not keys:
                 _sliding(bounds, out)
@@ -171,6 +174,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
             att.dual_cells = np.array([k])
             att.dual_d = np.array([-float(key[1])])
             out[key] = att
+            count((key,))
             continue
         by_block.setdefault(b, []).append(key)
     sizes = np.bincount(blocks.label[blocks.label >= 0], minlength=max(blocks.count, 1))
@@ -178,8 +182,10 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         if sizes[b] > LOCAL_FIRST and local:
             # big block: try each target on its neighbourhood first (cells further away held
             # at their true values: a feasible point there is feasible for the block too)
-            bkeys = attack_neighbourhoods(problem, bounds, x, bkeys, out, relations_by_cell(problem), OutOfTime,
-                                          sparse, also_fixed, deadline, int(sizes[b]), radius)
+            left = attack_neighbourhoods(problem, bounds, x, bkeys, out, relations_by_cell(problem), OutOfTime,
+                                         sparse, also_fixed, deadline, int(sizes[b]), radius)
+            count(set(bkeys) - set(left))
+            bkeys = left
             if not bkeys:
                 continue
         lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
@@ -201,6 +207,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                 if found is not None:
                     found.add(att)
             out[key] = att
+            count((key,))
             if stop_on_fail and not att.ok:
                 return out
     _sliding(bounds, out)

@@ -6,6 +6,7 @@ passes (:func:`cleanup`).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,6 +14,7 @@ import scipy.sparse as sp
 from tablesafe.audit.lp import lp_work
 from tablesafe.problem import Problem
 from tablesafe.structure.neighbours import find_sorted
+from tablesafe.suppress.attack_progress import REPORT_EVERY
 from tablesafe.suppress.attack_runs import (
     Insiders,
     moved_insiders,
@@ -180,7 +182,8 @@ attacks together."""
 
 def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[Key, Attack], *,
             deadline: float = float("inf"), work: int | None = None,
-            report: dict | None = None) -> tuple[np.ndarray, dict[Key, Attack], int]:
+            report: dict | None = None, progress: Callable[[str], None] | None = None,
+            ) -> tuple[np.ndarray, dict[Key, Attack], int]:
     """Drop complements that are no longer needed, most expensive first (seed 003 B.2.b).
 
     Returns the pattern, its attacks and how many complements were dropped. No
@@ -189,7 +192,9 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
     ``time.monotonic()`` value). The work bound stops at the same complement in every
     run; the clock is only the outer guard. ``report`` (a dict), when given, gets
     ``work`` (units spent) and ``stopped`` (``"work"``, ``"clock"``, or ``""`` when
-    every complement was tried).
+    every complement was tried). ``progress`` (a function given a line) hears every
+    :data:`~tablesafe.suppress.attack_progress.REPORT_EVERY` seconds how many complements
+    were tried and dropped and how much of ``work`` is spent.
 
     A complement that no certificate uses can go at once (every certificate stays a
     feasible table); otherwise the attacks whose certificates use it are solved again
@@ -220,8 +225,12 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
     turned_down: dict[Key, int] = {}  # attacks that failed a removal, and how often
     work0 = lp_work()
     stopped = ""
-    for r in order:
-        r = int(r)
+    said = time.monotonic()
+    for i, r in enumerate(order.tolist()):
+        if progress is not None and time.monotonic() - said >= REPORT_EVERY:
+            said = time.monotonic()
+            spent = "" if not work else f", {100 * (lp_work() - work0) / work:.0f} % of its work bound spent"
+            progress(f"cleanup: {i:,} of {len(order):,} complements tried, {removed:,} published again{spent}")
         if work is not None and lp_work() - work0 >= work:
             stopped = "work"
             break

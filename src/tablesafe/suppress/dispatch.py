@@ -333,7 +333,8 @@ def _cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict,
     stats["cost_before_cleanup"] = float(problem.cost[sec].sum())
     t_cleanup = time.monotonic()
     report: dict = {}
-    withheld, atts, removed = cleanup(problem, bounds, withheld, atts, deadline=cdl, work=work, report=report)
+    withheld, atts, removed = cleanup(problem, bounds, withheld, atts, deadline=cdl, work=work, report=report,
+                                      progress=log)
     stats["cleanup_seconds"] = time.monotonic() - t_cleanup
     stats["cleanup_removed_value"] = float(np.abs(problem.value[sec & ~withheld]).sum())
     stats["cleanup_work"] = report["work"]

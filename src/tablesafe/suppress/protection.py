@@ -19,6 +19,7 @@ from tablesafe.problem import EMPTY, PROTECTED, Problem
 from tablesafe.structure.insiders import InsiderModel
 from tablesafe.structure.neighbours import neighbours
 from tablesafe.suppress.attack_parts import attack_in_parts
+from tablesafe.suppress.attack_progress import reporting
 from tablesafe.suppress.attack_runs import Insiders, OutOfTime, relations_by_cell, run_attacks
 from tablesafe.suppress.attacker import (
     DOWN,
@@ -197,7 +198,7 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     ever = np.zeros(problem.n, dtype=bool)
     stubborn = Stubborn()
     try:
-        atts = _attack_all(problem, bounds, w, first, deadline, known)
+        atts = _attack_all(problem, bounds, w, first, deadline, known, progress, "repair check")
         final = dict(atts)
         while True:
             bad = failing(bounds, atts)
@@ -222,7 +223,7 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
                 if ever[key[0]] and not stale[key[0]] and not still_holds(bounds, a, w):
                     stale[key[0]] = True
             again = np.flatnonzero(stale)
-            atts = _attack_all(problem, bounds, w, again, deadline)
+            atts = _attack_all(problem, bounds, w, again, deadline, None, progress, f"repair round {rounds} check")
             # the new attacks on these targets replace the old ones (an insider attack that
             # failed before may now be answered by the outsider's table, with no key)
             redone = set(again.tolist())
@@ -334,11 +335,16 @@ def widen(problem: Problem, w: np.ndarray, cand: np.ndarray, targets: list[int])
 
 
 def _attack_all(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.ndarray,
-                deadline: float | None = None, known: dict[Key, Attack] | None = None) -> dict[Key, Attack]:
+                deadline: float | None = None, known: dict[Key, Attack] | None = None,
+                progress=None, label: str = "checking") -> dict[Key, Attack]:
     """The outsider's attacks on ``targets`` and every insider attack they leave open
-    (many targets: in two parts of whole blocks side by side, :mod:`tablesafe.suppress.attack_parts`)."""
-    return attack_in_parts(lambda part: attack_part(problem, bounds, w, part, deadline, known), problem, w,
-                           np.asarray(targets, dtype=np.int64), OutOfTime)
+    (many targets: in two parts of whole blocks side by side, :mod:`tablesafe.suppress.attack_parts`);
+    ``progress`` (a function given a line) hears the counts while it runs
+    (:mod:`~tablesafe.suppress.attack_progress`), each line starting with ``label``."""
+    targets = np.asarray(targets, dtype=np.int64)
+    with reporting(progress, len(outsider_keys(bounds, targets)), label):
+        return attack_in_parts(lambda part: attack_part(problem, bounds, w, part, deadline, known), problem, w,
+                               targets, OutOfTime)
 
 
 def attack_part(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.ndarray,
