@@ -402,6 +402,7 @@ def audit_publication(
     certificates: pd.DataFrame | None = None,
     params: dict | None = None,
     timings: dict[str, float] | None = None,
+    progress: bool = False,
 ) -> ProtectResult:
     """Audit a given publication against the confidential table.
 
@@ -410,6 +411,7 @@ def audit_publication(
         publication: frame from :func:`tablesafe.io.publication.read_publication` (codes
             per dimension, ``value``, ``withheld``).
         certificates: optional certificates to check against the pattern.
+        progress: report the audit's progress while it runs.
 
     Returns:
         A result whose ``audit`` holds the verdicts; ``result.ok`` tells whether every
@@ -423,7 +425,7 @@ def audit_publication(
     withheld = withheld_in(publication, problem, codes_of(problem))
     pattern = Pattern(withheld=withheld, method="given", certificates=certificates)
     with _timed(timings, "audit"):
-        result = audit(problem, pattern)
+        result = audit(problem, pattern, progress=progress)
     params = dict(params or {})
     params["method"] = "audit of a given publication"
     if certificates is not None:

@@ -61,16 +61,17 @@ def timed(timings: dict[str, float], name: str) -> Iterator[None]:
         timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
 
 
-def _audit_once(problem: Problem, pattern: Pattern, insider: bool) -> AuditResult:
+def _audit_once(problem: Problem, pattern: Pattern, insider: bool, progress: bool = False) -> AuditResult:
     """The pattern's audit: the one it passed while it was made when that covers what is
-    asked (single respondents checked if ``insider``), otherwise a new one."""
+    asked (single respondents checked if ``insider``), otherwise a new one (its progress
+    shown with ``progress``)."""
     done = pattern.audit
     if (isinstance(done, AuditResult) and done.problem is problem
             and np.array_equal(done.withheld, pattern.withheld)
             and (bool(done.stats.get("insider")) or not insider)):
         done.stats["reused"] = True
         return done
-    return audit(problem, pattern, insider=insider)
+    return audit(problem, pattern, insider=insider, progress=progress)
 
 
 def protect_assessed(
@@ -142,7 +143,7 @@ def protect_assessed(
     if method != NONE or run_audit:
         with timed(timings, "audit"):
             try:
-                audit_result = _audit_once(problem, pattern, insider != "off")
+                audit_result = _audit_once(problem, pattern, insider != "off", progress)
             except TablesafeError as exc:
                 if method != NONE:
                     raise

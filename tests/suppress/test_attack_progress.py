@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from _suppress_gen import table_problem
 
-from tablesafe.suppress import attack_parts, attack_progress
+from tablesafe import live_counts
+from tablesafe.suppress import attack_parts
 from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.cleanup import cleanup
 from tablesafe.suppress.protection import _attack_all, candidates, outsider_keys, repair
@@ -43,7 +44,7 @@ def test_the_check_counts_every_outsider_attack_in_workers_too(cpus, monkeypatch
     monkeypatch.setattr(attack_parts, "PARALLEL_MIN_TARGETS", 1)
     monkeypatch.setattr(attack_parts, "MOST_IN_ONE_PART", 1.0)
     monkeypatch.setattr(attack_parts, "worker_count", lambda most=2: cpus)
-    monkeypatch.setattr(attack_progress, "REPORT_EVERY", 0.001)
+    monkeypatch.setattr(live_counts, "REPORT_EVERY", 0.001)
     assert len(attack_parts.block_parts(p, w, targets)) == 2
     lines: list[str] = []
     said = _attack_all(p, b, w, targets, progress=lines.append, label="check")
@@ -64,14 +65,14 @@ def test_the_check_counts_every_outsider_attack_in_workers_too(cpus, monkeypatch
 
 def test_no_log_no_report_and_nothing_counted():
     p, b, w = _pattern(12)
-    assert attack_progress._ACTIVE is None
+    assert not live_counts.active()
     _attack_all(p, b, w, np.flatnonzero(p.sensitive))
-    assert attack_progress._ACTIVE is None
+    assert not live_counts.active()
 
 
 def test_repair_reports_its_check_and_rounds(monkeypatch):
     p, b, _ = _pattern(12)
-    monkeypatch.setattr(attack_progress, "REPORT_EVERY", 0.001)
+    monkeypatch.setattr(live_counts, "REPORT_EVERY", 0.001)
     lines: list[str] = []
     out, _, _ = repair(p, b, p.sensitive.copy(), progress=lines.append)
     checks = [line for line in lines if line.startswith("repair check:")]
@@ -82,11 +83,9 @@ def test_repair_reports_its_check_and_rounds(monkeypatch):
 
 
 def test_cleanup_reports_complements_tried(monkeypatch):
-    from tablesafe.suppress import cleanup as cleanup_module
-
     p, b, w = _pattern(11)
     out, atts, _ = repair(p, b, w)
-    monkeypatch.setattr(cleanup_module, "REPORT_EVERY", 0.0)
+    monkeypatch.setattr(live_counts, "REPORT_EVERY", 0.0)
     lines: list[str] = []
     said, _, removed = cleanup(p, b, out, atts, progress=lines.append)
     quiet, _, removed2 = cleanup(p, b, out, atts)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
 from tablesafe.audit.intervals import as_mask, solve_intervals
 from tablesafe.audit.lp import stop_at
+from tablesafe.audit.progress_lines import reporting
 from tablesafe.audit.result import REL_TOL, AuditResult, verdict_goals, verdicts
 from tablesafe.problem import Problem
 
@@ -22,7 +24,7 @@ def audit(
     rule: tuple | None = None,
     all_cells: bool = False,
     rel_tol: float = REL_TOL,
-    progress: bool = False,
+    progress: bool | Callable[[str], None] = False,
     exact_intervals: bool = False,
     recheck: tuple[np.ndarray, np.ndarray] | None = None,
     seeds: dict | None = None,
@@ -46,7 +48,9 @@ def audit(
             rule (needs ``contributions``; :func:`sensitive_unions`).
         all_cells: compute intervals of every withheld cell, not only sensitive ones.
         rel_tol: relative tolerance of the verdicts (:data:`REL_TOL`).
-        progress: show a progress bar.
+        progress: report progress while the audit runs (bounds settled, targets
+            screened against their single respondents, time left): on its own display
+            (True) or to a function given each line (a log).
         exact_intervals: compute the exact interval of every audited cell. By default
             a bound stops at the point its verdict needs (``value + upl``, ``value -
             lpl``; :func:`verdict_goals`): ``lower``/``upper`` of a protected direction
@@ -71,8 +75,8 @@ def audit(
     Returns:
         :class:`AuditResult`. Sensitive cells that are published count as ``exact``.
     """
-    with stop_at(deadline):
-        return _audit(problem, pattern_or_mask, insider, contributions, rule, all_cells, rel_tol, progress,
+    with stop_at(deadline), reporting(progress):
+        return _audit(problem, pattern_or_mask, insider, contributions, rule, all_cells, rel_tol, False,
                       exact_intervals, recheck, seeds, keep_tables)
 
 

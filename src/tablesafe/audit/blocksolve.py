@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from tablesafe import live_counts
 from tablesafe.audit.block import Block
 from tablesafe.audit.propagate import implied_bounds
 
@@ -244,6 +245,7 @@ def _direction(b: Block, targets: np.ndarray, d: int, goal: np.ndarray, implied:
         _batch(b, targets, d, implied, best, counts, rounds=BATCH_ROUNDS_EXACT, least=BATCH_LEAST_EXACT)
     steps = _Steps()
     for k in targets.tolist():
+        live_counts.add("bounds")
         have = best.hi[k] if d == 1 else best.lo[k]
         if d * (have - implied[k]) >= -tol[k]:
             out[k] = min(have, b.upper[k]) if d == 1 else max(have, b.lower[k])

@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import splu
 
+from tablesafe import live_counts
 from tablesafe.audit.block import Block
 from tablesafe.audit.blocksolve import block_bounds
 from tablesafe.errors import InputError, NonAdditiveError
@@ -335,14 +336,18 @@ def solve_intervals(
     todo = [b for b in blocks if want[b.cols].any()]
     seeded = seed_tables(mask, exact, label, blocks, seeds, counts) if seeds else {}
     tracker = _progress(progress, sum(int(want[b.cols].sum()) for b in todo))
+    live_counts.add("bounds_total", 2 * sum(int(want[b.cols].sum()) for b in todo))
     for b in todo:
         targets = np.flatnonzero(want[b.cols])
+        counted = live_counts.value("bounds")
         g_hi = np.full(len(b.cols), np.inf) if goals is None else goals[0][b.cols]
         g_lo = np.full(len(b.cols), -np.inf) if goals is None else goals[1][b.cols]
         lo_out, hi_out, best = block_bounds(b, targets, g_hi, g_lo, keep_points, counts,
                                             seeds=seeded.get(int(label[b.cols[0]])))
         for _ in targets:
             tracker()
+        # bounds settled without one of the counted steps (implied, eliminated) count too
+        live_counts.add("bounds", 2 * len(targets) - (live_counts.value("bounds") - counted))
         upper[b.cols[targets]] = np.maximum(hi_out[targets], b.truth[targets])
         lower[b.cols[targets]] = np.minimum(lo_out[targets], b.truth[targets])
         if keep_points:

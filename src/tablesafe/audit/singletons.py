@@ -46,6 +46,7 @@ from collections import Counter
 import numpy as np
 import scipy.sparse as sp
 
+from tablesafe import live_counts
 from tablesafe.audit import lp as _lp
 from tablesafe.audit.block import Block
 from tablesafe.audit.intervals import IntervalResult
@@ -114,6 +115,7 @@ def singleton_findings(problem: Problem, mask: np.ndarray, base: IntervalResult,
     job.share(parts)
     n = worker_count() if workers is None else int(workers)
     total = sum(t.size for _, t in parts)
+    live_counts.add("insider_total", total)
     if n > 1 and len(parts) > 1 and total >= PARALLEL_MIN_TARGETS:
         global _JOB
         _JOB = job
@@ -240,6 +242,7 @@ class _BlockCheck:
         found: dict[int, dict[int, dict[int, float]]] = {}
         suspects: dict[int, list[tuple[int, int, float]]] = {}
         for k in targets.tolist():
+            live_counts.add("insider")
             t = int(b.cols[k])
             att = self.single[np.isin(cells, self.model.attackers(t, cells))]
             if self.recheck is not None and not self.recheck[0][t]:
@@ -260,6 +263,7 @@ class _BlockCheck:
                         suspects.setdefault(s, []).append((k, d, need))
         self._local, self._local_key = {}, -1
         for s, todo in suspects.items():
+            live_counts.add("suspect")
             self._by_insider(s, todo, found)
         for k, fk in found.items():
             self._record(k, {1: self.up_need[k], -1: self.dn_need[k]}, fk, records)

@@ -382,7 +382,8 @@ def audit(
                 certs = pd.read_parquet(certificates)
             except (OSError, ValueError) as exc:
                 raise InputError(f"cannot read certificates: {exc}", file=str(certificates)) from None
-        result = audit_publication(problem, pub, response=resp, certificates=certs, params=params, timings=timings)
+        result = audit_publication(problem, pub, response=resp, certificates=certs, params=params, timings=timings,
+                                   progress=not quiet)
         result.write(cells=cells, report=report)
         a = result.audit
         if not quiet:

@@ -3,49 +3,25 @@
 A check of every sensitive cell (the repair's first check, :func:`~tablesafe.suppress.protection.repair`)
 can run for minutes with nothing to show until it ends. While :func:`reporting` is
 active, :func:`count` (called by :func:`~tablesafe.suppress.attack_runs.run_attacks` as it
-settles attacks, in this process or in a worker forked from it) adds to counters in
-shared memory, and a thread of the calling process reports them every
-:data:`REPORT_EVERY` seconds: outsider attacks settled of those listed, insider attacks
-settled so far, and the time left for the outsiders at the rate so far. Counting does
-not change what the attacks find.
+settles attacks, in this process or in a worker forked from it) adds to counters of
+:mod:`tablesafe.live_counts`, reported as outsider attacks settled of those listed,
+insider attacks settled so far, and the time left for the outsiders at the rate so far.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import threading
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 
-__all__ = ["REPORT_EVERY", "count", "reporting"]
+from tablesafe import live_counts
 
-REPORT_EVERY = 2.0
-"""Seconds between two reports of a running check (the log may throttle them further)."""
-
-
-class _Counters:
-    """Outsider and insider attacks settled, in memory shared with forked workers."""
-
-    def __init__(self) -> None:
-        ctx = mp.get_context("fork")
-        self.outsider = ctx.Value("q", 0)
-        self.insider = ctx.Value("q", 0)
-
-    def add(self, outsiders: int, insiders: int) -> None:
-        for v, n in ((self.outsider, outsiders), (self.insider, insiders)):
-            if n:
-                with v.get_lock():
-                    v.value += n
-
-
-_ACTIVE: _Counters | None = None
+__all__ = ["count", "reporting"]
 
 
 def count(keys: Iterable[tuple[int, int, int]]) -> None:
     """Count ``keys`` (target, direction, insider cell or -1) as settled, when a report is
     running (a no-op otherwise)."""
-    if _ACTIVE is None:
+    if not live_counts.active():
         return
     outsiders = insiders = 0
     for key in keys:
@@ -53,41 +29,25 @@ def count(keys: Iterable[tuple[int, int, int]]) -> None:
             outsiders += 1
         else:
             insiders += 1
-    _ACTIVE.add(outsiders, insiders)
+    live_counts.add("outsider", outsiders)
+    live_counts.add("insider", insiders)
 
 
-def _line(label: str, outsiders: int, total: int, insiders: int, seconds: float) -> str:
-    text = f"{label}: {outsiders:,} of {total:,} outsider attacks, {insiders:,} insider attacks settled, {seconds:.0f} s"
-    if 0 < outsiders < total:
-        text += f" (outsiders: about {seconds * (total - outsiders) / outsiders:.0f} s left)"
-    return text
+def _line(label: str, total: int) -> live_counts.Line:
+    def line(c: Mapping[str, int], seconds: float) -> str:
+        done = c["outsider"]
+        text = (f"{label}: {done:,} of {total:,} outsider attacks, {c['insider']:,} insider attacks settled, "
+                f"{seconds:.0f} s")
+        if 0 < done < total:
+            text += f" (outsiders: about {seconds * (total - done) / done:.0f} s left)"
+        return text
+    return line
 
 
 @contextmanager
 def reporting(log: Callable[[str], None] | None, total: int, label: str) -> Iterator[None]:
-    """Report the attacks :func:`count` settles to ``log`` every :data:`REPORT_EVERY`
-    seconds while the block runs, and once more when it ends (``total``: the outsider
-    attacks listed). Nested reports, reports inside a worker and ``log=None`` do
-    nothing."""
-    global _ACTIVE
-    if log is None or _ACTIVE is not None or mp.current_process().daemon:
+    """Report the attacks :func:`count` settles to ``log`` while the block runs and when
+    it ends (``total``: the outsider attacks listed), each line starting with ``label``;
+    see :func:`tablesafe.live_counts.reporting`."""
+    with live_counts.reporting(log, ("outsider", "insider"), _line(label, total)):
         yield
-        return
-    counters = _Counters()
-    stop = threading.Event()
-    t0 = time.monotonic()
-
-    def watch() -> None:
-        while not stop.wait(REPORT_EVERY):
-            log(_line(label, counters.outsider.value, total, counters.insider.value, time.monotonic() - t0))
-
-    _ACTIVE = counters
-    thread = threading.Thread(target=watch, name="attack-progress", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-        _ACTIVE = None
-        log(_line(label, counters.outsider.value, total, counters.insider.value, time.monotonic() - t0))

@@ -55,13 +55,15 @@ def audit_failures(problem: Problem, withheld: np.ndarray, bounds: Bounds) -> li
 
 def _failures(problem: Problem, withheld: np.ndarray, bounds: Bounds,
               recheck: tuple[np.ndarray, np.ndarray] | None = None,
-              seeds: dict | None = None, deadline: float | None = None) -> tuple[list[Key], AuditResult]:
+              seeds: dict | None = None, deadline: float | None = None,
+              log=None) -> tuple[list[Key], AuditResult]:
     """:func:`audit_failures` and the audit they come from (``recheck``, ``seeds``,
-    ``deadline``: see :func:`tablesafe.audit.audit`; its feasible tables are kept)."""
+    ``deadline``: see :func:`tablesafe.audit.audit`; its feasible tables are kept;
+    ``log`` hears its progress)."""
     from tablesafe.audit import audit
 
     res = audit(problem, withheld, insider=bool(bounds.singleton.any()), recheck=recheck,
-                seeds=seeds, keep_tables=True, deadline=deadline)
+                seeds=seeds, keep_tables=True, deadline=deadline, progress=log or False)
     keys: set[Key] = set()
     sens = problem.sensitive
     for k in np.flatnonzero(sens & (res.verdict != "protected")).tolist():
@@ -150,7 +152,7 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
             # the audit starts no LP past the deadline either: on the generated
             # 61,215-cell two-way table the first one takes about 50 s, and under a 60 s
             # limit it had started with 24 s left
-            keys, result = _failures(problem, w, bounds, recheck, seeds, deadline)
+            keys, result = _failures(problem, w, bounds, recheck, seeds, deadline, log)
         except LPOutOfTime:
             raise OutOfTime(w) from None
         last = time.monotonic() - t0

@@ -11,10 +11,10 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from tablesafe import live_counts
 from tablesafe.audit.lp import lp_work
 from tablesafe.problem import Problem
 from tablesafe.structure.neighbours import find_sorted
-from tablesafe.suppress.attack_progress import REPORT_EVERY
 from tablesafe.suppress.attack_runs import (
     Insiders,
     moved_insiders,
@@ -193,7 +193,7 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
     run; the clock is only the outer guard. ``report`` (a dict), when given, gets
     ``work`` (units spent) and ``stopped`` (``"work"``, ``"clock"``, or ``""`` when
     every complement was tried). ``progress`` (a function given a line) hears every
-    :data:`~tablesafe.suppress.attack_progress.REPORT_EVERY` seconds how many complements
+    :data:`~tablesafe.live_counts.REPORT_EVERY` seconds how many complements
     were tried and dropped and how much of ``work`` is spent.
 
     A complement that no certificate uses can go at once (every certificate stays a
@@ -227,7 +227,7 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
     stopped = ""
     said = time.monotonic()
     for i, r in enumerate(order.tolist()):
-        if progress is not None and time.monotonic() - said >= REPORT_EVERY:
+        if progress is not None and time.monotonic() - said >= live_counts.REPORT_EVERY:
             said = time.monotonic()
             spent = "" if not work else f", {100 * (lp_work() - work0) / work:.0f} % of its work bound spent"
             progress(f"cleanup: {i:,} of {len(order):,} complements tried, {removed:,} published again{spent}")

@@ -277,7 +277,7 @@ def suppress(
                                       WorkClock().units(CLEANUP_WORK_SHARE * float(time_limit)))
         stats["seconds_before_audit"] = time.monotonic() - t0
         if audit and not proven and passed is None:
-            passed = _final_audit(problem, withheld)
+            passed = _final_audit(problem, withheld, log)
         proof = "certificates" if proven else ("audit" if passed is not None else "")
         stats["audit"] = {"certificates": "certificates", "audit": "lp", "": "none"}[proof]
     stats["seconds"] = time.monotonic() - t0
@@ -541,7 +541,7 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
     return np.asarray(pat.withheld, dtype=bool), pat.certificates, stats
 
 
-def _final_audit(problem: Problem, withheld: np.ndarray):
+def _final_audit(problem: Problem, withheld: np.ndarray, log=None):
     """The independent audit (:func:`tablesafe.audit.audit`, criterion 1, the attacker's
     own a priori bounds, no capacity) must pass; otherwise nothing is returned.
 
@@ -550,7 +550,7 @@ def _final_audit(problem: Problem, withheld: np.ndarray):
     """
     from tablesafe.audit import audit as run_audit
 
-    result = run_audit(_with_true_offsets(problem), withheld, insider=False)
+    result = run_audit(_with_true_offsets(problem), withheld, insider=False, progress=log or False)
     if not result.ok:
         bad = np.flatnonzero(np.isin(result.verdict, ("exact", "upper", "lower", "sliding")))
         names = ", ".join(repr(problem.names[k]) for k in bad[:10])
