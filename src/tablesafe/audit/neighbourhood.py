@@ -14,11 +14,9 @@ from tablesafe.audit.block import Block
 from tablesafe.structure.neighbours import neighbours
 
 
-def neighbourhood_lp(b: Block, csc: sp.csc_matrix, csr: sp.csr_matrix, k: int, hops: int,
-                     cap: int) -> tuple[np.ndarray, object]:
-    """(cells, HiGHS model) of the cells within ``hops`` relation hops of local cell
-    ``k`` (a hop that would pass ``cap`` cells is not taken); the model's columns are
-    the cells in that order, in the block's units, with zero costs."""
+def neighbourhood_cells(csc: sp.csc_matrix, csr: sp.csr_matrix, k: int, hops: int, cap: int) -> np.ndarray:
+    """The local cells within ``hops`` relation hops of local cell ``k``, ascending (a
+    hop that would pass ``cap`` cells is not taken)."""
     cells = np.array([k])
     for _ in range(hops):
         rows = neighbours(csc, cells)
@@ -26,6 +24,16 @@ def neighbourhood_lp(b: Block, csc: sp.csc_matrix, csr: sp.csr_matrix, k: int, h
         if more.size > cap:
             break
         cells = more
+    return cells
+
+
+def neighbourhood_lp(b: Block, csc: sp.csc_matrix, csr: sp.csr_matrix, k: int, hops: int,
+                     cap: int, cells: np.ndarray | None = None) -> tuple[np.ndarray, object]:
+    """(cells, HiGHS model) of :func:`neighbourhood_cells` (or ``cells`` when given);
+    the model's columns are the cells in that order, in the block's units, with zero
+    costs."""
+    if cells is None:
+        cells = neighbourhood_cells(csc, csr, k, hops, cap)
     rows = neighbours(csc, cells)
     a = csr[rows]
     inside = np.zeros(a.shape[1], dtype=bool)

@@ -50,7 +50,7 @@ from tablesafe import live_counts
 from tablesafe.audit import lp as _lp
 from tablesafe.audit.block import Block
 from tablesafe.audit.intervals import IntervalResult
-from tablesafe.audit.neighbourhood import ReachingTables, neighbourhood_lp
+from tablesafe.audit.neighbourhood import ReachingTables, neighbourhood_cells, neighbourhood_lp
 from tablesafe.audit.result import verdict_of
 from tablesafe.audit.stored_tables import StoredTables
 from tablesafe.parallel import map_forked, worker_count
@@ -67,6 +67,19 @@ eight cells, spans three hops. On the one 6,445-cell block of a generated 13,851
 three-way `modular` pattern (100 sampled targets, one process) the insider checks took
 65 s with the first level alone (440 whole-block LPs for single insiders, 65-75 ms each,
 and 169 for joint tests, 190 ms), 41 s with the second alone (1,168 of its LPs, 31 ms)."""
+TWO_WAY_LOCAL_SHARE = 1 / 3
+"""On tables of one or two dimensions, a neighbourhood of ``LOCAL_LEVELS`` holding more
+than this share of its block's cells is passed over for the block's own LP, which
+starts from the target's optimal basis in the base audit: there the block's LP takes a
+few milliseconds, while a neighbourhood of thousands of cells is a new model solved from
+scratch. On ``modular``'s pattern of the generated 12,943-cell flat two-way table
+(300 x 42 codes, one block of 5,588 withheld cells) the one-hop neighbourhoods cannot
+reach the goals and the next level's hold 2,000-4,500 cells (21 ms per LP): the insider
+checks took 143.6 s, and 48.7 s with the block's LPs instead. On the generated
+61,215-cell two-way table (a block of 20,435 cells) the neighbourhoods hold at most
+3,900 cells and stay (the insider checks took 81 s with them, more than 5 minutes
+without). Three-way tables keep every level: their block LPs are slow even from a
+warm basis (see ``LOCAL_LEVELS``)."""
 POOL_MAX_ENTRIES = 50_000_000
 """Most deviations the stored tables of one block may hold (about 600 MB)."""
 POOL_ROWS = 32
@@ -206,6 +219,7 @@ class _BlockCheck:
                  recheck: tuple[np.ndarray, np.ndarray] | None = None,
                  stored: StoredTables | None = None) -> None:
         self.p = problem
+        self.two_way = problem.model is not None and len(problem.model.dims) <= 2
         self.recheck = recheck
         self.b = b
         self.base = base
@@ -278,9 +292,16 @@ class _BlockCheck:
         next level. When no neighbourhood reaches the goal, joint block LPs decide."""
         reached = False
         self._found.clear()
+        last = None
         for level, (_hops, cap) in enumerate(LOCAL_LEVELS):
             if self.b.cols.size <= cap:
                 break
+            cells = self._cells(level, k)
+            if last is not None and np.array_equal(cells, last):
+                continue  # the neighbourhood did not grow (its next hop passes the cap): the same tests
+            last = cells
+            if self.two_way and cells.size > TWO_WAY_LOCAL_SHARE * self.b.cols.size:
+                continue  # the block's warm-started LP is quicker than a new model this large
             first = self._local_reaches(level, k, d, need, group)
             if first[0]:
                 return group[:0]
@@ -496,18 +517,27 @@ class _BlockCheck:
         self.counts["insider_lp_joint"] = self.counts.get("insider_lp_joint", 0) + 1
         return bool(d * val >= d * need), binding
 
-    def _neighbourhood(self, level: int, k: int):
-        """(cells, HiGHS model) of the neighbourhood of local cell ``k`` at ``level`` of
-        ``LOCAL_LEVELS`` (cached for the current target)."""
+    def _cells(self, level: int, k: int) -> np.ndarray:
+        """The cells of the neighbourhood of local cell ``k`` at ``level`` of
+        ``LOCAL_LEVELS`` (cached for the current target, with its model once built)."""
         if self._local_key != k:
             self._local, self._local_key = {}, k
         got = self._local.get(level)
-        if got is not None:
-            return got
-        hops, cap = LOCAL_LEVELS[level]
-        cells, h = neighbourhood_lp(self.b, self.csc, self.csr, k, hops, cap)
-        self._local[level] = (cells, h)
-        self._cost_key[level] = None
+        if got is None:
+            hops, cap = LOCAL_LEVELS[level]
+            got = self._local[level] = (neighbourhood_cells(self.csc, self.csr, k, hops, cap), None)
+        return got[0]
+
+    def _neighbourhood(self, level: int, k: int):
+        """(cells, HiGHS model) of the neighbourhood of local cell ``k`` at ``level`` of
+        ``LOCAL_LEVELS`` (cached for the current target)."""
+        cells = self._cells(level, k)
+        h = self._local[level][1]
+        if h is None:
+            hops, cap = LOCAL_LEVELS[level]
+            _, h = neighbourhood_lp(self.b, self.csc, self.csr, k, hops, cap, cells)
+            self._local[level] = (cells, h)
+            self._cost_key[level] = None
         return cells, h
 
     def _local_reaches(self, level: int, k: int, d: int, need: float,
