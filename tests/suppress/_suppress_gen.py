@@ -185,6 +185,22 @@ def spare_pattern(seed: int, shape: list[list[int]], units: int, spares: int):
     return p, b, w, atts
 
 
+def random_complements(seed: int, shape: list[list[int]] | None = None, units: int = 90, spares: int = 12):
+    """A generated table with holdings (default shape ``[[3, 2], [4]]``), its bounds
+    (singleton protection on) and its sensitive cells with ``spares`` random admissible
+    complements, not repaired."""
+    from tablesafe.suppress.attacker import Bounds
+    from tablesafe.suppress.protection import candidates
+
+    p = table_problem(seed, shape or [[3, 2], [4]], units=units)
+    b = Bounds.of(p, singleton=True)
+    rng = np.random.default_rng(seed)
+    cand = np.flatnonzero(candidates(p, b))
+    w = p.sensitive.copy()
+    w[rng.choice(cand, size=min(len(cand), spares), replace=False)] = True
+    return p, b, w
+
+
 def repaired_and_random_patterns(p: Problem, b, seed: int) -> list[np.ndarray]:
     """The repaired pattern, and three with random extra complements (passing and failing
     attacks both occur)."""

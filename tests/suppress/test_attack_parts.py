@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _suppress_gen import table_problem
+from _suppress_gen import random_complements, table_problem
 
 from tablesafe.suppress import attack_parts
 from tablesafe.suppress.attacker import Blocks, Bounds
@@ -15,13 +15,7 @@ from tablesafe.suppress.protection import OutOfTime, attack_part, candidates
 
 
 def _pattern(seed: int):
-    p = table_problem(seed, [[3, 2], [4]], units=90)
-    b = Bounds.of(p, singleton=True)
-    rng = np.random.default_rng(seed)
-    cand = np.flatnonzero(candidates(p, b))
-    w = p.sensitive.copy()
-    w[rng.choice(cand, size=min(len(cand), 12), replace=False)] = True
-    return p, b, w
+    return random_complements(seed)
 
 
 def _same(a: dict, b: dict) -> None:

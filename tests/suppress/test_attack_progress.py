@@ -8,26 +8,19 @@ import re
 
 import numpy as np
 import pytest
-from _suppress_gen import table_problem
+from _suppress_gen import random_complements
 
 from tablesafe import live_counts
 from tablesafe.suppress import attack_parts
-from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.cleanup import cleanup
-from tablesafe.suppress.protection import _attack_all, candidates, outsider_keys, repair
+from tablesafe.suppress.protection import _attack_all, outsider_keys, repair
 
 _LINE = re.compile(r"^(?P<label>[^:]+): (?P<out>[\d,]+) of (?P<total>[\d,]+) outsider attacks, "
                    r"(?P<ins>[\d,]+) insider attacks settled, \d+ s")
 
 
 def _pattern(seed: int):
-    p = table_problem(seed, [[3, 2], [4]], units=90)
-    b = Bounds.of(p, singleton=True)
-    rng = np.random.default_rng(seed)
-    cand = np.flatnonzero(candidates(p, b))
-    w = p.sensitive.copy()
-    w[rng.choice(cand, size=min(len(cand), 12), replace=False)] = True
-    return p, b, w
+    return random_complements(seed)
 
 
 def _numbers(line: str) -> tuple[str, int, int, int]:
