@@ -95,8 +95,8 @@ def test_subtable_certificates_seed_the_audits_of_a_guided_repair(monkeypatch):
     assert audit(p, pat.withheld).ok
     # without any seeds: the same pattern
     real_failures = ar._failures
-    monkeypatch.setattr(ar, "_failures", lambda problem, w, bounds, recheck=None, seeds=None, deadline=None:
-                        real_failures(problem, w, bounds, recheck, None, deadline))
+    monkeypatch.setattr(ar, "_failures", lambda problem, w, bounds, recheck=None, seeds=None, deadline=None, log=None:
+                        real_failures(problem, w, bounds, recheck, None, deadline, log))
     assert (suppress(p, "modular", time_limit=60).withheld == pat.withheld).all()
 
 

@@ -6,6 +6,8 @@ each of its tables is a feasible table of the whole block."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -76,3 +78,42 @@ class ReachingTables:
             if lo - tol <= v <= hi + tol:
                 return True
         return False
+
+
+class Neighbourhoods:
+    """The neighbourhoods of one target of a block at the levels tried, each with its LP
+    model once asked for, its objective set for the target and direction last asked
+    (a new target starts them afresh)."""
+
+    def __init__(self, b: Block, csc: sp.csc_matrix, csr: sp.csr_matrix) -> None:
+        self.b, self.csc, self.csr = b, csc, csr
+        self._k = -1
+        self._got: dict[int, tuple[np.ndarray, Any]] = {}
+        self._cost: dict[int, tuple[int, int]] = {}
+
+    def clear(self) -> None:
+        """Forget the current target's neighbourhoods."""
+        self._k, self._got, self._cost = -1, {}, {}
+
+    def cells(self, level: int, k: int, hops: int, cap: int) -> np.ndarray:
+        """:func:`neighbourhood_cells` of local cell ``k`` at ``level`` (``hops``, ``cap``)."""
+        if self._k != k:
+            self._k, self._got, self._cost = k, {}, {}
+        got = self._got.get(level)
+        if got is None:
+            got = self._got[level] = (neighbourhood_cells(self.csc, self.csr, k, hops, cap), None)
+        return got[0]
+
+    def model(self, level: int, k: int, hops: int, cap: int, d: int) -> tuple[np.ndarray, Any]:
+        """(cells, HiGHS model) of :meth:`cells`, the model maximising ``d`` times ``k``."""
+        cells = self.cells(level, k, hops, cap)
+        h = self._got[level][1]
+        if h is None:
+            _, h = neighbourhood_lp(self.b, self.csc, self.csr, k, hops, cap, cells)
+            self._got[level] = (cells, h)
+        if self._cost.get(level) != (k, d):
+            cost = np.zeros(cells.size)
+            cost[int(np.searchsorted(cells, k))] = -float(d)
+            h.changeColsCost(cells.size, np.arange(cells.size, dtype=np.int32), cost)
+            self._cost[level] = (k, d)
+        return cells, h

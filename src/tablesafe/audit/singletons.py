@@ -50,7 +50,7 @@ from tablesafe import live_counts
 from tablesafe.audit import lp as _lp
 from tablesafe.audit.block import Block
 from tablesafe.audit.intervals import IntervalResult
-from tablesafe.audit.neighbourhood import ReachingTables, neighbourhood_cells, neighbourhood_lp
+from tablesafe.audit.neighbourhood import Neighbourhoods, ReachingTables
 from tablesafe.audit.result import verdict_of
 from tablesafe.audit.stored_tables import StoredTables
 from tablesafe.parallel import map_forked, worker_count
@@ -69,17 +69,11 @@ three-way `modular` pattern (100 sampled targets, one process) the insider check
 and 169 for joint tests, 190 ms), 41 s with the second alone (1,168 of its LPs, 31 ms)."""
 TWO_WAY_LOCAL_SHARE = 1 / 3
 """On tables of one or two dimensions, a neighbourhood of ``LOCAL_LEVELS`` holding more
-than this share of its block's cells is passed over for the block's own LP, which
-starts from the target's optimal basis in the base audit: there the block's LP takes a
-few milliseconds, while a neighbourhood of thousands of cells is a new model solved from
-scratch. On ``modular``'s pattern of the generated 12,943-cell flat two-way table
-(300 x 42 codes, one block of 5,588 withheld cells) the one-hop neighbourhoods cannot
-reach the goals and the next level's hold 2,000-4,500 cells (21 ms per LP): the insider
-checks took 143.6 s, and 48.7 s with the block's LPs instead. On the generated
-61,215-cell two-way table (a block of 20,435 cells) the neighbourhoods hold at most
-3,900 cells and stay (the insider checks took 81 s with them, more than 5 minutes
-without). Three-way tables keep every level: their block LPs are slow even from a
-warm basis (see ``LOCAL_LEVELS``)."""
+than this share of its block's cells is passed over for the block's LP, warm-started
+from the base audit (a few ms there; such a neighbourhood is a new model, 21 ms per LP
+on the generated flat 12,943-cell table, whose insider checks took 143.6 s before and
+58.2 s after; benchmarks/RESULTS.md, forty-third session). Three-way tables keep every
+level: their block LPs are slow even from a warm basis."""
 POOL_MAX_ENTRIES = 50_000_000
 """Most deviations the stored tables of one block may hold (about 600 MB)."""
 POOL_ROWS = 32
@@ -240,9 +234,7 @@ class _BlockCheck:
         self._scratch = np.zeros(single.size)
         self.csc = sp.csc_matrix(b.matrix)
         self.csr = sp.csr_matrix(b.matrix)
-        self._local: dict[int, tuple[np.ndarray, object]] = {}
-        self._local_key = -1
-        self._cost_key: dict[int, tuple[int, int] | None] = {}
+        self._nb = Neighbourhoods(b, self.csc, self.csr)
         self._reaching: dict[tuple[int, int], list[np.ndarray]] = {}
         self._warm_key: tuple[int, int] | None = None
         self._side = np.zeros(self.truth.size, dtype=np.int8)
@@ -275,7 +267,7 @@ class _BlockCheck:
                 if open_.size:
                     for s in self._suspects(k, d, need, open_).tolist():
                         suspects.setdefault(s, []).append((k, d, need))
-        self._local, self._local_key = {}, -1
+        self._nb.clear()
         for s, todo in suspects.items():
             live_counts.add("suspect")
             self._by_insider(s, todo, found)
@@ -296,7 +288,7 @@ class _BlockCheck:
         for level, (_hops, cap) in enumerate(LOCAL_LEVELS):
             if self.b.cols.size <= cap:
                 break
-            cells = self._cells(level, k)
+            cells = self._nb.cells(level, k, *LOCAL_LEVELS[level])
             if last is not None and np.array_equal(cells, last):
                 continue  # the neighbourhood did not grow (its next hop passes the cap): the same tests
             last = cells
@@ -517,42 +509,14 @@ class _BlockCheck:
         self.counts["insider_lp_joint"] = self.counts.get("insider_lp_joint", 0) + 1
         return bool(d * val >= d * need), binding
 
-    def _cells(self, level: int, k: int) -> np.ndarray:
-        """The cells of the neighbourhood of local cell ``k`` at ``level`` of
-        ``LOCAL_LEVELS`` (cached for the current target, with its model once built)."""
-        if self._local_key != k:
-            self._local, self._local_key = {}, k
-        got = self._local.get(level)
-        if got is None:
-            hops, cap = LOCAL_LEVELS[level]
-            got = self._local[level] = (neighbourhood_cells(self.csc, self.csr, k, hops, cap), None)
-        return got[0]
-
-    def _neighbourhood(self, level: int, k: int):
-        """(cells, HiGHS model) of the neighbourhood of local cell ``k`` at ``level`` of
-        ``LOCAL_LEVELS`` (cached for the current target)."""
-        cells = self._cells(level, k)
-        h = self._local[level][1]
-        if h is None:
-            hops, cap = LOCAL_LEVELS[level]
-            _, h = neighbourhood_lp(self.b, self.csc, self.csr, k, hops, cap, cells)
-            self._local[level] = (cells, h)
-            self._cost_key[level] = None
-        return cells, h
-
     def _local_reaches(self, level: int, k: int, d: int, need: float,
                        fixed: np.ndarray) -> tuple[bool, np.ndarray]:
         """Whether the LP of the neighbourhood at ``level`` with ``fixed`` held reaches
         ``need``, and the fixed cells with a non-zero reduced cost."""
-        cells, h = self._neighbourhood(level, k)
+        cells, h = self._nb.model(level, k, *LOCAL_LEVELS[level], d)
         s = self.b._units()
         inn = np.flatnonzero(np.isin(cells, fixed)).astype(np.int32)
         kk = int(np.searchsorted(cells, k))
-        if self._cost_key.get(level) != (k, d):
-            cost = np.zeros(cells.size)
-            cost[kk] = -float(d)
-            h.changeColsCost(cells.size, np.arange(cells.size, dtype=np.int32), cost)
-            self._cost_key[level] = (k, d)
         if inn.size:
             lo, hi = self._held(cells[inn], HALF_OPEN)
             h.changeColsBounds(inn.size, inn, _lp._finite(lo / s), _lp._finite(hi / s))
