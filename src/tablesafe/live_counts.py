@@ -39,7 +39,8 @@ class _Counters:
                 v.value += n
 
     def read(self) -> dict[str, int]:
-        return {name: int(v.value) for name, v in self.values.items()}
+        # without the locks: the reporting thread never holds one while a worker is forked
+        return {name: int(v.get_obj().value) for name, v in self.values.items()}
 
 
 _ACTIVE: _Counters | None = None
@@ -57,7 +58,7 @@ def value(name: str) -> int:
     counter)."""
     if _ACTIVE is None or name not in _ACTIVE.values:
         return 0
-    return int(_ACTIVE.values[name].value)
+    return int(_ACTIVE.values[name].get_obj().value)
 
 
 def active() -> bool:
