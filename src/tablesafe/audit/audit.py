@@ -76,12 +76,12 @@ def audit(
         :class:`AuditResult`. Sensitive cells that are published count as ``exact``.
     """
     with stop_at(deadline), reporting(progress):
-        return _audit(problem, pattern_or_mask, insider, contributions, rule, all_cells, rel_tol, False,
+        return _audit(problem, pattern_or_mask, insider, contributions, rule, all_cells, rel_tol,
                       exact_intervals, recheck, seeds, keep_tables)
 
 
 def _audit(problem: Problem, pattern_or_mask, insider: bool, contributions: pd.DataFrame | None,
-           rule: tuple | None, all_cells: bool, rel_tol: float, progress: bool, exact_intervals: bool,
+           rule: tuple | None, all_cells: bool, rel_tol: float, exact_intervals: bool,
            recheck: tuple[np.ndarray, np.ndarray] | None, seeds: dict | None, keep_tables: bool) -> AuditResult:
     """:func:`audit` within its deadline."""
     t0 = time.perf_counter()
@@ -91,7 +91,7 @@ def _audit(problem: Problem, pattern_or_mask, insider: bool, contributions: pd.D
     goals = None if exact_intervals else verdict_goals(problem, rel_tol=rel_tol)
     res = solve_intervals(problem, mask, cells=cells, keep_points=insider or keep_tables,
                           certify=insider and contributions is not None,
-                          progress=progress, goals=goals, seeds=seeds)
+                          goals=goals, seeds=seeds)
     verdict = verdicts(problem, res.lower, res.upper, rel_tol=rel_tol)
     stats = dict(res.stats)
     stats["exact_intervals"] = exact_intervals

@@ -38,6 +38,7 @@ from scipy.sparse.linalg import splu
 from tablesafe import live_counts
 from tablesafe.audit.block import Block
 from tablesafe.audit.blocksolve import block_bounds
+from tablesafe.audit.progress_lines import reporting
 from tablesafe.errors import InputError, NonAdditiveError
 from tablesafe.problem import Pattern, Problem
 
@@ -288,7 +289,6 @@ def solve_intervals(
     keep_points: bool = False,
     certify: bool = False,
     linear_algebra: bool = True,
-    progress: bool = False,
     goals: tuple[np.ndarray, np.ndarray] | None = None,
     seeds: dict | None = None,
 ) -> IntervalResult:
@@ -335,7 +335,6 @@ def solve_intervals(
     counts = {"lp_solves": 0, "lp_skipped": 0, "lp_certified": 0, "lp_batch": 0}
     todo = [b for b in blocks if want[b.cols].any()]
     seeded = seed_tables(mask, exact, label, blocks, seeds, counts) if seeds else {}
-    tracker = _progress(progress, sum(int(want[b.cols].sum()) for b in todo))
     live_counts.add("bounds_total", 2 * sum(int(want[b.cols].sum()) for b in todo))
     for b in todo:
         targets = np.flatnonzero(want[b.cols])
@@ -344,8 +343,6 @@ def solve_intervals(
         g_lo = np.full(len(b.cols), -np.inf) if goals is None else goals[1][b.cols]
         lo_out, hi_out, best = block_bounds(b, targets, g_hi, g_lo, keep_points, counts,
                                             seeds=seeded.get(int(label[b.cols[0]])))
-        for _ in targets:
-            tracker()
         # bounds settled without one of the counted steps (implied, eliminated) count too
         live_counts.add("bounds", 2 * len(targets) - (live_counts.value("bounds") - counted))
         upper[b.cols[targets]] = np.maximum(hi_out[targets], b.truth[targets])
@@ -367,7 +364,6 @@ def solve_intervals(
                     _, basis = best.basis_of(k, d)
                     if basis is not None:
                         bases[(int(b.cols[k]), d)] = basis
-    tracker(done=True)
     moves: dict = {}
     if certify:
         moves = _smallest_moves(problem, blocks, label, want, lower, upper)
@@ -484,29 +480,13 @@ def feasibility_intervals(problem: Problem, withheld, *, cells=None,
         problem: the table.
         withheld: a :class:`Pattern`, boolean mask, indices or cell names.
         cells: optional subset of withheld cells to compute (others get NaN).
-        progress: show a rich progress bar.
+        progress: report the bounds settled while it runs
+            (:func:`tablesafe.audit.progress_lines.reporting`).
 
     Returns:
         ``(lower, upper)`` arrays over all cells; published cells carry their value.
     """
-    res = solve_intervals(problem, withheld, cells=cells, progress=progress)
+    with reporting(progress):
+        res = solve_intervals(problem, withheld, cells=cells)
     return res.lower, res.upper
 
-
-def _progress(enabled: bool, total: int):
-    """A callable that advances a rich progress bar (no-op when disabled)."""
-    if not enabled or total == 0:
-        return lambda done=False: None
-    from rich.progress import Progress
-
-    bar = Progress(transient=True)
-    task = bar.add_task("audit LPs", total=total)
-    bar.start()
-
-    def step(done: bool = False) -> None:
-        if done:
-            bar.stop()
-        else:
-            bar.advance(task)
-
-    return step

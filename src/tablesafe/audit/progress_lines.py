@@ -22,11 +22,11 @@ def _left(done: int, total: int, seconds: float) -> str:
     return ""
 
 
-def _line() -> live_counts.Line:
+def _line(prefix: str) -> live_counts.Line:
     started: dict[str, tuple[float, int]] = {}  # when the insider phase began, and its count then
 
     def line(c: Mapping[str, int], seconds: float) -> str:
-        text = f"audit: {c['bounds']:,} of {c['bounds_total']:,} bounds settled"
+        text = f"{prefix}{c['bounds']:,} of {c['bounds_total']:,} bounds settled"
         if not c["insider_total"]:
             return text + f", {seconds:.0f} s" + _left(c["bounds"], c["bounds_total"], seconds)
         s0, d0 = started.setdefault("insider", (seconds, c["insider"]))
@@ -47,11 +47,11 @@ def reporting(progress: bool | Callable[[str], None]) -> Iterator[None]:
         return
     shown: Any = nullcontext()
     if callable(progress):
-        log = progress
+        log, prefix = progress, "audit: "  # another stage's log: say whose lines these are
     else:
         from tablesafe.progress import Progress
 
-        shown = Progress("audit", every=5.0)
-        log = shown.say
-    with shown, live_counts.reporting(log, NAMES, _line()):
+        shown = Progress("audit", every=5.0)  # its label names the stage
+        log, prefix = shown.say, ""
+    with shown, live_counts.reporting(log, NAMES, _line(prefix)):
         yield

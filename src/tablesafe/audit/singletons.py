@@ -285,10 +285,10 @@ class _BlockCheck:
         reached = False
         self._found.clear()
         last = None
-        for level, (_hops, cap) in enumerate(LOCAL_LEVELS):
+        for level, (hops, cap) in enumerate(LOCAL_LEVELS):
             if self.b.cols.size <= cap:
                 break
-            cells = self._nb.cells(level, k, *LOCAL_LEVELS[level])
+            cells = self._nb.cells(level, k, hops, cap)
             if last is not None and np.array_equal(cells, last):
                 continue  # the neighbourhood did not grow (its next hop passes the cap): the same tests
             last = cells

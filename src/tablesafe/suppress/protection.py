@@ -342,7 +342,8 @@ def _attack_all(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.nda
     ``progress`` (a function given a line) hears the counts while it runs
     (:mod:`~tablesafe.suppress.attack_progress`), each line starting with ``label``."""
     targets = np.asarray(targets, dtype=np.int64)
-    with reporting(progress, len(outsider_keys(bounds, targets)), label):
+    total = len(outsider_keys(bounds, targets)) if progress is not None else 0
+    with reporting(progress, total, label):
         return attack_in_parts(lambda part: attack_part(problem, bounds, w, part, deadline, known), problem, w,
                                targets, OutOfTime)
 
