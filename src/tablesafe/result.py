@@ -219,6 +219,8 @@ class ProtectResult:
                                         f"{st.get('repair_added_value', 0.0):,.2f}"
                                         + (f", {st['repair_seconds']:.1f} s" if "repair_seconds" in st else "")
                                         + (f", {_count(st['repair_rounds'], 'round')}" if "repair_rounds" in st else ""))
+        if "start_check_skipped" in st:
+            out["search skipped"] = st["start_check_skipped"]
         if "repair_skipped" in st:
             out["repair skipped"] = st["repair_skipped"]
         if "repair_timed_out" in st:

@@ -137,3 +137,19 @@ def test_the_report_says_when_the_repair_was_left_to_the_certificates(monkeypatc
     assert steps["repair skipped"].startswith("attacker-LP repair estimated at ")
     assert "local certificates complete the pattern" in steps["repair skipped"]
     assert "certificates completing the pattern" in steps and "full-table repair" not in steps
+
+
+def test_the_report_says_when_optimal_left_the_primaries_to_the_certificates(monkeypatch):
+    """``optimal`` on a table whose pattern the certificates complete, with a ``fast`` start
+    that gives up: the report's steps say the search was skipped and what completed it."""
+    import tablesafe.suppress.dispatch as dispatch
+    import tablesafe.suppress.optimal as opt
+    from tablesafe.synthetic import synthetic_problem
+
+    real_start = opt._heuristic_start
+    monkeypatch.setattr(opt, "_heuristic_start", lambda p, b, s=None, clock=None: real_start(p, b, 0.0, clock))
+    monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 10)
+    result = tablesafe.protect_problem(synthetic_problem("1k", seed=2), method="optimal", time_limit=60)
+    steps = _step_rows(render_report(result))
+    assert steps["search skipped"].startswith("the fast start gave up")
+    assert "certificates completing the pattern" in steps

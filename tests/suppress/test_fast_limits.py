@@ -56,8 +56,8 @@ def test_fast_gives_up_after_its_work_at_the_same_target_in_every_run(problem, m
 
 def test_optimal_falls_back_to_the_primaries_and_stays_safe(problem, monkeypatch):
     bounds = Bounds.of(problem)
-    start = _heuristic_start(problem, bounds, 0.0)
-    assert (start == problem.sensitive).all()
+    start, gave_up = _heuristic_start(problem, bounds, 0.0)
+    assert gave_up and (start == problem.sensitive).all()
     import tablesafe.suppress.optimal as opt
 
     monkeypatch.setattr(opt, "_heuristic_start", lambda p, b, s=None, clock=None: _heuristic_start(p, b, 0.0, clock))
@@ -84,4 +84,36 @@ def test_optimal_returns_its_start_when_checking_it_exceeds_the_limit(problem, m
     assert stats["time_limit_hit"] and stats["gap"] == 1.0
     assert withheld[problem.sensitive].all()
     pat = suppress(problem, "optimal", time_limit=5)
+    assert not independent_audit(problem, pat.withheld)
+
+
+def test_optimal_leaves_the_primaries_to_the_certificates_when_its_start_gives_up(problem, monkeypatch):
+    """When the certificates complete ``optimal``'s pattern (tables above
+    ``LP_REPAIR_MAX_CELLS``) and the ``fast`` start gives up, the primaries are not checked
+    by whole-table LPs: the search returns them at once, says so in the stats, and the
+    certificates make the pattern safe. Without that completion they are checked."""
+    import tablesafe.suppress.dispatch as dispatch
+    import tablesafe.suppress.optimal as opt
+    from tablesafe.suppress import suppress
+
+    monkeypatch.setattr(opt, "_heuristic_start", lambda p, b, s=None, clock=None: _heuristic_start(p, b, 0.0, clock))
+    checked = []
+    real_check = opt.check
+
+    def counting_check(*a, **k):
+        checked.append(1)
+        return real_check(*a, **k)
+
+    monkeypatch.setattr(opt, "check", counting_check)
+    withheld, stats = optimal_pattern(problem, Bounds.of(problem), time_limit=20, completed_by_certificates=True)
+    assert stats["start_check_skipped"] and stats["gap"] == 1.0 and not checked
+    assert (withheld == problem.sensitive).all()
+    _, stats = optimal_pattern(problem, Bounds.of(problem), time_limit=20)
+    assert "start_check_skipped" not in stats and checked
+
+    monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 10)
+    checked.clear()
+    pat = suppress(problem, "optimal", time_limit=20)
+    assert pat.stats["start_check_skipped"] and not checked
+    assert pat.stats["audit"] == "certificates"
     assert not independent_audit(problem, pat.withheld)

@@ -222,7 +222,8 @@ def suppress(
             from tablesafe.suppress.optimal import optimal_pattern
 
             withheld, stats = optimal_pattern(problem, bounds, time_limit=SEARCH_SHARE * time_limit,
-                                              seed=seed, log=log)
+                                              seed=seed, log=log,
+                                              completed_by_certificates=route == "certificates")
         elif method == "modular":
             from tablesafe.suppress.modular import modular_pattern
 

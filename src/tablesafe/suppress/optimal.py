@@ -59,12 +59,24 @@ def optimal_pattern(
     lp_rounds: int = 20,
     mip_gap: float = 1e-5,
     log=None,
+    completed_by_certificates: bool = False,
 ) -> tuple[np.ndarray, dict]:
     """Minimum-cost safe pattern by cut generation; returns (withheld mask, stats).
 
     ``start``: a safe pattern to warm-start from (otherwise one is built by repair and
     cleanup from the primaries alone). Stats: ``cost``, ``lower_bound``, ``gap``,
     ``optimal`` (proved within the MIP tolerance), ``iterations``, ``cuts``.
+
+    ``completed_by_certificates``: the caller completes and proves whatever this returns
+    by local certificates (tables too large for whole-table attacker LPs). Then, when
+    the heuristic start gives up within its share, the primaries are returned at once
+    (``stats["start_check_skipped"]``) instead of being checked and repaired by
+    whole-table LPs: that check would be the first step of a repair from the primaries
+    alone, and the time is worth more to the certificates. Measured on Castro's
+    instances with a 30 s limit (forty-fourth session), where the heuristic gave up on
+    the four of more than 5,000 cells: checking the primaries ran out of the search's
+    15 s on each, and the certificates completing them with what was left withheld 256
+    or 477,078 on DALE by the run (they need about 10 s there; 664,040 at a 20 s limit).
     """
     t_real = time.monotonic()
     clock = WorkClock.for_limit(time_limit)
@@ -76,15 +88,21 @@ def optimal_pattern(
     say = log or (lambda *_: None)
 
     real_deadline = t_real + (time_limit if time_limit is not None else 1e12)
-    w, atts = _incumbent(problem, bounds, start, clock, t0, deadline, real_deadline, say)
+    w, atts, skipped = _incumbent(problem, bounds, start, clock, t0, deadline, real_deadline, say,
+                                  skip_unstarted=completed_by_certificates)
     if atts is None:
         # checking the start pattern alone takes longer than the limit (measured: a
-        # 5,000-cell 3-D table ran 302 s with a 60 s limit): return it unproved; the
-        # dispatcher repairs and proves it (LP check, or certificates on large tables)
-        return w | sens, {"iterations": 0, "lp_rounds": 0, "cuts": 0, "lower_bound": 0.0,
-                          "cost": float(problem.cost[w & ~sens].sum()), "gap": 1.0, "optimal": False,
-                          "time_limit_hit": True, "seconds": time.monotonic() - t_real,
-                          "clock_guarded": True}
+        # 5,000-cell 3-D table ran 302 s with a 60 s limit), or was skipped: return it
+        # unproved; the dispatcher repairs and proves it (LP check, or certificates on
+        # large tables)
+        out = {"iterations": 0, "lp_rounds": 0, "cuts": 0, "lower_bound": 0.0,
+               "cost": float(problem.cost[w & ~sens].sum()), "gap": 1.0, "optimal": False,
+               "time_limit_hit": True, "seconds": time.monotonic() - t_real, "clock_guarded": True}
+        if skipped:
+            out.update(clock_guarded=clock.guarded, start_check_skipped=(
+                "the fast start gave up within its share of the search, so the primaries went to the local "
+                "certificates that complete the pattern, unchecked by whole-table attacker LPs"))
+        return w | sens, out
     best = w
     best_atts = atts
     best_cost = float(problem.cost[best & ~sens].sum())
@@ -234,27 +252,33 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
 
 
 def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock: WorkClock, t0: float,
-               deadline: float, real_deadline: float, say) -> tuple[np.ndarray, dict | None]:
+               deadline: float, real_deadline: float, say,
+               skip_unstarted: bool = False) -> tuple[np.ndarray, dict | None, bool]:
     """The first safe pattern and its attacks, from ``start`` or from the fast
     heuristic's certificates where it succeeds (one local LP per cell instead of repair
     rounds of whole-table attacks), checked, repaired against this attacker model and
     cleaned. The attacks are ``None`` when checking or repairing the pattern passed
     ``real_deadline`` (a ``time.monotonic()`` value: the check has no work bound, so it
-    gets no slack beyond the limit; ``t0`` and ``deadline`` are on ``clock``)."""
+    gets no slack beyond the limit; ``t0`` and ``deadline`` are on ``clock``), and at
+    once when ``skip_unstarted`` and the heuristic gave up (:func:`optimal_pattern`'s
+    ``completed_by_certificates``): the third value says so."""
     sens = problem.sensitive
     if start is None:
-        w = _heuristic_start(problem, bounds, 0.25 * (deadline - t0), clock)
+        w, gave_up = _heuristic_start(problem, bounds, 0.25 * (deadline - t0), clock)
+        if gave_up and skip_unstarted:
+            say("the heuristic start gave up: the primaries go to the certificates unchecked")
+            return w, None, True
         try:
             atts = check(problem, bounds, w, deadline=real_deadline)
         except OutOfTime:
             say("time limit reached while checking the start pattern")
-            return w, None
+            return w, None, False
         if failing(bounds, atts):
             try:
                 w, atts, _ = repair(problem, bounds, w, deadline=real_deadline)
             except OutOfTime as out:
                 say("time limit reached while repairing the start pattern")
-                return out.pattern_or(w), None
+                return out.pattern_or(w), None, False
         report: dict = {}
         w, atts, _ = cleanup(problem, bounds, w, atts, deadline=clock.guard,
                              work=clock.units(0.1 * (deadline - t0)), report=report)
@@ -266,8 +290,8 @@ def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock
             try:
                 w, atts, _ = repair(problem, bounds, w, deadline=real_deadline)
             except OutOfTime as out:
-                return out.pattern_or(w), None
-    return w, atts
+                return out.pattern_or(w), None, False
+    return w, atts, False
 
 
 def _recheck(problem: Problem, bounds: Bounds, x: np.ndarray, base: np.ndarray,
@@ -438,12 +462,12 @@ class _Neighbourhoods:
 
 
 def _heuristic_start(problem: Problem, bounds, seconds: float | None = None,
-                     clock: WorkClock | None = None) -> np.ndarray:
-    """The ``fast`` pattern as a starting point (the primaries alone if it gives up, or
-    takes more than ``seconds`` of work on ``clock``, :data:`GUARD_SLACK` times that on
-    the real clock: measured on Castro's HIER16, without a table structure, ``fast``
-    needed 151 s, more than ``optimal``'s whole limit). A start the real clock ended is
-    recorded in ``clock.guarded``."""
+                     clock: WorkClock | None = None) -> tuple[np.ndarray, bool]:
+    """The ``fast`` pattern as a starting point, and whether ``fast`` gave up: then the
+    primaries alone (it gives up when it fails, or takes more than ``seconds`` of work
+    on ``clock``, :data:`GUARD_SLACK` times that on the real clock: measured on Castro's
+    HIER16, without a table structure, ``fast`` needed 151 s, more than ``optimal``'s
+    whole limit). A start the real clock ended is recorded in ``clock.guarded``."""
     from tablesafe.errors import SolverTimeLimit, TablesafeError
     from tablesafe.suppress.fast import fast_pattern
 
@@ -456,7 +480,7 @@ def _heuristic_start(problem: Problem, bounds, seconds: float | None = None,
                            give_up_work=None if limit is None else clock.units(limit))
     except SolverTimeLimit as exc:
         clock.guarded |= exc.by_clock
-        return problem.sensitive.copy()
+        return problem.sensitive.copy(), True
     except TablesafeError:
-        return problem.sensitive.copy()
-    return np.asarray(pat.withheld, dtype=bool) | problem.sensitive
+        return problem.sensitive.copy(), True
+    return np.asarray(pat.withheld, dtype=bool) | problem.sensitive, False
