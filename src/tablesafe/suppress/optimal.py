@@ -95,9 +95,9 @@ def optimal_pattern(
         # 5,000-cell 3-D table ran 302 s with a 60 s limit), or was skipped: return it
         # unproved; the dispatcher repairs and proves it (LP check, or certificates on
         # large tables)
-        out = {"iterations": 0, "lp_rounds": 0, "cuts": 0, "lower_bound": 0.0,
-               "cost": float(problem.cost[w & ~sens].sum()), "gap": 1.0, "optimal": False,
-               "time_limit_hit": True, "seconds": time.monotonic() - t_real, "clock_guarded": True}
+        out: dict = {"iterations": 0, "lp_rounds": 0, "cuts": 0, "lower_bound": 0.0,
+                     "cost": float(problem.cost[w & ~sens].sum()), "gap": 1.0, "optimal": False,
+                     "time_limit_hit": True, "seconds": time.monotonic() - t_real, "clock_guarded": True}
         if skipped:
             out.update(clock_guarded=clock.guarded, start_check_skipped=(
                 "the fast start gave up within its share of the search, so the primaries went to the local "
