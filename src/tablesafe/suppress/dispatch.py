@@ -8,21 +8,20 @@ never returned:
   under-protected get more complements until the whole table passes, complements no
   longer needed are dropped again (seed 003 B.2.b, "second pass"), and the audit area's
   independent audit must pass or :class:`~tablesafe.errors.AuditFailure` is raised.
-- ``fast``, and every method on larger tables: each sensitive cell gets a local
-  certificate (and one per single respondent next to it) from
-  :func:`tablesafe.suppress.fast.fast_pattern`, seeded with the method's pattern so that
-  it only adds cells where that pattern falls short; the certificates are checked in one
-  pass (:func:`tablesafe.audit.check_certificates`) and are the proof of safety;
-  complements no certificate uses are dropped. Cells where a single respondent was left
+- ``fast``, and every method on larger tables: each sensitive cell gets a local certificate
+  (and one per single respondent next to it) from :func:`tablesafe.suppress.fast.fast_pattern`,
+  seeded with the method's pattern so that it only adds cells where that pattern falls
+  short (``optimal``'s search leaves it the primaries when its own start gives up); the
+  certificates are checked in one pass (:func:`tablesafe.audit.check_certificates`) and
+  are the proof of safety; complements no certificate uses are dropped. Cells where a single respondent was left
   without its certificate get that respondent's attack by LP, and a repair, while time
   is left.
-- ``modular`` on tables too large for the attacker LPs (up to ``AUDIT_GUIDED_MAX_CELLS``):
-  the audit names the failing attacks and only those are repaired
-  (:mod:`tablesafe.suppress.audit_repair`); the audit that passes is the proof.
+- ``modular`` on structured tables too large for the attacker LPs (up to
+  ``AUDIT_GUIDED_MAX_CELLS``): the audit names the failing attacks and only those are
+  repaired (:mod:`tablesafe.suppress.audit_repair`); the audit that passes is the proof.
 
 Time limits: a repair still running at ``1 - FALLBACK_SHARE`` of the limit stops, and the
-certificates complete and prove the pattern as far as it got, so the run returns the best
-pattern it could prove instead of running on.
+certificates complete and prove the pattern as far as it got (the best it could prove).
 """
 
 from __future__ import annotations
@@ -53,8 +52,8 @@ MODULAR_MAX_CELLS_TWO_WAY = 70_000
 """Two-way tables get ``modular`` up to this size. Measured on the generated 61,215-cell
 two-way table with holdings (``60k2d``): ``modular`` with the audit-guided repair ran
 555 s (automatic limit 900 s; 774 s before its later audits were made incremental) and
-withheld 26.0 M, ``fast`` 15 s and 247.4 M (tau-ARGUS MOD 11.9 M, OPT 15.2 M). Not higher until larger tables are measured: the
-automatic limit stops growing at 900 s, and ``modular``'s time grows with the table."""
+withheld 26.0 M, ``fast`` 15 s and 247.4 M (tau-ARGUS MOD 11.9 M, OPT 15.2 M). Not higher until larger
+tables are measured: the automatic limit stops at 900 s, and ``modular``'s time grows with the table."""
 
 
 MODULAR_MAX_CELLS_NESTED = 10_000
@@ -218,17 +217,16 @@ def suppress(
              else "lp")
     subtable_tables: list = []  # the subtables' passing attacks (modular, attacker-LP repair)
     with status:
+        search = dict(time_limit=SEARCH_SHARE * time_limit, seed=seed, log=log,
+                      completed_by_certificates=route == "certificates")
         if method == "optimal":
             from tablesafe.suppress.optimal import optimal_pattern
 
-            withheld, stats = optimal_pattern(problem, bounds, time_limit=SEARCH_SHARE * time_limit,
-                                              seed=seed, log=log,
-                                              completed_by_certificates=route == "certificates")
+            withheld, stats = optimal_pattern(problem, bounds, **search)
         elif method == "modular":
             from tablesafe.suppress.modular import modular_pattern
 
-            withheld, stats = modular_pattern(problem, bounds, time_limit=SEARCH_SHARE * time_limit,
-                                              seed=seed, log=log, insiders=_subtable_insiders(route),
+            withheld, stats = modular_pattern(problem, bounds, insiders=_subtable_insiders(route), **search,
                                               tables=subtable_tables if route in ("lp", "guided") else None)
         found = withheld | sens  # the search's pattern, before any repair
         route = repair_route(problem, method, route, found, float(time_limit), stats, log)
@@ -309,10 +307,9 @@ def _lp_repair(problem: Problem, bounds: Bounds, found: np.ndarray, subtable_tab
     known = whole_table_certificates(problem, bounds, found, subtable_tables)
     stats["repair_known_tables"] = len(known)
     withheld, atts, rounds = repair(problem, bounds, found, deadline=deadline, known=known, progress=log)
-    stats["repair_seconds"] = time.monotonic() - t_repair
-    stats["repair_rounds"] = rounds
-    stats["repair_added"] = int((withheld & ~found).sum())
-    stats["repair_added_value"] = float(np.abs(problem.value[withheld & ~found]).sum())
+    added = withheld & ~found
+    stats.update(repair_seconds=time.monotonic() - t_repair, repair_rounds=rounds,
+                 repair_added=int(added.sum()), repair_added_value=float(np.abs(problem.value[added]).sum()))
     return withheld, atts
 
 
@@ -431,11 +428,12 @@ def _audit_guided(method: str, problem: Problem, capacity: bool, singleton: bool
     Not with singleton protection on three-way tables: the insider audit of blocks of
     thousands of cells takes longer than the certificates (measured: 367 s on the
     13,750-cell three-way tau-ARGUS pattern of ``benchmarks/audit.py``; 334 s on
-    ``modular``'s pattern of the generated 13,851-cell three-way table with holdings,
-    whose 2,014 failing attacks then need full-table attacker LPs, against an automatic
-    limit of 337 s for the whole run)."""
+    ``modular``'s pattern of the generated 13,851-cell three-way table with holdings, whose
+    2,014 failing attacks then need full-table attacker LPs, against an automatic limit of
+    337 s for the whole run). Nor without a table structure: ``modular`` is ``optimal`` there."""
     three_way = problem.model is not None and len(problem.model.dims) >= 3
-    return (method == "modular" and not capacity and not (singleton and three_way)
+    structured = problem.model is not None and problem.model.size == problem.n
+    return (method == "modular" and structured and not capacity and not (singleton and three_way)
             and _lp_repair_max(method, problem) < problem.n <= AUDIT_GUIDED_MAX_CELLS)
 
 

@@ -67,16 +67,9 @@ def optimal_pattern(
     cleanup from the primaries alone). Stats: ``cost``, ``lower_bound``, ``gap``,
     ``optimal`` (proved within the MIP tolerance), ``iterations``, ``cuts``.
 
-    ``completed_by_certificates``: the caller completes and proves whatever this returns
-    by local certificates (tables too large for whole-table attacker LPs). Then, when
-    the heuristic start gives up within its share, the primaries are returned at once
-    (``stats["start_check_skipped"]``) instead of being checked and repaired by
-    whole-table LPs: that check would be the first step of a repair from the primaries
-    alone, and the time is worth more to the certificates. Measured on Castro's
-    instances with a 30 s limit (forty-fourth session), where the heuristic gave up on
-    the four of more than 5,000 cells: checking the primaries ran out of the search's
-    15 s on each, and the certificates completing them with what was left withheld 256
-    or 477,078 on DALE by the run (they need about 10 s there; 664,040 at a 20 s limit).
+    ``completed_by_certificates``: local certificates complete and prove whatever this
+    returns (large tables); a heuristic start that gives up then leaves them the
+    primaries at once (``stats["start_check_skipped"]``, see :func:`_incumbent`).
     """
     t_real = time.monotonic()
     clock = WorkClock.for_limit(time_limit)
@@ -91,18 +84,7 @@ def optimal_pattern(
     w, atts, skipped = _incumbent(problem, bounds, start, clock, t0, deadline, real_deadline, say,
                                   skip_unstarted=completed_by_certificates)
     if atts is None:
-        # checking the start pattern alone takes longer than the limit (measured: a
-        # 5,000-cell 3-D table ran 302 s with a 60 s limit), or was skipped: return it
-        # unproved; the dispatcher repairs and proves it (LP check, or certificates on
-        # large tables)
-        out: dict = {"iterations": 0, "lp_rounds": 0, "cuts": 0, "lower_bound": 0.0,
-                     "cost": float(problem.cost[w & ~sens].sum()), "gap": 1.0, "optimal": False,
-                     "time_limit_hit": True, "seconds": time.monotonic() - t_real, "clock_guarded": True}
-        if skipped:
-            out.update(clock_guarded=clock.guarded, start_check_skipped=(
-                "the fast start gave up within its share of the search, so the primaries went to the local "
-                "certificates that complete the pattern, unchecked by whole-table attacker LPs"))
-        return w | sens, out
+        return w | sens, _unproved(problem, w, time.monotonic() - t_real, clock.guarded if skipped else None)
     best = w
     best_atts = atts
     best_cost = float(problem.cost[best & ~sens].sum())
@@ -251,6 +233,21 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
     return lb
 
 
+def _unproved(problem: Problem, w: np.ndarray, seconds: float, skipped_guarded: bool | None) -> dict:
+    """Stats of a start returned unproved, for the dispatcher to repair and prove (LP
+    check, or certificates on large tables): checking it took longer than the limit
+    (measured: a 5,000-cell 3-D table ran 302 s with a 60 s limit), or it was skipped
+    (``skipped_guarded``: whether the real clock ended the heuristic; None: not skipped)."""
+    out: dict = {"iterations": 0, "lp_rounds": 0, "cuts": 0, "lower_bound": 0.0,
+                 "cost": float(problem.cost[w & ~problem.sensitive].sum()), "gap": 1.0, "optimal": False,
+                 "time_limit_hit": True, "seconds": seconds, "clock_guarded": True}
+    if skipped_guarded is not None:
+        out.update(clock_guarded=skipped_guarded, start_check_skipped=(
+            "the fast start gave up within its share of the search, so the primaries went to the local "
+            "certificates that complete the pattern, unchecked by whole-table attacker LPs"))
+    return out
+
+
 def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock: WorkClock, t0: float,
                deadline: float, real_deadline: float, say,
                skip_unstarted: bool = False) -> tuple[np.ndarray, dict | None, bool]:
@@ -261,7 +258,15 @@ def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock
     ``real_deadline`` (a ``time.monotonic()`` value: the check has no work bound, so it
     gets no slack beyond the limit; ``t0`` and ``deadline`` are on ``clock``), and at
     once when ``skip_unstarted`` and the heuristic gave up (:func:`optimal_pattern`'s
-    ``completed_by_certificates``): the third value says so."""
+    ``completed_by_certificates``): the third value says so.
+
+    That check would be the first step of a repair from the primaries alone, by
+    whole-table LPs, and the time is worth more to the certificates. Measured on Castro's
+    instances with a 30 s limit (forty-fourth session), where the heuristic gave up on
+    the four of more than 5,000 cells: checking the primaries ran out of the search's
+    15 s on each, and the certificates completing them with what was left withheld 256
+    or 477,078 on DALE by the run (they need about 10 s there; 664,040 at a 20 s limit).
+    Skipped: 256 in 11-13 s at 20 and 30 s."""
     sens = problem.sensitive
     if start is None:
         w, gave_up = _heuristic_start(problem, bounds, 0.25 * (deadline - t0), clock)
