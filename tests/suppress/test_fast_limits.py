@@ -89,9 +89,10 @@ def test_optimal_returns_its_start_when_checking_it_exceeds_the_limit(problem, m
 
 def test_optimal_leaves_the_primaries_to_the_certificates_when_its_start_gives_up(problem, monkeypatch):
     """When the certificates complete ``optimal``'s pattern (tables above
-    ``LP_REPAIR_MAX_CELLS``) and the ``fast`` start gives up, the primaries are not checked
-    by whole-table LPs: the search returns them at once, says so in the stats, and the
-    certificates make the pattern safe. Without that completion they are checked."""
+    ``LP_REPAIR_MAX_CELLS``), or the audit-guided repair ``modular``'s on a table without
+    structure, and the ``fast`` start gives up, the primaries are not checked by
+    whole-table LPs: the search returns them at once, says so in the stats, and the
+    completion makes the pattern safe. Without such a completion they are checked."""
     import tablesafe.suppress.dispatch as dispatch
     import tablesafe.suppress.optimal as opt
     from tablesafe.suppress import suppress
@@ -105,7 +106,7 @@ def test_optimal_leaves_the_primaries_to_the_certificates_when_its_start_gives_u
         return real_check(*a, **k)
 
     monkeypatch.setattr(opt, "check", counting_check)
-    withheld, stats = optimal_pattern(problem, Bounds.of(problem), time_limit=20, completed_by_certificates=True)
+    withheld, stats = optimal_pattern(problem, Bounds.of(problem), time_limit=20, completed_by_caller=True)
     assert stats["start_check_skipped"] and stats["gap"] == 1.0 and not checked
     assert (withheld == problem.sensitive).all()
     _, stats = optimal_pattern(problem, Bounds.of(problem), time_limit=20)
@@ -117,3 +118,10 @@ def test_optimal_leaves_the_primaries_to_the_certificates_when_its_start_gives_u
     assert pat.stats["start_check_skipped"] and not checked
     assert pat.stats["audit"] == "certificates"
     assert not independent_audit(problem, pat.withheld)
+    # without a table structure ``modular`` is the same search, completed by the
+    # audit-guided repair (whose audit then proves the pattern)
+    relations_only = problem.copy(model=None)
+    pat = suppress(relations_only, "modular", time_limit=20)
+    assert pat.stats["start_check_skipped"] and not checked
+    assert pat.stats["repair"] == "audit-guided"
+    assert not independent_audit(relations_only, pat.withheld)

@@ -11,14 +11,14 @@ never returned:
 - ``fast``, and every method on larger tables: each sensitive cell gets a local certificate
   (and one per single respondent next to it) from :func:`tablesafe.suppress.fast.fast_pattern`,
   seeded with the method's pattern so that it only adds cells where that pattern falls
-  short (``optimal``'s search leaves it the primaries when its own start gives up); the
-  certificates are checked in one pass (:func:`tablesafe.audit.check_certificates`) and
+  short (a search over the whole table leaves it the primaries when its own start gives
+  up); the certificates are checked in one pass (:func:`tablesafe.audit.check_certificates`) and
   are the proof of safety; complements no certificate uses are dropped. Cells where a single respondent was left
   without its certificate get that respondent's attack by LP, and a repair, while time
   is left.
-- ``modular`` on structured tables too large for the attacker LPs (up to
-  ``AUDIT_GUIDED_MAX_CELLS``): the audit names the failing attacks and only those are
-  repaired (:mod:`tablesafe.suppress.audit_repair`); the audit that passes is the proof.
+- ``modular`` on tables too large for the attacker LPs (up to ``AUDIT_GUIDED_MAX_CELLS``):
+  the audit names the failing attacks and only those are repaired
+  (:mod:`tablesafe.suppress.audit_repair`); the audit that passes is the proof.
 
 Time limits: a repair still running at ``1 - FALLBACK_SHARE`` of the limit stops, and the
 certificates complete and prove the pattern as far as it got (the best it could prove).
@@ -218,7 +218,7 @@ def suppress(
     subtable_tables: list = []  # the subtables' passing attacks (modular, attacker-LP repair)
     with status:
         search = dict(time_limit=SEARCH_SHARE * time_limit, seed=seed, log=log,
-                      completed_by_certificates=route == "certificates")
+                      completed_by_caller=route in ("certificates", "guided"))
         if method == "optimal":
             from tablesafe.suppress.optimal import optimal_pattern
 
@@ -430,10 +430,9 @@ def _audit_guided(method: str, problem: Problem, capacity: bool, singleton: bool
     13,750-cell three-way tau-ARGUS pattern of ``benchmarks/audit.py``; 334 s on
     ``modular``'s pattern of the generated 13,851-cell three-way table with holdings, whose
     2,014 failing attacks then need full-table attacker LPs, against an automatic limit of
-    337 s for the whole run). Nor without a table structure: ``modular`` is ``optimal`` there."""
+    337 s for the whole run)."""
     three_way = problem.model is not None and len(problem.model.dims) >= 3
-    structured = problem.model is not None and problem.model.size == problem.n
-    return (method == "modular" and structured and not capacity and not (singleton and three_way)
+    return (method == "modular" and not capacity and not (singleton and three_way)
             and _lp_repair_max(method, problem) < problem.n <= AUDIT_GUIDED_MAX_CELLS)
 
 

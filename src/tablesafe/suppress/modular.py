@@ -134,7 +134,7 @@ def modular_pattern(
     subtable_model: str = "cuts",
     tables: list | None = None,
     boxes: bool = True,
-    completed_by_certificates: bool = False,
+    completed_by_caller: bool = False,
 ) -> tuple[np.ndarray, dict]:
     """HiTaS-style pattern (not yet audited across subtables); returns (mask, stats).
 
@@ -153,7 +153,7 @@ def modular_pattern(
     (:mod:`~tablesafe.suppress.subtable_boxes`). ``tables``: when a list, the subtables' passing attacks are appended to it in the
     positions of the whole table (:func:`~tablesafe.suppress.subtable_tables.in_table_positions`),
     in the order the subtables were solved, for the full-table check to reuse.
-    ``completed_by_certificates``: passed on to ``optimal_pattern`` on a table without structure.
+    ``completed_by_caller``: passed on to ``optimal_pattern`` on a table without structure.
     """
     if subtable_model not in SUBTABLE_MODELS:
         raise ValueError(f"subtable_model must be one of {', '.join(SUBTABLE_MODELS)}, not {subtable_model!r}")
@@ -167,7 +167,7 @@ def modular_pattern(
     if problem.model is None or problem.model.size != problem.n:
         say("no table structure: protecting the whole table at once")
         w, st = optimal_pattern(problem, bounds, time_limit=time_limit, seed=seed, log=log,
-                                completed_by_certificates=completed_by_certificates)
+                                completed_by_caller=completed_by_caller)
         st["subtables"] = 0
         return w, st
     subs = subtable_grids(problem)
