@@ -269,6 +269,25 @@ def test_default_pattern_does_not_depend_on_the_workers(table2d):
     assert FastOptions().default_groups(100) == 1
 
 
+def test_tables_without_structure_split_their_targets_into_groups_sooner():
+    """Without a table structure the targets go into two groups from
+    ``PARALLEL_FROM_RELATIONS_ONLY`` targets on, with one from ``PARALLEL_FROM``; a
+    ``parallel_from`` given stands either way."""
+    from tablesafe.suppress.fast_options import (
+        PARALLEL_FROM,
+        PARALLEL_FROM_RELATIONS_ONLY,
+        FastOptions,
+    )
+
+    assert PARALLEL_FROM_RELATIONS_ONLY < PARALLEL_FROM
+    n = PARALLEL_FROM_RELATIONS_ONLY
+    assert FastOptions().for_table(10_000, structured=False).default_groups(n) == 2
+    assert FastOptions().for_table(10_000, structured=False).default_groups(n - 1) == 1
+    assert FastOptions().for_table(10_000, structured=True).default_groups(n) == 1
+    assert FastOptions().for_table(10_000, structured=True).default_groups(PARALLEL_FROM) == 2
+    assert FastOptions(parallel_from=5 * n).for_table(10_000, structured=False).default_groups(n) == 1
+
+
 def test_protection_order_smallest_value_first_ties_by_need_then_index():
     from tablesafe.suppress.fast import protection_order
 

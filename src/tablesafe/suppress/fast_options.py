@@ -113,6 +113,8 @@ class FastOptions:
             cover are reported in ``stats["insider_unprotected"]``.
         parallel_from: number of targets from which the targets are split into
             ``max_workers`` groups (see ``groups``) and ``workers`` defaults to the CPUs.
+            Default: :data:`PARALLEL_FROM` with a table structure,
+            :data:`PARALLEL_FROM_RELATIONS_ONLY` without one.
         max_workers: most worker processes by default, and the default number of groups
             from ``parallel_from`` targets on.
         order: the order in which the targets are protected: ``"value"`` (smallest
@@ -168,7 +170,7 @@ class FastOptions:
     cleanup_swap: bool = True
     share: bool = True
     insider_hops: int = 3
-    parallel_from: int = 20_000
+    parallel_from: int | None = None
     max_workers: int = 2
     groups: int | None = None
     order: str | None = None
@@ -194,6 +196,8 @@ class FastOptions:
             strict_adds=self.strict_adds if self.strict_adds is not None else not (wide and structured),
             order=self.order if self.order is not None
             else ("both" if small else "value" if wide else "need"),
+            parallel_from=self.parallel_from if self.parallel_from is not None
+            else (PARALLEL_FROM if structured else PARALLEL_FROM_RELATIONS_ONLY),
         )
 
     def search_options(self) -> SearchOptions:
@@ -212,11 +216,28 @@ class FastOptions:
         ``max_workers`` from there on (the pattern depends on this, not on the CPUs)."""
         if self.groups is not None:
             return int(self.groups)
-        return 1 if n_targets < self.parallel_from else int(self.max_workers)
+        return 1 if n_targets < self._parallel_from() else int(self.max_workers)
+
+    def _parallel_from(self) -> int:
+        return self.parallel_from if self.parallel_from is not None else PARALLEL_FROM
 
     def default_workers(self, n_targets: int) -> int:
         """One process below ``parallel_from`` targets, else the CPUs this process may
         use (at most ``max_workers``)."""
-        if n_targets < self.parallel_from:
+        if n_targets < self._parallel_from():
             return 1
         return worker_count(self.max_workers)
+
+
+PARALLEL_FROM = 20_000
+"""Default ``FastOptions.parallel_from`` with a table structure: two groups share fewer
+complements than one, whose boxes reuse the cells earlier targets withheld. Measured with
+groups from 1,000 targets instead (forty-fourth session, automatic limits, two workers):
+the generated 13,167-cell two-way table 15.1 -> 8.2 s but 7.10 -> 7.39 M; ``auto``
+(``fast``) on the 13,851-cell three-way table 132 s / 61.7 M -> 83.5 s / 68.3 M."""
+
+PARALLEL_FROM_RELATIONS_ONLY = 1_000
+"""Default ``FastOptions.parallel_from`` without a table structure, as for the
+completions (``dispatch.COMPLETION_GROUPS_FROM``). Measured on Castro's instances with
+more than 1,000 sensitive cells (forty-fourth session, automatic limits, two workers):
+DALE 19.1 -> 9.2 s, CBS 4.6 -> 2.5 s, each at the same withheld value (256 and 403)."""
