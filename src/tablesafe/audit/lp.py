@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -71,8 +72,32 @@ class _MeteredHighs(highspy.Highs):
         if _DEADLINE[0] != float("inf") and time.monotonic() > _DEADLINE[0]:
             raise LPOutOfTime("an LP would start past its deadline")
         status = super().run()
+        if self.getModelStatus() == highspy.HighsModelStatus.kNotset:
+            # another model of this process set up HiGHS's thread scheduler with other
+            # threads (a caller's own HiGHS models): set it up afresh and run again
+            fresh_scheduler()
+            status = super().run()
         _WORK[0] += run_work(self)
         return status
+
+
+def fresh_scheduler() -> None:
+    """Drop HiGHS's thread scheduler of this process, so that the next model sets it up
+    for its own threads (tablesafe's models run on one).
+
+    HiGHS keeps one scheduler per process, set up by the first model that runs; a later
+    model asking for another number of threads does not run (model status 'Not Set').
+    A process that ran HiGHS models with the default threads before calling tablesafe
+    (a script of the caller's, or ``benchmarks/plain_lp.py`` in a benchmark's process)
+    gave every attacker LP that status, in the process and in the workers it forked,
+    which inherit the scheduler: ``fast`` then reported all 2,467 sensitive cells of
+    Castro's CBS as impossible to protect, and another run as unprotectable for want
+    of a dual (forty-fourth session). It runs in every forked child (``os.register_at_fork``)
+    and when a model comes back 'Not Set'."""
+    highspy.Highs.resetGlobalScheduler(False)
+
+
+os.register_at_fork(after_in_child=fresh_scheduler)
 
 
 def run_work(h: highspy.Highs) -> int:
