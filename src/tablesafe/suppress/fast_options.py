@@ -236,8 +236,10 @@ groups from 1,000 targets instead (forty-fourth session, automatic limits, two w
 the generated 13,167-cell two-way table 15.1 -> 8.2 s but 7.10 -> 7.39 M; ``auto``
 (``fast``) on the 13,851-cell three-way table 132 s / 61.7 M -> 83.5 s / 68.3 M."""
 
-PARALLEL_FROM_RELATIONS_ONLY = 1_000
-"""Default ``FastOptions.parallel_from`` without a table structure, as for the
-completions (``dispatch.COMPLETION_GROUPS_FROM``). Measured on Castro's instances with
-more than 1,000 sensitive cells (forty-fourth session, automatic limits, two workers):
-DALE 19.1 -> 9.2 s, CBS 4.6 -> 2.5 s, each at the same withheld value (256 and 403)."""
+PARALLEL_FROM_RELATIONS_ONLY = 2_000
+"""Default ``FastOptions.parallel_from`` without a table structure. Measured on Castro's
+instances with more than 1,000 sensitive cells (forty-fourth session, two workers), two
+groups instead of one: DALE (4,923) 19.1 -> 9.2 s and CBS (2,467) 4.6 -> 2.5 s, each at
+the same withheld value (256 and 403); JJTABEL3 (1,054) 6.4 -> 5.1 s but 1.147e9 ->
+1.187e9, and ``optimal`` there, which starts from ``fast``'s pattern, 6.54e8 -> 6.67e8
+at a 30 s limit. Hence from 2,000 targets."""
