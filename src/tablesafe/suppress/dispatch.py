@@ -8,12 +8,13 @@ never returned:
   under-protected get more complements until the whole table passes, complements no
   longer needed are dropped again (seed 003 B.2.b, "second pass"), and the audit area's
   independent audit must pass or :class:`~tablesafe.errors.AuditFailure` is raised.
-- ``fast``, and every method on larger tables: each sensitive cell gets a local certificate
-  (and one per single respondent next to it) from :func:`tablesafe.suppress.fast.fast_pattern`,
-  seeded with the method's pattern so that it only adds cells where that pattern falls
-  short (a search over the whole table leaves it the primaries when its own start gives
-  up); the certificates are checked in one pass (:func:`tablesafe.audit.check_certificates`) and
-  are the proof of safety; complements no certificate uses are dropped. Cells where a single respondent was left
+- ``fast``, and every method on larger tables: each sensitive cell gets a local
+  certificate (and one per single respondent next to it) from
+  :func:`tablesafe.suppress.fast.fast_pattern`, seeded with the method's pattern so that
+  it only adds cells where that pattern falls short (a search over the whole table
+  leaves it the primaries when its own start gives up); the certificates are checked in
+  one pass (:func:`tablesafe.audit.check_certificates`) and are the proof of safety;
+  complements no certificate uses are dropped. Cells where a single respondent was left
   without its certificate get that respondent's attack by LP, and a repair, while time
   is left.
 - ``modular`` on tables too large for the attacker LPs (up to ``AUDIT_GUIDED_MAX_CELLS``):

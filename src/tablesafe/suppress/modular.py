@@ -150,10 +150,10 @@ def modular_pattern(
     at most ``compact_max`` nonzeros). Subtables that share no cell are solved side by
     side by ``workers`` processes (default: up to 2 CPUs); the pattern is the same
     whatever their number. ``boxes``: box certificates answer attacks before any LP
-    (:mod:`~tablesafe.suppress.subtable_boxes`). ``tables``: when a list, the subtables' passing attacks are appended to it in the
-    positions of the whole table (:func:`~tablesafe.suppress.subtable_tables.in_table_positions`),
-    in the order the subtables were solved, for the full-table check to reuse.
-    ``completed_by_caller``: passed on to ``optimal_pattern`` on a table without structure.
+    (:mod:`~tablesafe.suppress.subtable_boxes`). ``tables``: when a list, the subtables'
+    passing attacks are appended to it in the positions of the whole table
+    (:func:`~tablesafe.suppress.subtable_tables.in_table_positions`), in solve order, for
+    the full-table check. ``completed_by_caller``: see ``optimal_pattern`` (no structure).
     """
     if subtable_model not in SUBTABLE_MODELS:
         raise ValueError(f"subtable_model must be one of {', '.join(SUBTABLE_MODELS)}, not {subtable_model!r}")
