@@ -15,6 +15,14 @@ import time
 from typing import Self, TextIO
 
 
+def time_left(done: int, total: int, seconds: float) -> str | None:
+    """"about N s left" for ``done`` of ``total`` steps in ``seconds``, at that rate;
+    None before the first step, after the last, or with no time spent."""
+    if 0 < done < total and seconds > 0:
+        return f"about {seconds * (total - done) / done:.0f} s left"
+    return None
+
+
 class Progress:
     """Reports ``done`` of ``total`` steps of a named stage, with the time left.
 
@@ -49,8 +57,9 @@ class Progress:
         parts = [self.label]
         if self.total:
             parts.append(f"{done:,}/{self.total:,}")
-            if 0 < done < self.total:
-                parts.append(f"about {spent / done * (self.total - done):.0f} s left")
+            left = time_left(done, self.total, spent)
+            if left:
+                parts.append(left)
         parts.append(f"{spent:.0f} s")
         if note:
             parts.append(note)

@@ -10,6 +10,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from tablesafe import live_counts
+from tablesafe.progress import time_left
 
 __all__ = ["reporting"]
 
@@ -17,9 +18,8 @@ NAMES = ("bounds", "bounds_total", "insider", "insider_total", "suspect")
 
 
 def _left(done: int, total: int, seconds: float) -> str:
-    if 0 < done < total and seconds > 0:
-        return f", about {seconds * (total - done) / done:.0f} s left"
-    return ""
+    left = time_left(done, total, seconds)
+    return f", {left}" if left else ""
 
 
 def _line(prefix: str) -> live_counts.Line:

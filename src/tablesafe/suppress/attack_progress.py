@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 
 from tablesafe import live_counts
+from tablesafe.progress import time_left
 
 __all__ = ["count", "reporting"]
 
@@ -38,9 +39,8 @@ def _line(label: str, total: int) -> live_counts.Line:
         done = c["outsider"]
         text = (f"{label}: {done:,} of {total:,} outsider attacks, {c['insider']:,} insider attacks settled, "
                 f"{seconds:.0f} s")
-        if 0 < done < total:
-            text += f" (outsiders: about {seconds * (total - done) / done:.0f} s left)"
-        return text
+        left = time_left(done, total, seconds)
+        return text + (f" (outsiders: {left})" if left else "")
     return line
 
 

@@ -184,7 +184,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
             # at their true values: a feasible point there is feasible for the block too)
             left = attack_neighbourhoods(problem, bounds, x, bkeys, out, relations_by_cell(problem), OutOfTime,
                                          sparse, also_fixed, deadline, int(sizes[b]), radius)
-            count(set(bkeys) - set(left))
+            count(key for key in bkeys if key in out)  # those it settled (read only while reporting)
             bkeys = left
             if not bkeys:
                 continue
