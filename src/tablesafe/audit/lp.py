@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -92,12 +91,11 @@ def fresh_scheduler() -> None:
     gave every attacker LP that status, in the process and in the workers it forked,
     which inherit the scheduler: ``fast`` then reported all 2,467 sensitive cells of
     Castro's CBS as impossible to protect, and another run as unprotectable for want
-    of a dual (forty-fourth session). It runs in every forked child (``os.register_at_fork``)
-    and when a model comes back 'Not Set'."""
+    of a dual (forty-fourth session). Every model of tablesafe runs through
+    :class:`_MeteredHighs`, which calls this and runs again when a model comes back
+    'Not Set' (once per process: the scheduler it sets up then serves the rest)."""
     highspy.Highs.resetGlobalScheduler(False)
 
-
-os.register_at_fork(after_in_child=fresh_scheduler)
 
 
 def run_work(h: highspy.Highs) -> int:
