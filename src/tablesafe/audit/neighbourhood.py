@@ -29,13 +29,10 @@ def neighbourhood_cells(csc: sp.csc_matrix, csr: sp.csr_matrix, k: int, hops: in
     return cells
 
 
-def neighbourhood_lp(b: Block, csc: sp.csc_matrix, csr: sp.csr_matrix, k: int, hops: int,
-                     cap: int, cells: np.ndarray | None = None) -> tuple[np.ndarray, object]:
-    """(cells, HiGHS model) of :func:`neighbourhood_cells` (or ``cells`` when given);
-    the model's columns are the cells in that order, in the block's units, with zero
-    costs."""
-    if cells is None:
-        cells = neighbourhood_cells(csc, csr, k, hops, cap)
+def neighbourhood_lp(b: Block, csc: sp.csc_matrix, csr: sp.csr_matrix, cells: np.ndarray) -> Any:
+    """The HiGHS model of the local ``cells`` (a :func:`neighbourhood_cells`), the other
+    cells at their true values: its columns are the cells in that order, in the block's
+    units, with zero costs."""
     rows = neighbours(csc, cells)
     a = csr[rows]
     inside = np.zeros(a.shape[1], dtype=bool)
@@ -46,7 +43,7 @@ def neighbourhood_lp(b: Block, csc: sp.csc_matrix, csr: sp.csr_matrix, k: int, h
     h.setOptionValue("presolve", "off")
     _lp.pass_lp(h, np.zeros(cells.size), b.lower[cells] / s, b.upper[cells] / s,
                 a[:, cells], rhs / s, rhs / s)
-    return cells, h
+    return h
 
 
 class ReachingTables:
@@ -109,7 +106,7 @@ class Neighbourhoods:
         cells = self.cells(level, k, hops, cap)
         h = self._got[level][1]
         if h is None:
-            _, h = neighbourhood_lp(self.b, self.csc, self.csr, k, hops, cap, cells)
+            h = neighbourhood_lp(self.b, self.csc, self.csr, cells)
             self._got[level] = (cells, h)
         if self._cost.get(level) != (k, d):
             cost = np.zeros(cells.size)
