@@ -7,7 +7,8 @@ Run (from the repository root):
     ... compare_tauargus.py --linked [--linked-preset linked3k]
 
 Tables: the tau-ARGUS test data (tau_testW, Var2 by Size x Region with region2.hrc, p% rule
-p=15), generated hierarchical business tables (tablesafe.synthetic presets, the shapes of
+p=15; its larger tables with the hierarchical IndustryCode are ``--sizes`` of
+:data:`TESTW_TABLES`), generated hierarchical business tables (tablesafe.synthetic presets, the shapes of
 :data:`VARIED` and the irregular hierarchies of ``irregular_shapes.py``, ``--sizes``;
 default ``1k``, ``13k``, ``60k``; p% rule p=15, n=1), and the Castro JJ instances (our
 methods only: tau-ARGUS cannot read JJ through pytauargus' microdata pipeline).
@@ -68,22 +69,69 @@ SECTION = "## Suppression: fast and comparison with tau-ARGUS"
 
 
 # ----------------------------------------------------------------------------- data
-def tau_testw() -> SyntheticData:
-    """tau_testW: Size x Region (region2.hrc), response Var2 (columns from Tau_TestW.rda)."""
+TESTW_COLUMNS = {"industry": (3, 8), "size": (8, 10), "region": (11, 13)}
+"""Fixed-width columns of tau_testW's classification variables (Tau_TestW.rda)."""
+
+TESTW_TABLES = {
+    "testw-industry-region": ("industry", "region"),
+    "testw-industry-size": ("industry", "size"),
+    "testw-industry-size-region": ("industry", "size", "region"),
+}
+"""tau-ARGUS's own test data as further ``--sizes``: IndustryCode (hierarchy digits 3 1 1,
+some 710 codes), Size (8 codes) and Region (region2.hrc) crossed, response Var2; every
+record its own holding (the file has none). Real data: its skew and its gaps are not
+``tablesafe.synthetic``'s."""
+
+
+def tau_testw(dims: tuple[str, ...] = ("size", "region")) -> SyntheticData:
+    """tau_testW: the table of ``dims`` (default Size x Region with region2.hrc), response Var2."""
     base = SHARED / "benchmarks" / "tauargus"
+    cols = [TESTW_COLUMNS[d] for d in dims]
     df = pd.read_fwf(
-        base / "tau_testW.asc", colspecs=[(8, 10), (11, 13), (27, 37)], names=["size", "region", "Var2"],
-        dtype={"size": str, "region": str},
+        base / "tau_testW.asc", colspecs=[*cols, (27, 37)], names=[*dims, "Var2"], dtype={d: str for d in dims},
     )
-    df["size"] = df["size"].str.strip()
-    df["region"] = df["region"].str.strip()
+    for d in dims:
+        df[d] = df[d].str.strip()
     df.insert(0, "id", np.arange(len(df)))
     df.insert(1, "holding", np.arange(len(df)))
-    hier = {
-        "size": Hierarchy.flat(sorted(df["size"].unique(), key=int)),
-        "region": Hierarchy.from_hrc(base / "region2.hrc"),
+    every = {
+        "industry": lambda: Hierarchy.from_lengths(df["industry"], [3, 1, 1], cumulative=False),
+        "size": lambda: Hierarchy.flat(sorted(df["size"].unique(), key=int)),
+        "region": lambda: Hierarchy.from_hrc(base / "region2.hrc"),
     }
-    return SyntheticData(data=df, hierarchies=hier, response="Var2")
+    return SyntheticData(data=df, hierarchies={d: every[d]() for d in dims}, response="Var2")
+
+
+ENTERPRISE_TABLES = {
+    "enterprise-act-region": ("act", "region"),
+    "enterprise-act-product": ("act", "product"),
+    "enterprise-act-region-product": ("act", "region", "product"),
+}
+"""tau-ARGUS's ``example_enterprise`` data as further ``--sizes``: 8,169 records of 5,100
+holdings; NACE divisions (nace_divisions.hrc, 110 codes) by region (KohStatReg.hrc, 15)
+and product (14, flat), response turnover. The three-way table has 24,750 cells, 70 %
+of them empty. Records with the missing activity code ``00`` (14) are left out, as the
+hierarchy does not list it. (The municipality hierarchy NUTS.hrc lists code 11 under
+two regions, so it is not used.)"""
+
+
+def enterprise(dims: tuple[str, ...]) -> SyntheticData:
+    """tau-ARGUS's example_enterprise microdata tabulated over ``dims``, with its holdings."""
+    base = SHARED / "benchmarks" / "tauargus" / "example_enterprise"
+    cols = {"act": (9, 11), "region": (13, 15), "product": (11, 13)}
+    df = pd.read_fwf(
+        base / "example_enterprise.asc", colspecs=[(0, 9), *(cols[d] for d in dims), (18, 26)],
+        names=["holding", *dims, "turnover"], dtype={"holding": str, **{d: str for d in dims}},
+    )
+    if "act" in dims:
+        df = df[df["act"] != "00"].reset_index(drop=True)
+    df.insert(0, "id", np.arange(len(df)))
+    every = {
+        "act": lambda: Hierarchy.from_hrc(base / "nace_divisions.hrc"),
+        "region": lambda: Hierarchy.from_hrc(base / "KohStatReg.hrc"),
+        "product": lambda: Hierarchy.flat(sorted(df["product"].unique())),
+    }
+    return SyntheticData(data=df, hierarchies={d: every[d]() for d in dims}, response="turnover")
 
 
 VARIED: dict[str, dict] = {
@@ -120,6 +168,10 @@ def generated(name: str, seed: int, cohesion: float) -> SyntheticData:
     one of :data:`irregular_shapes.IRREGULAR`."""
     if name in IRREGULAR:
         return irregular_data(name, seed, cohesion)
+    if name in TESTW_TABLES:
+        return tau_testw(TESTW_TABLES[name])
+    if name in ENTERPRISE_TABLES:
+        return enterprise(ENTERPRISE_TABLES[name])
     if name in VARIED:
         spec = dict(VARIED[name])
         return synthetic_data(spec.pop("branching"), spec.pop("units"), seed=seed, holding_cohesion=cohesion,
@@ -134,6 +186,8 @@ def datasets(quick: bool, sizes: list[str], testw: bool = True, seed: int = 1,
     for name in (["1k"] if quick else sizes):
         syn = generated(name, seed, cohesion)
         label = f"generated {name}"
+        if name in TESTW_TABLES or name in ENTERPRISE_TABLES:
+            label = ("tau_testW " if name in TESTW_TABLES else "example_enterprise ") + " x ".join(syn.dims)
         if syn.tables:
             label += " (linked " + " + ".join(f"{n:,}" for n in syn.table_sizes()) + " cells)"
         out.append((label, syn))
@@ -363,7 +417,9 @@ def main() -> None:
     ap.add_argument("--no-tau-testw", action="store_true")
     ap.add_argument("--castro-names", default="", help="only these Castro instances (comma-separated)")
     ap.add_argument("--sizes", default="1k,13k,60k",
-                    help=f"generated table presets, or shapes of VARIED ({', '.join(VARIED)})")
+                    help=f"generated table presets, shapes of VARIED ({', '.join(VARIED)}), or tau_testW "
+                         f"tables ({', '.join(TESTW_TABLES)}) and example_enterprise tables "
+                         f"({', '.join(ENTERPRISE_TABLES)})")
     ap.add_argument("--castro-methods", default="fast,optimal",
                     help="our methods on Castro's instances (no table structure: modular = optimal)")
     ap.add_argument("--castro-seconds", type=float, default=60.0, help="time limit on Castro's instances")
@@ -419,7 +475,7 @@ def main() -> None:
     if _opt_first(args):
         early = _opt_up_front(tables, opt_spec, args)
     for done, (label, syn) in enumerate(tables):
-        holdings = args.holdings and syn.holding in syn.data and label.startswith("generated")
+        holdings = args.holdings and syn.holding in syn.data and not label.startswith("tau_testW")
         problem = problem_from_data(syn, p=15, use_holdings=holdings)
         these = methods if problem.n <= 20_000 else [m for m in args.big_methods.split(",") if m]
         if problem.n <= 2_000:
@@ -557,7 +613,7 @@ def _opt_up_front(tables, opt_spec: str, args) -> dict[str, dict]:
 
     def one(item):
         label, syn = item
-        holdings = args.holdings and syn.holding in syn.data and label.startswith("generated")
+        holdings = args.holdings and syn.holding in syn.data and not label.startswith("tau_testW")
         t0 = time.perf_counter()
         res = run_tau(syn, opt_spec, timeout=_tau_timeout(args, syn), p=15, holdings=holdings,
                       tables=syn.table_list)

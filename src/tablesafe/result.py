@@ -208,6 +208,11 @@ class ProtectResult:
         and the cleanup with what it gave back. Empty for a run with none of these."""
         st = self.pattern.stats or {}
         out: dict[str, str] = {}
+        if st.get("copies_merged"):
+            out["copies merged"] = (f"{_count(st['copies_merged'], 'cell')} copy another cell (a code that is its "
+                                    "parent's only child): each set of copies was protected as one cell, "
+                                    f"{_count(st.get('cells_solved', 0), 'cell')} in all, and the pattern proved "
+                                    "on the whole table; the counts below are of the smaller table")
         if st.get("subtables"):
             out["subtables"] = (f"{_count(st['subtables'], 'subtable')}, {_count(st.get('subtables_solved', 0), 'solve')} "
                                 f"by {st.get('subtable_model', 'cuts')} (a subtable without a withheld cell needs none; "

@@ -36,8 +36,8 @@ def test_guided_repair_passes_its_audit_on_as_the_proof(monkeypatch):
     p = table_problem(12, [[2, 2], [2], [3]], units=120)
     monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 10)
     calls = []
-    real = dispatch._final_audit
-    monkeypatch.setattr(dispatch, "_final_audit", lambda *a: calls.append(1) or real(*a))
+    real = dispatch.final_audit
+    monkeypatch.setattr(dispatch, "final_audit", lambda *a: calls.append(1) or real(*a))
     pat = suppress(p, "modular", time_limit=60, singleton=False)
     assert pat.stats["repair"] == "audit-guided"
     assert pat.proof == "audit" and pat.audit is not None and pat.audit.ok
