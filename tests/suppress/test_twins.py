@@ -169,3 +169,26 @@ def test_protect_reports_the_copies_and_its_insider_audit_finds_nothing():
     assert len(result.audit.insider_findings) == 0
     steps = render_report(result)
     assert "copies merged" in steps and "15 cells copy another cell" in steps
+
+
+def test_without_table_structure_the_relations_say_which_cells_are_copies(tables):
+    """A problem of relations only (as Castro's JJ instances): the cells of each relation
+    ``x_i - x_j = 0`` are merged, and the pattern passes the independent audit."""
+    deeper, _ = tables
+    flat = deeper.copy(model=None)
+    twins = collapse_twins(flat)
+    structured = collapse_twins(deeper)
+    assert twins is not None and structured is not None
+    assert twins.merged == structured.merged
+    assert twins.problem.model is None
+    # the same sets of copies either way
+    same = pd.crosstab(twins.rep, structured.rep).to_numpy()
+    assert ((same > 0).sum(axis=1) == 1).all() and ((same > 0).sum(axis=0) == 1).all()
+    pat = suppress(flat, "optimal", time_limit=60)
+    assert pat.stats["copies_merged"] == twins.merged
+    assert independent_audit(flat, np.asarray(pat.withheld)) == []
+    # copies whose values differ (a relation x_i - x_j = 0 the data do not meet) stay apart
+    value = flat.value.copy()
+    k = int(np.flatnonzero(np.bincount(twins.rep) > 1)[0])
+    value[np.flatnonzero(twins.rep == k)[0]] += 1.0
+    assert collapse_twins(flat.copy(value=value)) is None

@@ -44,7 +44,7 @@ from tablesafe.suppress.proof import final_audit, proven_by_certificates, with_t
 from tablesafe.suppress.protection import OutOfTime, repair
 from tablesafe.suppress.repair_estimate import repair_route
 from tablesafe.suppress.subtable_tables import whole_table_certificates
-from tablesafe.suppress.twins import collapse_twins, suppress_merged
+from tablesafe.suppress.twins import Twins, collapse_twins, suppress_merged
 from tablesafe.suppress.work_clock import WorkClock
 
 MODULAR_MAX_CELLS = 60_000
@@ -207,12 +207,8 @@ def suppress(
         return Pattern(sens.copy(), method="none", stats={"seconds": time.monotonic() - t0, "safe": False})
     twins = collapse_twins(problem) if MERGE_COPIES else None
     if twins is not None:  # copies of cells (codes without siblings): solved once, proved here
-        limit = auto_time_limit(problem.n) if time_limit is None else float(time_limit)
-        pat = suppress_merged(twins, problem, lambda small: suppress(
-            small, method, time_limit=limit, certificates=True, singleton=singleton, capacity=capacity,
-            progress=progress, seed=seed, audit=False), audit=audit, certificates=certificates, seconds_from=t0)
-        pat.stats["time_limit_given"] = time_limit is not None
-        return pat
+        return _suppress_copies(problem, twins, method, time_limit, t0, dict(
+            singleton=singleton, capacity=capacity, progress=progress, seed=seed), audit, certificates)
     chosen_reason = ""
     if method == "auto":
         method, chosen_reason = choose_method(problem)
@@ -296,23 +292,30 @@ def suppress(
             passed = final_audit(problem, withheld, log)
         proof = "certificates" if proven else ("audit" if passed is not None else "")
         stats["audit"] = {"certificates": "certificates", "audit": "lp", "": "none"}[proof]
-    stats["seconds"] = time.monotonic() - t0
-    stats["time_limit"] = float(time_limit)
+    stats.update(seconds=time.monotonic() - t0, time_limit=float(time_limit), time_limit_given=given_limit is not None)
     if chosen_reason:
-        stats["method_chosen"] = method
-        stats["method_reason"] = chosen_reason
-    stats["time_limit_given"] = given_limit is not None
+        stats.update(method_chosen=method, method_reason=chosen_reason)
     stats["clock_decided"] = clock_decided(stats)
     _summary(stats, problem, withheld)
-    if not certificates:
-        certs = None
-    elif fast_certs is not None and proven:
-        certs = fast_certs
-    else:
-        certs = certificates_frame(problem, bounds, atts)
+    certs = (None if not certificates else fast_certs if fast_certs is not None and proven
+             else certificates_frame(problem, bounds, atts))
     # the pipeline uses ``passed`` as its own audit only when it audited this very problem
     # (not a copy with the relations' true offsets)
     return Pattern(withheld, method=method, stats=stats, certificates=certs, proof=proof, audit=passed)
+
+
+def _suppress_copies(problem: Problem, twins: Twins, method: str, time_limit: float | None, t0: float,
+                     options: dict, audit: bool, certificates: bool) -> Pattern:
+    """:func:`suppress` of a problem with copies of cells: the smaller problem of
+    ``twins`` suppressed with the same ``options`` and the whole time limit (its final
+    audit left out, its certificates kept), then expanded and proved on ``problem``
+    (:func:`~tablesafe.suppress.twins.suppress_merged`)."""
+    limit = auto_time_limit(problem.n) if time_limit is None else float(time_limit)
+    pat = suppress_merged(twins, problem, lambda small: suppress(
+        small, method, time_limit=limit, certificates=True, audit=False, **options),
+        audit=audit, certificates=certificates, seconds_from=t0)
+    pat.stats["time_limit_given"] = time_limit is not None
+    return pat
 
 
 def _lp_repair(problem: Problem, bounds: Bounds, found: np.ndarray, subtable_tables: list, stats: dict,

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from tablesafe.problem import PRIMARY, SAFE, SENSITIVE, Pattern, Problem
 from tablesafe.structure import CompiledModel
@@ -56,10 +57,10 @@ class Twins:
         """Certificates of the smaller problem as certificates of ``original``: each row
         for a cell repeated for every copy of it (the copies move alike; a copy's value
         equals its cell's), and each table repeated for every sensitive copy of its
-        target."""
+        target. An ``insider`` column stays as it is: the smaller problem's cells keep
+        the names of cells of ``original``."""
         if certs is None or not len(certs):
             return certs
-        small = pd.Index(self.problem.names.astype(str))
         names = original.names.astype(str)
         # copies of each small cell, as (small cell, original cell) pairs
         members = pd.DataFrame({"small": self.problem.names[self.rep].astype(str), "cell_orig": names})
@@ -72,23 +73,23 @@ class Twins:
         out = out.sort_values(["target_orig", "_row", "cell_orig"], kind="stable")
         out["target"] = out.pop("target_orig")
         out["cell"] = out.pop("cell_orig")
-        if "insider" in out:
-            # the respondent of a copy is the respondent of its cell: any copy names it
-            ins = out["insider"].astype(object)
-            known = ins.notna() & ins.astype(str).isin(small)
-            first = pd.Series(names, index=np.arange(len(names))).groupby(self.rep).first()
-            out.loc[known, "insider"] = first.reindex(small.get_indexer(ins[known].astype(str))).to_numpy()
         return out.drop(columns="_row").reset_index(drop=True)
 
 
 def collapse_twins(problem: Problem) -> Twins | None:
     """The problem with one cell per set of copies (module docstring); ``None`` when no
-    code has a parent without other children, or when the copies do not agree (values,
-    statuses other than safe and sensitive, contributor counts, non-zero right-hand
-    sides): the problem is then solved as it is."""
-    model = problem.model
-    if model is None or model.size != problem.n or problem.n == 0:
+    cell copies another, or when the copies do not agree (values, statuses other than
+    safe and sensitive, contributor counts, offsets of the relations): the problem is
+    then solved as it is.
+
+    A table keeps its structure: the codes without siblings leave the hierarchies. A
+    problem without one (relations only, as Castro's JJ instances) merges the cells of
+    each relation ``x_i - x_j = 0``, and the smaller problem has relations only too."""
+    if problem.n == 0:
         return None
+    model = problem.model
+    if model is None or model.size != problem.n:
+        return _relation_twins(problem)
     if np.any(problem.rhs != 0):
         return None
     dims = []
@@ -99,23 +100,57 @@ def collapse_twins(problem: Problem) -> Twins | None:
         up_maps[d.name] = up
     if not any(up_maps.values()):
         return None
-    codes = model.codes
     kept_codes = pd.DataFrame({
-        d.name: codes[d.name].astype(str).map(lambda c, m=up_maps[d.name]: m.get(c, c)) for d in model.dims
+        d.name: model.codes[d.name].astype(str).map(lambda c, m=up_maps[d.name]: m.get(c, c)) for d in model.dims
     })
-    kept_names = join_codes(kept_codes)
-    index = pd.Index(problem.names.astype(str))
-    rep_cell = index.get_indexer(kept_names.astype(str))
+    rep_cell = pd.Index(problem.names.astype(str)).get_indexer(join_codes(kept_codes).astype(str))
     if (rep_cell < 0).any():
         return None
     reps, rep = np.unique(rep_cell, return_inverse=True)
-    merged = problem.n - len(reps)
-    if merged == 0:
+    if len(reps) == problem.n:
         return None
-    small = _merged_problem(problem, reps, rep, dims, kept_codes)
-    if small is None:
+    record_cells = None
+    if problem.record_cells is not None:
+        record_cells = problem.record_cells.copy()
+        for name, up in up_maps.items():
+            if name in record_cells and up:
+                record_cells[name] = record_cells[name].astype(str).map(lambda c, u=up: u.get(c, c))
+        record_cells = record_cells.drop_duplicates().reset_index(drop=True)
+
+    def small_model(rel: sp.csr_matrix) -> CompiledModel:
+        return CompiledModel(dims=tuple(dims), codes=kept_codes.iloc[reps].reset_index(drop=True), relations=rel,
+                             table_cells=tuple(np.unique(rep[np.asarray(t, dtype=np.int64)])
+                                               for t in model.table_cells))
+    small = _merged_problem(problem, reps, rep, small_model, record_cells)
+    return None if small is None else Twins(small, rep.astype(np.int64), problem.n - len(reps))
+
+
+def _relation_twins(problem: Problem) -> Twins | None:
+    """:func:`collapse_twins` of a problem without table structure: the cells of each
+    relation ``a x_i - a x_j = 0`` are one."""
+    rel = sp.csr_matrix(problem.relations)
+    two = np.flatnonzero(np.diff(rel.indptr) == 2)
+    if not len(two):
         return None
-    return Twins(small, rep.astype(np.int64), int(merged))
+    first = rel.data[rel.indptr[two]]
+    second = rel.data[rel.indptr[two] + 1]
+    pair = (np.abs(first + second) <= 1e-12 * np.abs(first)) & (problem.rhs[two] == 0)
+    two = two[pair]
+    if not len(two):
+        return None
+    i = rel.indices[rel.indptr[two]]
+    j = rel.indices[rel.indptr[two] + 1]
+    g = sp.csr_matrix((np.ones(len(two)), (i, j)), shape=(problem.n, problem.n))
+    _, label = connected_components(g, directed=False)
+    # each set of copies is represented by its first cell, the sets in the order of it
+    _, first_cell, inverse = np.unique(label, return_index=True, return_inverse=True)
+    order = np.argsort(first_cell, kind="stable")
+    reps = first_cell[order]
+    renum = np.empty_like(order)
+    renum[order] = np.arange(len(order))
+    rep = renum[inverse]
+    small = _merged_problem(problem, reps, rep, None, None)
+    return None if small is None else Twins(small, rep.astype(np.int64), problem.n - len(reps))
 
 
 def _collapsed(h: Hierarchy) -> tuple[Hierarchy, dict[str, str]]:
@@ -143,9 +178,11 @@ def _collapsed(h: Hierarchy) -> tuple[Hierarchy, dict[str, str]]:
     return Hierarchy.from_tree(h.total, tree), up
 
 
-def _merged_problem(problem: Problem, reps: np.ndarray, rep: np.ndarray, dims: list[Dimension],
-                    kept_codes: pd.DataFrame) -> Problem | None:
-    """The problem with cell ``reps[j]`` standing for every cell ``i`` with ``rep[i] == j``."""
+def _merged_problem(problem: Problem, reps: np.ndarray, rep: np.ndarray,
+                    small_model: Callable[[sp.csr_matrix], CompiledModel] | None,
+                    record_cells: pd.DataFrame | None) -> Problem | None:
+    """The problem with cell ``reps[j]`` standing for every cell ``i`` with ``rep[i] == j``
+    (``small_model``: its table structure from its relations, if it has one)."""
     k = len(reps)
     v = problem.value
     if not np.allclose(v, v[reps][rep], rtol=1e-9, atol=1e-9):
@@ -165,6 +202,11 @@ def _merged_problem(problem: Problem, reps: np.ndarray, rep: np.ndarray, dims: l
     new_status = status[reps].copy()
     lift = any_sens & ~np.isin(new_status, SENSITIVE)
     new_status[lift] = PRIMARY
+    m = sp.csr_matrix((np.ones(problem.n), (np.arange(problem.n), rep)), shape=(problem.n, k))
+    kept = _distinct_rows(sp.csr_matrix(problem.relations @ m), problem.rhs)
+    if kept is None:
+        return None
+    rel, rhs = kept
 
     def most(a: np.ndarray) -> np.ndarray:
         out = np.full(k, -np.inf)
@@ -177,20 +219,6 @@ def _merged_problem(problem: Problem, reps: np.ndarray, rep: np.ndarray, dims: l
         return out
 
     cost = np.bincount(rep, weights=problem.cost.astype(float), minlength=k)
-    m = sp.csr_matrix((np.ones(problem.n), (np.arange(problem.n), rep)), shape=(problem.n, k))
-    rel = _distinct_rows(sp.csr_matrix(problem.relations @ m))
-    table_cells = tuple(np.unique(rep[np.asarray(t, dtype=np.int64)]) for t in problem.model.table_cells)
-    model = CompiledModel(dims=tuple(dims), codes=kept_codes.iloc[reps].reset_index(drop=True),
-                          relations=rel, table_cells=table_cells)
-    record_cells = None
-    if problem.record_cells is not None:
-        record_cells = problem.record_cells.copy()
-        for d in dims:
-            if d.name in record_cells:
-                h_old = problem.model.dims[[x.name for x in problem.model.dims].index(d.name)].hierarchy
-                _, up = _collapsed(h_old)
-                record_cells[d.name] = record_cells[d.name].astype(str).map(lambda c, u=up: u.get(c, c))
-        record_cells = record_cells.drop_duplicates().reset_index(drop=True)
     return problem.copy(
         names=problem.names[reps],
         value=v[reps],
@@ -202,36 +230,43 @@ def _merged_problem(problem: Problem, reps: np.ndarray, rep: np.ndarray, dims: l
         lpl=most(problem.lpl.astype(float)),
         spl=most(problem.spl.astype(float)),
         relations=rel,
-        rhs=np.zeros(rel.shape[0]),
+        rhs=rhs,
         codes=None if problem.codes is None else problem.codes.iloc[reps].reset_index(drop=True),
         contributors=None if problem.contributors is None else np.asarray(problem.contributors)[reps],
         rule=None if problem.rule is None else problem.rule[reps],
-        model=model,
+        model=None if small_model is None else small_model(rel),
         capacity=None if problem.capacity is None else least(np.asarray(problem.capacity, dtype=float)),
         contributions=None,
         record_cells=record_cells,
     )
 
 
-def _distinct_rows(rel: sp.csr_matrix) -> sp.csr_matrix:
-    """``rel`` without its empty rows and without repeats of a row (up to its sign)."""
+def _distinct_rows(rel: sp.csr_matrix, rhs: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray] | None:
+    """``rel`` (with right-hand sides ``rhs``) without its empty rows and without repeats
+    of a row (up to its sign); ``None`` when an empty row or a repeat has another
+    right-hand side (copies whose relations carry different offsets)."""
     rel.sum_duplicates()
     rel.eliminate_zeros()
     rel.sort_indices()
-    keys: dict[tuple, int] = {}
+    seen: dict[tuple, float] = {}
     keep = []
     for r in range(rel.shape[0]):
         s, e = rel.indptr[r], rel.indptr[r + 1]
         if s == e:
+            if rhs[r] != 0:
+                return None
             continue
-        idx = rel.indices[s:e]
         val = rel.data[s:e]
         sign = 1.0 if val[0] > 0 else -1.0
-        key = (idx.tobytes(), (sign * val).tobytes())
-        if key not in keys:
-            keys[key] = r
-            keep.append(r)
-    return sp.csr_matrix(rel[np.asarray(keep, dtype=np.int64)])
+        key = (rel.indices[s:e].tobytes(), (sign * val).tobytes())
+        if key in seen:
+            if seen[key] != sign * rhs[r]:
+                return None
+            continue
+        seen[key] = sign * rhs[r]
+        keep.append(r)
+    rows = np.asarray(keep, dtype=np.int64)
+    return sp.csr_matrix(rel[rows]), np.asarray(rhs, dtype=float)[rows]
 
 
 def suppress_merged(twins: Twins, problem: Problem, run: Callable[[Problem], Pattern], *, audit: bool,
