@@ -171,12 +171,15 @@ def test_protect_reports_the_copies_and_its_insider_audit_finds_nothing():
     assert "copies merged" in steps and "15 cells copy another cell" in steps
 
 
-def test_without_table_structure_the_relations_say_which_cells_are_copies(tables):
+def test_without_table_structure_the_relations_say_which_cells_are_copies(tables, monkeypatch):
     """A problem of relations only (as Castro's JJ instances): the cells of each relation
     ``x_i - x_j = 0`` are merged, and the pattern passes the independent audit."""
+    import tablesafe.suppress.dispatch as dispatch
+
     deeper, _ = tables
     flat = deeper.copy(model=None)
-    twins = collapse_twins(flat)
+    assert collapse_twins(flat) is None  # only when asked (MERGE_RELATION_COPIES)
+    twins = collapse_twins(flat, relations_only=True)
     structured = collapse_twins(deeper)
     assert twins is not None and structured is not None
     assert twins.merged == structured.merged
@@ -184,6 +187,7 @@ def test_without_table_structure_the_relations_say_which_cells_are_copies(tables
     # the same sets of copies either way
     same = pd.crosstab(twins.rep, structured.rep).to_numpy()
     assert ((same > 0).sum(axis=1) == 1).all() and ((same > 0).sum(axis=0) == 1).all()
+    monkeypatch.setattr(dispatch, "MERGE_RELATION_COPIES", True)
     pat = suppress(flat, "optimal", time_limit=60)
     assert pat.stats["copies_merged"] == twins.merged
     assert independent_audit(flat, np.asarray(pat.withheld)) == []
@@ -191,4 +195,4 @@ def test_without_table_structure_the_relations_say_which_cells_are_copies(tables
     value = flat.value.copy()
     k = int(np.flatnonzero(np.bincount(twins.rep) > 1)[0])
     value[np.flatnonzero(twins.rep == k)[0]] += 1.0
-    assert collapse_twins(flat.copy(value=value)) is None
+    assert collapse_twins(flat.copy(value=value), relations_only=True) is None

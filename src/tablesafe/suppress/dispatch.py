@@ -44,7 +44,7 @@ from tablesafe.suppress.proof import final_audit, proven_by_certificates, with_t
 from tablesafe.suppress.protection import OutOfTime, repair
 from tablesafe.suppress.repair_estimate import repair_route
 from tablesafe.suppress.subtable_tables import whole_table_certificates
-from tablesafe.suppress.twins import Twins, collapse_twins, suppress_merged
+from tablesafe.suppress.twins import MERGE_RELATION_COPIES, Twins, collapse_twins, suppress_merged
 from tablesafe.suppress.work_clock import WorkClock
 
 MODULAR_MAX_CELLS = 60_000
@@ -205,7 +205,7 @@ def suppress(
     sens = problem.sensitive
     if method == "none":
         return Pattern(sens.copy(), method="none", stats={"seconds": time.monotonic() - t0, "safe": False})
-    twins = collapse_twins(problem) if MERGE_COPIES else None
+    twins = collapse_twins(problem, MERGE_RELATION_COPIES) if MERGE_COPIES else None
     if twins is not None:  # copies of cells (codes without siblings): solved once, proved here
         return _suppress_copies(problem, twins, method, time_limit, t0, dict(
             singleton=singleton, capacity=capacity, progress=progress, seed=seed), audit, certificates)

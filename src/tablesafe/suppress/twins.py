@@ -34,6 +34,15 @@ from tablesafe.structure.hierarchy import Hierarchy
 from tablesafe.structure.table import Dimension, join_codes
 from tablesafe.suppress.proof import final_audit, proven_by_certificates
 
+MERGE_RELATION_COPIES = False
+"""Whether :func:`~tablesafe.suppress.dispatch.suppress` merges the copies of a problem
+without table structure (``relations_only``). Off: measured on Castro's instances with
+copies (forty-fifth session, all four methods at 30 s, benchmarks/RESULTS.md), the merge
+cut the withheld value of HIER13 by 18 % (14.60 -> 11.90 M) and of TWO5IN6 ``fast`` by
+18 %, but raised HIER16's ``modular`` and ``optimal`` by 18 % (37.5 -> 44.1 M), and
+``fast`` on NINENEW's merged problem ran 50 s past its 30 s limit (its local LPs reach
+further once the copies' relations are gone)."""
+
 
 @dataclass(frozen=True)
 class Twins:
@@ -76,20 +85,21 @@ class Twins:
         return out.drop(columns="_row").reset_index(drop=True)
 
 
-def collapse_twins(problem: Problem) -> Twins | None:
+def collapse_twins(problem: Problem, relations_only: bool = False) -> Twins | None:
     """The problem with one cell per set of copies (module docstring); ``None`` when no
     cell copies another, or when the copies do not agree (values, statuses other than
     safe and sensitive, contributor counts, offsets of the relations): the problem is
     then solved as it is.
 
     A table keeps its structure: the codes without siblings leave the hierarchies. A
-    problem without one (relations only, as Castro's JJ instances) merges the cells of
-    each relation ``x_i - x_j = 0``, and the smaller problem has relations only too."""
+    problem without one (relations only, as Castro's JJ instances) is merged only with
+    ``relations_only`` (:data:`MERGE_RELATION_COPIES`): the cells of each relation
+    ``x_i - x_j = 0``, and the smaller problem has relations only too."""
     if problem.n == 0:
         return None
     model = problem.model
     if model is None or model.size != problem.n:
-        return _relation_twins(problem)
+        return _relation_twins(problem) if relations_only else None
     if np.any(problem.rhs != 0):
         return None
     dims = []
