@@ -219,3 +219,13 @@ def test_linked_tables_with_copies_are_merged_and_protected_in_one_model():
     assert pat.stats["copies_merged"] == twins.merged
     assert independent_audit(linked, np.asarray(pat.withheld)) == []
     assert audit(linked, pat.withheld).ok
+
+
+def test_progress_says_the_counts_are_of_the_merged_table(tables, capsys):
+    deeper, _ = tables
+    twins = collapse_twins(deeper)
+    suppress(deeper, "auto", progress=True)
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert (f"copies merged: {twins.merged:,} of {deeper.n:,} cells copy another cell" in text
+            and f"solving the table of {twins.problem.n:,} cells" in text)

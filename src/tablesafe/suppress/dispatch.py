@@ -311,6 +311,12 @@ def _suppress_copies(problem: Problem, twins: Twins, method: str, time_limit: fl
     audit left out, its certificates kept), then expanded and proved on ``problem``
     (:func:`~tablesafe.suppress.twins.suppress_merged`)."""
     limit = auto_time_limit(problem.n) if time_limit is None else float(time_limit)
+    if options.get("progress"):
+        from tablesafe.progress import Progress
+
+        with Progress("copies merged") as shown:
+            shown.say(f"{twins.merged:,} of {problem.n:,} cells copy another cell (a code without siblings): "
+                      f"solving the table of {twins.problem.n:,} cells; the counts below are of that table")
     pat = suppress_merged(twins, problem, lambda small: suppress(
         small, method, time_limit=limit, certificates=True, audit=False, **options),
         audit=audit, certificates=certificates, seconds_from=t0)
