@@ -40,7 +40,12 @@ from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.cleanup import cleanup
 from tablesafe.suppress.fast_options import FastOptions
 from tablesafe.suppress.methods import DEFAULT_METHOD, METHODS
-from tablesafe.suppress.proof import final_audit, proven_by_certificates, with_true_offsets
+from tablesafe.suppress.proof import (
+    AUDIT_STAT,
+    final_audit,
+    proven_by_certificates,
+    with_true_offsets,
+)
 from tablesafe.suppress.protection import OutOfTime, repair
 from tablesafe.suppress.repair_estimate import repair_route
 from tablesafe.suppress.subtable_tables import whole_table_certificates
@@ -291,7 +296,7 @@ def suppress(
         if audit and not proven and passed is None:
             passed = final_audit(problem, withheld, log)
         proof = "certificates" if proven else ("audit" if passed is not None else "")
-        stats["audit"] = {"certificates": "certificates", "audit": "lp", "": "none"}[proof]
+        stats["audit"] = AUDIT_STAT[proof]
     stats.update(seconds=time.monotonic() - t0, time_limit=float(time_limit), time_limit_given=given_limit is not None)
     if chosen_reason:
         stats.update(method_chosen=method, method_reason=chosen_reason)
@@ -321,6 +326,7 @@ def _suppress_copies(problem: Problem, twins: Twins, method: str, time_limit: fl
         small, method, time_limit=limit, certificates=True, audit=False, **options),
         audit=audit, certificates=certificates, seconds_from=t0)
     pat.stats["time_limit_given"] = time_limit is not None
+    _summary(pat.stats, problem, np.asarray(pat.withheld, dtype=bool))
     return pat
 
 

@@ -9,6 +9,9 @@ import pandas as pd
 from tablesafe.errors import AuditFailure
 from tablesafe.problem import Problem
 
+AUDIT_STAT = {"certificates": "certificates", "audit": "lp", "": "none"}
+"""``stats["audit"]`` for each proof of a pattern (``Pattern.proof``)."""
+
 
 def final_audit(problem: Problem, withheld: np.ndarray, log=None):
     """The independent audit (:func:`tablesafe.audit.audit`, criterion 1, the attacker's

@@ -32,7 +32,7 @@ from tablesafe.problem import PRIMARY, SAFE, SENSITIVE, Pattern, Problem
 from tablesafe.structure import CompiledModel
 from tablesafe.structure.hierarchy import Hierarchy
 from tablesafe.structure.table import Dimension, join_codes
-from tablesafe.suppress.proof import final_audit, proven_by_certificates
+from tablesafe.suppress.proof import AUDIT_STAT, final_audit, proven_by_certificates
 
 MERGE_RELATION_COPIES = False
 """Whether :func:`~tablesafe.suppress.dispatch.suppress` merges the copies of a problem
@@ -72,9 +72,9 @@ class Twins:
             return certs
         names = original.names.astype(str)
         # copies of each small cell, as (small cell, original cell) pairs
-        members = pd.DataFrame({"small": self.problem.names[self.rep].astype(str), "cell_orig": names})
-        sens = pd.DataFrame({"small": self.problem.names[self.rep].astype(str), "target_orig": names})
-        sens = sens[original.sensitive]
+        small = self.problem.names[self.rep].astype(str)
+        members = pd.DataFrame({"small": small, "cell_orig": names})
+        sens = pd.DataFrame({"small": small, "target_orig": names})[original.sensitive]
         out = certs.copy()
         out["_row"] = np.arange(len(out))
         out = out.merge(members, left_on="cell", right_on="small", how="inner").drop(columns="small")
@@ -280,11 +280,12 @@ def _distinct_rows(rel: sp.csr_matrix, rhs: np.ndarray) -> tuple[sp.csr_matrix, 
 
 
 def suppress_merged(twins: Twins, problem: Problem, run: Callable[[Problem], Pattern], *, audit: bool,
-                    certificates: bool, seconds_from: float, log=None) -> Pattern:
+                    certificates: bool, seconds_from: float) -> Pattern:
     """Protect ``problem`` through its smaller problem: ``run`` suppresses ``twins.problem``
     (no final audit there, certificates kept); its pattern is expanded to every copy and
     proved on ``problem`` itself: its certificates, expanded, checked in one pass, or the
-    independent LP audit. ``seconds_from``: the ``time.monotonic()`` the run started."""
+    independent LP audit. ``seconds_from``: the ``time.monotonic()`` the run started. The
+    stats keep the smaller problem's counts; the caller puts the pattern's own in."""
     small = run(twins.problem)
     withheld = twins.expand(small.withheld)
     stats = dict(small.stats or {})
@@ -297,12 +298,8 @@ def suppress_merged(twins: Twins, problem: Problem, run: Callable[[Problem], Pat
         check: dict = {}
         proven, _, _ = proven_by_certificates(problem, withheld, certs, check, False)
     if audit and not proven:
-        passed = final_audit(problem, withheld, log)
+        passed = final_audit(problem, withheld)
     proof = "certificates" if proven else ("audit" if passed is not None else "")
-    stats["audit"] = {"certificates": "certificates", "audit": "lp", "": "none"}[proof]
-    sec = withheld & ~problem.sensitive
-    stats.update(withheld=int(withheld.sum()), secondary=int(sec.sum()), cost=float(problem.cost[sec].sum()),
-                 withheld_value=float(np.abs(problem.value[sec]).sum()),
-                 seconds=time.monotonic() - seconds_from)
+    stats.update(audit=AUDIT_STAT[proof], seconds=time.monotonic() - seconds_from)
     return Pattern(withheld, method=small.method, stats=stats, certificates=certs if certificates else None,
                    proof=proof, audit=passed)
