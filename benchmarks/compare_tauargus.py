@@ -291,15 +291,15 @@ def run_ours(problem: Problem, method: str, time_limit: float) -> dict:
             "proven": st.get("audit") == "certificates" and not st.get("insider_certificate_gaps")}
 
 
-def insider_audit(problem: Problem, withheld: np.ndarray, max_cells: int) -> str:
+def insider_audit(problem: Problem, withheld: np.ndarray, max_cells: int, three_way_max: int = 5_000) -> str:
     """Sensitive cells that a single respondent of a withheld cell, knowing its own cell,
     bounds too closely although the outsider cannot (tablesafe's audit, every cell); "-"
-    where the table is too large for it (``max_cells``; three-way tables above 5,000
-    cells, whose insider audit takes minutes)."""
+    where the table is too large for it (``max_cells``; three-way tables above
+    ``three_way_max`` cells, whose insider audit takes minutes)."""
     from tablesafe.audit import audit
 
     dims = len(problem.model.dims) if problem.model is not None else 0
-    if problem.n > max_cells or (dims >= 3 and problem.n > 5_000):
+    if problem.n > max_cells or (dims >= 3 and problem.n > three_way_max):
         return "-"
     res = audit(_truth(problem), withheld)
     found = res.insider_findings
@@ -310,7 +310,7 @@ def insider_audit(problem: Problem, withheld: np.ndarray, max_cells: int) -> str
 
 
 def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None,
-        insider_max_cells: int = 0, plain_max_cells: int = 0) -> dict:
+        insider_max_cells: int = 0, plain_max_cells: int = 0, insider_3d_max_cells: int = 5_000) -> dict:
     out = {"table": table, "cells": problem.n, "sensitive": int(problem.sensitive.sum()), "tool": tool}
     if "error" in res:
         out.update(seconds=res["seconds"], withheld="-", withheld_value="-", secondary="-",
@@ -324,7 +324,8 @@ def row(table: str, tool: str, problem: Problem, res: dict, sample: int | None,
         bad, audited = lp_audit(problem, w, sample)
     audit_secs = time.perf_counter() - t0
     t2 = time.perf_counter()
-    out["insider"] = insider_audit(problem, w, insider_max_cells) if insider_max_cells else "-"
+    out["insider"] = (insider_audit(problem, w, insider_max_cells, insider_3d_max_cells)
+                      if insider_max_cells else "-")
     insider_secs = time.perf_counter() - t2
     t1 = time.perf_counter()
     plain_sample = (None if problem.n <= PLAIN_ALL_MAX else PLAIN_SAMPLE if problem.n <= PLAIN_BIG
@@ -432,7 +433,10 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--insider-max-cells", type=int, default=70_000,
                     help="tables up to this size also get the insider audit (0: none); three-way "
-                         "tables only up to 5,000 cells")
+                         "tables only up to --insider-3d-max-cells")
+    ap.add_argument("--insider-3d-max-cells", type=int, default=5_000,
+                    help="three-way tables up to this size get the insider audit (it takes minutes "
+                         "on 25,000 cells)")
     ap.add_argument("--section", default=SECTION, help="RESULTS.md heading to write (replaced if present)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the generated tables")
     ap.add_argument("--holdings", action="store_true",
@@ -485,7 +489,7 @@ def main() -> None:
         print(f"== {label}: {problem.n} cells, {int(problem.sensitive.sum())} sensitive", flush=True)
         for m in these:
             r = row(label, f"tablesafe {m}", problem, run_ours(problem, m, args.ours_seconds), sample,
-                    args.insider_max_cells, args.plain_max_cells)
+                    args.insider_max_cells, args.plain_max_cells, args.insider_3d_max_cells)
             print(r, flush=True)
             rows.append(r)
         one_by_one = " (tables one by one)" if syn.tables and len(syn.tables) > 1 else ""
@@ -504,7 +508,8 @@ def main() -> None:
                 res["note"] = (f"{prim}; {tau_prim} of our primaries withheld"
                                + (f"; {missing} cells unmatched" if missing else ""))
             tool += one_by_one
-            r = row(label, tool, problem, res, sample, args.insider_max_cells, args.plain_max_cells)
+            r = row(label, tool, problem, res, sample, args.insider_max_cells, args.plain_max_cells,
+                    args.insider_3d_max_cells)
             print(r, flush=True)
             rows.append(r)
         del problem
