@@ -49,7 +49,7 @@ from tablesafe.suppress.proof import (
 from tablesafe.suppress.protection import OutOfTime, repair
 from tablesafe.suppress.repair_estimate import repair_route
 from tablesafe.suppress.subtable_tables import whole_table_certificates
-from tablesafe.suppress.twins import MERGE_RELATION_COPIES, Twins, collapse_twins, suppress_merged
+from tablesafe.suppress.twins import Twins, collapse_twins, suppress_merged
 from tablesafe.suppress.work_clock import WorkClock
 
 MODULAR_MAX_CELLS = 60_000
@@ -102,6 +102,15 @@ merged before the search, which then solves the smaller problem; the pattern is 
 on the original. Measured with ``suppress(problem, "auto")`` on tau-ARGUS's test data
 ``tau_testW`` IndustryCode x Region (12,070 cells, 6,205 after merging; forty-fifth
 session): 33.9 s and 10.22 M withheld without, 6.3 s and 10.14 M with."""
+
+MERGE_RELATION_COPIES = False
+"""Whether :func:`suppress` merges the copies of a problem without table structure
+(``collapse_twins(..., relations_only=True)``). Off: measured on Castro's instances with
+copies (forty-fifth session, all four methods at 30 s, benchmarks/RESULTS.md), the merge
+cut the withheld value of HIER13 by 18 % (14.60 -> 11.90 M) and of TWO5IN6 ``fast`` by
+18 %, but raised HIER16's ``modular`` and ``optimal`` by 18 % (37.5 -> 44.1 M), and
+``fast`` on NINENEW's merged problem ran 50 s past its 30 s limit (its local LPs reach
+further once the copies' relations are gone)."""
 
 SEARCH_SHARE = 0.5
 """Share of the time limit for the method's own search; the rest is for the full-table

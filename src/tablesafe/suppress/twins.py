@@ -34,15 +34,6 @@ from tablesafe.structure.hierarchy import Hierarchy
 from tablesafe.structure.table import Dimension, join_codes
 from tablesafe.suppress.proof import AUDIT_STAT, final_audit, proven_by_certificates
 
-MERGE_RELATION_COPIES = False
-"""Whether :func:`~tablesafe.suppress.dispatch.suppress` merges the copies of a problem
-without table structure (``relations_only``). Off: measured on Castro's instances with
-copies (forty-fifth session, all four methods at 30 s, benchmarks/RESULTS.md), the merge
-cut the withheld value of HIER13 by 18 % (14.60 -> 11.90 M) and of TWO5IN6 ``fast`` by
-18 %, but raised HIER16's ``modular`` and ``optimal`` by 18 % (37.5 -> 44.1 M), and
-``fast`` on NINENEW's merged problem ran 50 s past its 30 s limit (its local LPs reach
-further once the copies' relations are gone)."""
-
 
 @dataclass(frozen=True)
 class Twins:
@@ -93,8 +84,9 @@ def collapse_twins(problem: Problem, relations_only: bool = False) -> Twins | No
 
     A table keeps its structure: the codes without siblings leave the hierarchies. A
     problem without one (relations only, as Castro's JJ instances) is merged only with
-    ``relations_only`` (:data:`MERGE_RELATION_COPIES`): the cells of each relation
-    ``x_i - x_j = 0``, and the smaller problem has relations only too."""
+    ``relations_only`` (:data:`~tablesafe.suppress.dispatch.MERGE_RELATION_COPIES`): the
+    cells of each relation ``x_i - x_j = 0``, and the smaller problem has relations only
+    too."""
     if problem.n == 0:
         return None
     model = problem.model
