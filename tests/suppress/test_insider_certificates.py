@@ -276,6 +276,27 @@ def test_a_search_late_in_its_time_limit_hurries(table, pattern, monkeypatch):
     assert pattern.stats["hurried_after_targets"] is None
 
 
+def test_the_steps_the_clock_cut_short_are_in_the_stats(table, pattern, monkeypatch):
+    """A limit spent before the search starts hurries it, stops its second pass at the
+    chain time and leaves out the second order of targets: the stats say each, also when
+    the certificates complete another method's pattern (``dispatch._by_certificates``),
+    so that ``clock_decided`` can name them; an unlimited run sets none of them."""
+    from tablesafe.suppress import dispatch
+
+    assert pattern.stats["other_order_skipped"] is False
+    assert pattern.stats["second_pass_clock_stopped"] is False
+    late = fast_pattern(table, time_limit=1e-9, options=FastOptions(order="both", cleanup_effort=1.0))
+    assert late.stats["hurried_after_targets"] == 0
+    assert late.stats["other_order_skipped"] is True
+    assert late.stats["second_pass_clock_stopped"] is True
+    assert len(dispatch.clock_decided(late.stats)) >= 3
+    assert check_certificates(table, late.withheld, late.certificates, insiders=True) == []
+    _, _, stats = dispatch._by_certificates(table, "modular", table.sensitive.copy(), {}, time_limit=1e-9,
+                                            progress=False, seed=0, singleton=True, capacity=False)
+    assert stats["hurried_after_targets"] == 0
+    assert "the certificates' search (hurried)" in dispatch.clock_decided(stats)
+
+
 def test_insider_gaps_are_checked_whatever_the_table_size(table, monkeypatch):
     """Targets whose single respondents were left without a certificate get those
     attacks by LP (and a repair) on any table size while time is left; they used to be

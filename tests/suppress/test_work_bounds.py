@@ -98,6 +98,10 @@ def test_the_steps_the_clock_ended_are_named():
     named = clock_decided({"cleanup_stopped_by": "clock", "clock_guarded": True, "repair_timed_out": "attacker-LP repair",
                            "chain_certificates": 3})
     assert len(named) == 4 and "the cleanup" in named and "attacker-LP repair" in named
+    fast_steps = clock_decided({"other_order_skipped": True, "second_pass_clock_stopped": True,
+                                "hurried_after_targets": 0})
+    assert len(fast_steps) == 3 and any("second pass" in step for step in fast_steps)
+    assert clock_decided({"other_order_skipped": False, "second_pass_clock_stopped": False}) == []
 
 
 def test_a_search_whose_work_bound_the_clock_outruns_says_so(monkeypatch):

@@ -384,6 +384,12 @@ def _cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict,
     return withheld, atts
 
 
+CLOCK_KEYS = ("hurried_after_targets", "other_order_skipped", "second_pass_clock_stopped")
+"""``fast``'s stats that say where the clock decided its pattern: a completion of another
+method's pattern by certificates keeps them (:func:`clock_decided` reads them; before,
+a completion that hurried left no trace in the stats)."""
+
+
 def clock_decided(stats: dict) -> list[str]:
     """The steps of a run that the clock ended, from its stats: where it did, another run
     on the same input may give another pattern (a loaded machine gets less done). Steps
@@ -402,6 +408,10 @@ def clock_decided(stats: dict) -> list[str]:
         out.append("the certificates' search (hurried)")
     if stats.get("chain_certificates") or stats.get("box_certificates"):
         out.append("the certificates' search (chains without an LP)")
+    if stats.get("other_order_skipped"):
+        out.append("the certificates' second order of targets (left out)")
+    if stats.get("second_pass_clock_stopped"):
+        out.append("the certificates' second pass (releasing cells)")
     if stats.get("cleanup_stopped_by") == "clock":
         out.append("the cleanup")
     return out
@@ -577,6 +587,8 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
         stats["certificate_repair_insider_added_value"] = pat.stats["insider_added_value"]
         stats["chain_certificates"] = pat.stats["chain_certificates"]
         stats["box_certificates"] = pat.stats["box_certificates"]
+        for key in CLOCK_KEYS:
+            stats[key] = pat.stats[key]
     return np.asarray(pat.withheld, dtype=bool), pat.certificates, stats
 
 

@@ -107,7 +107,11 @@ def fast_pattern(
             LP where it has one (a box of cells around it, else the totals containing
             it; ``stats["box_certificates"]`` and ``stats["chain_certificates"]`` count
             them) and the second pass stops, so the run ends near the limit at the
-            price of a costlier pattern. Past the limit ``stats["time_limit_hit"]`` says so.
+            price of a costlier pattern (a second pass stopped there sets
+            ``stats["second_pass_clock_stopped"]``; with ``FastOptions.order == "both"``
+            the second order is left out when the first took more than
+            ``BOTH_ORDERS_SHARE`` of the limit: ``stats["other_order_skipped"]``). Past
+            the limit ``stats["time_limit_hit"]`` says so.
         progress: report progress (a live line on a terminal, plain lines in a log).
         progress_label: what the progress report calls this run.
         seed: accepted for interface compatibility; the method is deterministic (ties
@@ -187,6 +191,7 @@ def fast_pattern(
     assert opts.order is not None  # settled by for_table
     orders = ("value", "need") if opts.order == "both" else (opts.order,)
     out = run(orders[0], t0, time_limit)
+    other_skipped = False
     if len(orders) > 1 and give_up_after is None and give_up_work is None:
         # the other order too, when the time allows, and the cheaper pattern is kept
         # (measured in FastOptions.order); ties keep the first
@@ -196,10 +201,14 @@ def fast_pattern(
             other = run(orders[1], t1, None if time_limit is None else time_limit - (t1 - t0))
             if np.abs(problem.cost[other.withheld]).sum() < np.abs(problem.cost[out.withheld]).sum():
                 out = other
+        else:
+            other_skipped = True
     frame = certificate_frame(problem, out.certs, out.first.labels)
     stats = _stats(problem, out.first, len(targets), out.withheld, out.lps, out.workers, out.second,
                    time.perf_counter() - t0, time_limit)
     stats["order"] = out.order
+    stats["other_order_skipped"] = other_skipped
+    stats["second_pass_clock_stopped"] = bool(out.second.get("clock_stopped", False))
     return Pattern(withheld=out.withheld, method="fast", stats=stats, certificates=frame)
 
 
@@ -341,7 +350,7 @@ def _insider_added(problem: Problem, first: FirstPassResult, withheld: np.ndarra
 def _second_pass_stats(res: CleanupResult) -> dict[str, object]:
     """The second pass's part of the stats."""
     return {"released": res.released, "swapped": res.swapped, "tried": res.tried,
-            "lp_solves": res.lp_solves, "budget_hit": res.budget_hit}
+            "lp_solves": res.lp_solves, "budget_hit": res.budget_hit, "clock_stopped": res.clock_stopped}
 
 
 def _stats(

@@ -54,6 +54,8 @@ class CleanupResult:
         tried: complements tried.
         lp_solves: local LPs solved.
         budget_hit: the LP budget (or the deadline) ended the pass early.
+        clock_stopped: the deadline, not the LP budget, ended it (another run on the
+            same input may then release other cells).
     """
 
     withheld: np.ndarray
@@ -63,6 +65,7 @@ class CleanupResult:
     tried: int
     lp_solves: int
     budget_hit: bool
+    clock_stopped: bool = False
 
 
 @dataclass
@@ -155,10 +158,13 @@ def release_complements(
     cand = cand[np.lexsort((cand, -cost[cand]))]  # most expensive first
     lps0 = search.lp_solves
     released = tried = swapped = 0
-    budget_hit = False
+    budget_hit = clock_stopped = False
     for c in cand.tolist():
-        if search.lp_solves - lps0 >= max_lps or ctx.late():
+        if search.lp_solves - lps0 >= max_lps:
             budget_hit = True
+            break
+        if ctx.late():
+            budget_hit = clock_stopped = True
             break
         tried += 1
         new = _release(ctx, groups, [g for g in uses.get(c, ()) if groups[g].moves(c)], c, withheld)
@@ -174,7 +180,8 @@ def release_complements(
                     if not lst or lst[-1] != g:
                         lst.append(g)
     out = _flatten(groups)
-    return CleanupResult(withheld, out, released, swapped, tried, search.lp_solves - lps0, budget_hit)
+    return CleanupResult(withheld, out, released, swapped, tried, search.lp_solves - lps0, budget_hit,
+                         clock_stopped)
 
 
 def _release(
