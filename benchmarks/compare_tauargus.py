@@ -287,6 +287,9 @@ def run_ours(problem: Problem, method: str, time_limit: float) -> dict:
         note += f"; {st['repair_timed_out']} out of time, certificates completed it"
     if "seconds_before_audit" in st:
         note += f"; {st['seconds_before_audit']:.0f} s of its {st['time_limit']:.0f} s limit before the final audit"
+    if st.get("clock_decided"):
+        # another run on the same input, on a faster or less loaded machine, may differ
+        note += "; ended by the clock: " + ", ".join(st["clock_decided"])
     return {"withheld": pat.withheld, "seconds": time.perf_counter() - t0, "cpu": cpu_seconds() - c0, "note": note,
             "proven": st.get("audit") == "certificates" and not st.get("insider_certificate_gaps")}
 
