@@ -276,7 +276,7 @@ def test_a_search_late_in_its_time_limit_hurries(table, pattern, monkeypatch):
     assert pattern.stats["hurried_after_targets"] is None
 
 
-def test_the_steps_the_clock_cut_short_are_in_the_stats(table, pattern, monkeypatch):
+def test_the_steps_the_clock_cut_short_are_in_the_stats(table, pattern):
     """A limit spent before the search starts hurries it, stops its second pass at the
     chain time and leaves out the second order of targets: the stats say each, also when
     the certificates complete another method's pattern (``dispatch._by_certificates``),
