@@ -384,10 +384,11 @@ def _cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict,
     return withheld, atts
 
 
-CLOCK_KEYS = ("hurried_after_targets", "other_order_skipped", "second_pass_clock_stopped")
+CLOCK_KEYS = ("hurried_after_targets", "chain_certificates", "box_certificates", "other_order_skipped",
+              "second_pass_clock_stopped")
 """``fast``'s stats that say where the clock decided its pattern: a completion of another
 method's pattern by certificates keeps them (:func:`clock_decided` reads them; before,
-a completion that hurried left no trace in the stats)."""
+a completion kept only the chains and boxes, so a hurry left no trace in the stats)."""
 
 
 def clock_decided(stats: dict) -> list[str]:
@@ -585,8 +586,6 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
         stats["insider_unprotected"] = pat.stats["insider_unprotected"]
         stats["certificate_repair_insider_added"] = pat.stats["insider_added"]
         stats["certificate_repair_insider_added_value"] = pat.stats["insider_added_value"]
-        stats["chain_certificates"] = pat.stats["chain_certificates"]
-        stats["box_certificates"] = pat.stats["box_certificates"]
         for key in CLOCK_KEYS:
             stats[key] = pat.stats[key]
     return np.asarray(pat.withheld, dtype=bool), pat.certificates, stats
