@@ -277,24 +277,62 @@ def test_a_search_late_in_its_time_limit_hurries(table, pattern, monkeypatch):
 
 
 def test_the_steps_the_clock_cut_short_are_in_the_stats(table, pattern):
-    """A limit spent before the search starts hurries it, stops its second pass at the
-    chain time and leaves out the second order of targets: the stats say each, also when
-    the certificates complete another method's pattern (``dispatch._by_certificates``),
-    so that ``clock_decided`` can name them; an unlimited run sets none of them."""
+    """A limit spent before the search starts hurries it by its work bound (a share of
+    the limit: none here, the same in every run, so ``clock_decided`` leaves it out),
+    chains the targets, leaves out the second order of targets and stops the second pass
+    at the chain time (the clock: each named). When the work bound is out of reach the
+    clock's guard hurries the search, which is named too, also when the certificates
+    complete another method's pattern (``dispatch._by_certificates``). An unlimited run
+    sets none of them."""
     from tablesafe.suppress import dispatch
 
     assert pattern.stats["other_order_skipped"] is False
     assert pattern.stats["second_pass_clock_stopped"] is False
-    late = fast_pattern(table, time_limit=1e-9, options=FastOptions(order="both", cleanup_effort=1.0))
-    assert late.stats["hurried_after_targets"] == 0
-    assert late.stats["other_order_skipped"] is True
+    assert pattern.stats["hurried_by"] is None
+    both = FastOptions(order="both", cleanup_effort=1.0)
+    late = fast_pattern(table, time_limit=1e-9, options=both)
+    assert late.stats["hurried_after_targets"] == 0 and late.stats["hurried_by"] == "work"
+    assert late.stats["other_order_skipped"] is True and late.stats["other_order_skipped_by"] == "clock"
     assert late.stats["second_pass_clock_stopped"] is True
-    assert len(dispatch.clock_decided(late.stats)) >= 3
+    named = dispatch.clock_decided(late.stats)
+    assert "the certificates' search (hurried)" not in named and len(named) >= 2
+    assert "the certificates' second pass (releasing cells)" in named
     assert check_certificates(table, late.withheld, late.certificates, insiders=True) == []
+    guarded = fast_pattern(table, time_limit=1e-9, hurry_work=1e9, options=both)
+    assert guarded.stats["hurried_after_targets"] == 0 and guarded.stats["hurried_by"] == "clock"
+    assert guarded.stats["other_order_skipped_by"] == "clock"
+    assert len(dispatch.clock_decided(guarded.stats)) >= 3
     _, _, stats = dispatch._by_certificates(table, "modular", table.sensitive.copy(), {}, time_limit=1e-9,
-                                            progress=False, seed=0, singleton=True, capacity=False)
-    assert stats["hurried_after_targets"] == 0
+                                            progress=False, seed=0, singleton=True, capacity=False,
+                                            whole_limit=1e9)
+    assert stats["hurried_after_targets"] == 0 and stats["hurried_by"] == "clock"
     assert "the certificates' search (hurried)" in dispatch.clock_decided(stats)
+
+
+def test_a_search_hurries_after_its_work_whatever_the_clock(table, pattern):
+    """The search hurries after ``hurry_work`` seconds of LP work, not of the clock: with
+    a limit the clock never nears, a work bound of a third of an unhurried run's work
+    hurries it at the same target in two runs, with the same pattern, and a slower
+    clock would not change that (``hurried_by`` is ``"work"``); the pattern is proved."""
+    from tablesafe.suppress.fast import SEARCH_WORK_PER_SECOND
+
+    third = pattern.stats["first_pass_work"] / 3 / SEARCH_WORK_PER_SECOND
+    runs = [fast_pattern(table, time_limit=1e6, hurry_work=third) for _ in range(2)]
+    assert [r.stats["hurried_by"] for r in runs] == ["work", "work"]
+    assert 0 < runs[0].stats["hurried_after_targets"] == runs[1].stats["hurried_after_targets"]
+    assert runs[0].stats["hurried_after_targets"] < pattern.stats["targets"]
+    assert np.array_equal(runs[0].withheld, runs[1].withheld)
+    assert check_certificates(table, runs[0].withheld, runs[0].certificates, insiders=True) == []
+
+
+def test_the_second_order_is_left_out_by_its_work_or_its_guard():
+    from tablesafe.suppress.fast import BOTH_ORDERS_SHARE, SEARCH_WORK_PER_SECOND, _other_order_skipped
+
+    units = int(SEARCH_WORK_PER_SECOND)  # one second of work
+    assert _other_order_skipped(1.0, units, None) is None
+    assert _other_order_skipped(1.0, units, 10.0) is None
+    assert _other_order_skipped(1.0, 5 * units, 10.0) == "work"
+    assert _other_order_skipped(BOTH_ORDERS_SHARE * 10.0 * 1.5, units, 10.0) == "clock"
 
 
 def test_insider_gaps_are_checked_whatever_the_table_size(table, monkeypatch):

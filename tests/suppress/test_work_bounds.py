@@ -102,6 +102,9 @@ def test_the_steps_the_clock_ended_are_named():
                                 "hurried_after_targets": 0})
     assert len(fast_steps) == 3 and any("second pass" in step for step in fast_steps)
     assert clock_decided({"other_order_skipped": False, "second_pass_clock_stopped": False}) == []
+    # a hurry or a left-out order decided by the work bound is the same in every run
+    assert clock_decided({"hurried_after_targets": 5, "hurried_by": "work", "other_order_skipped": True,
+                          "other_order_skipped_by": "work"}) == []
 
 
 def test_a_search_whose_work_bound_the_clock_outruns_says_so(monkeypatch):

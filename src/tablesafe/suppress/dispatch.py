@@ -280,6 +280,7 @@ def suppress(
             withheld, fast_certs, stats = _by_certificates(
                 problem, method, initial, stats, progress=progress, seed=seed,
                 time_limit=left() if initial is None else COMPLETION_LIMIT_SHARE * left(),
+                whole_limit=float(time_limit),
                 singleton=singleton, capacity=capacity)
         withheld = withheld | sens
         proven = False
@@ -384,11 +385,10 @@ def _cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict,
     return withheld, atts
 
 
-CLOCK_KEYS = ("hurried_after_targets", "chain_certificates", "box_certificates", "other_order_skipped",
-              "second_pass_clock_stopped")
-"""``fast``'s stats that say where the clock decided its pattern: a completion of another
-method's pattern by certificates keeps them (:func:`clock_decided` reads them; before,
-a completion kept only the chains and boxes, so a hurry left no trace in the stats)."""
+CLOCK_KEYS = ("hurried_after_targets", "hurried_by", "chain_certificates", "box_certificates",
+              "other_order_skipped", "other_order_skipped_by", "second_pass_clock_stopped")
+"""``fast``'s stats that say where the clock decided its pattern, which a completion of
+another method's pattern by certificates keeps (:func:`clock_decided` reads them)."""
 
 
 def clock_decided(stats: dict) -> list[str]:
@@ -405,11 +405,11 @@ def clock_decided(stats: dict) -> list[str]:
         out.append("the subtables (a solve ended by its guard on the clock)")
     if stats.get("repair_timed_out"):
         out.append(str(stats["repair_timed_out"]))
-    if stats.get("hurried_after_targets") is not None:
+    if stats.get("hurried_after_targets") is not None and stats.get("hurried_by") != "work":
         out.append("the certificates' search (hurried)")
     if stats.get("chain_certificates") or stats.get("box_certificates"):
         out.append("the certificates' search (chains without an LP)")
-    if stats.get("other_order_skipped"):
+    if stats.get("other_order_skipped") and stats.get("other_order_skipped_by") != "work":
         out.append("the certificates' second order of targets (left out)")
     if stats.get("second_pass_clock_stopped"):
         out.append("the certificates' second pass (releasing cells)")
@@ -545,7 +545,8 @@ COMPLETION_GROUPS_FROM = 1_000
 
 
 def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, stats: dict, *,
-                     time_limit: float, progress: bool, seed: int, singleton: bool, capacity: bool):
+                     time_limit: float, progress: bool, seed: int, singleton: bool, capacity: bool,
+                     whole_limit: float | None = None):
     """``fast``, and the repair of another method's pattern ``initial`` on a large table:
     a local certificate per sensitive cell (and per single respondent next to it), found
     among the cells already withheld where possible. Returns (pattern, certificates or
@@ -554,8 +555,12 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
     (:data:`~tablesafe.suppress.repair_estimate.LP_REPAIR_ESTIMATE_SHARE`), the search
     hurries from the start: it has only the rest of the limit (measured: ``modular`` on
     Castro's TWO5IN6 at 30 s, 7.5 s left, and the unhurried search's whole-block LPs
-    ended it at 40.3 s)."""
-    from tablesafe.suppress.fast import fast_pattern
+    ended it at 40.3 s). With ``whole_limit``, the run's limit, the search hurries after
+    ``HURRY_SHARE`` of it (of ``COMPLETION_LIMIT_SHARE`` of it for a completion) in LP
+    work, the same target in every run; ``time_limit``, what the clock leaves, is then
+    the guard (before, the clock alone decided: ``modular`` on the generated 13,851-cell
+    three-way table hurried near the end of some runs and not of others)."""
+    from tablesafe.suppress.fast import HURRY_SHARE, fast_pattern
 
     before = int(initial.sum()) if initial is not None else 0
     options = workers = None
@@ -566,6 +571,8 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
         pat = fast_pattern(problem, time_limit=time_limit, progress=progress, seed=seed,
                            singleton=singleton, capacity=capacity, initial=initial,
                            options=options, workers=workers,
+                           hurry_work=None if whole_limit is None else
+                           HURRY_SHARE * (1.0 if initial is None else COMPLETION_LIMIT_SHARE) * whole_limit,
                            hurry="repair_timed_out" in stats or "repair_skipped" in stats,
                            progress_label="fast suppression" if initial is None
                            else f"{method}: certificates for every sensitive cell")

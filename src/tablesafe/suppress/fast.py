@@ -58,6 +58,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tablesafe.audit.lp import lp_work
 from tablesafe.errors import InfeasibleError
 from tablesafe.problem import Pattern, Problem
 from tablesafe.progress import Progress
@@ -75,6 +76,7 @@ from tablesafe.suppress.local import (
     SearchSpace,
     certificate_frame,
 )
+from tablesafe.suppress.work_clock import GUARD_SLACK
 
 __all__ = ["FastOptions", "fast_pattern"]
 
@@ -95,14 +97,18 @@ def fast_pattern(
     give_up_work: int | None = None,
     options: FastOptions | None = None,
     hurry: bool = False,
+    hurry_work: float | None = None,
 ) -> Pattern:
     """Choose complementary suppressions for a large table and prove them by certificates.
 
     Args:
         problem: the cells, relations, bounds and protection levels.
         time_limit: limit in seconds: every sensitive cell is always protected.
-            After ``HURRY_SHARE`` of it the search hurries (``stats["hurried_after_targets"]``
-            says after how many targets; the pattern then depends on the machine's speed).
+            After ``HURRY_SHARE`` of it, in seconds of LP work (``hurry_work``), the
+            search hurries (``stats["hurried_after_targets"]`` says after how many
+            targets, ``stats["hurried_by"]`` whether the work bound or its guard on the
+            clock, ``HURRY_GUARD_SHARE`` of the limit, decided; only the clock makes the
+            pattern depend on the machine's speed).
             After ``CHAIN_SHARE`` of it each target left gets a certificate without an
             LP where it has one (a box of cells around it, else the totals containing
             it; ``stats["box_certificates"]`` and ``stats["chain_certificates"]`` count
@@ -110,8 +116,10 @@ def fast_pattern(
             price of a costlier pattern (a second pass stopped there sets
             ``stats["second_pass_clock_stopped"]``; with ``FastOptions.order == "both"``
             the second order is left out when the first took more than
-            ``BOTH_ORDERS_SHARE`` of the limit: ``stats["other_order_skipped"]``). Past
-            the limit ``stats["time_limit_hit"]`` says so.
+            ``BOTH_ORDERS_SHARE`` of the limit in LP work, or ``GUARD_SLACK`` times that
+            by the clock: ``stats["other_order_skipped"]`` and, ``"work"`` or
+            ``"clock"``, ``stats["other_order_skipped_by"]``). Past the limit
+            ``stats["time_limit_hit"]`` says so.
         progress: report progress (a live line on a terminal, plain lines in a log).
         progress_label: what the progress report calls this run.
         seed: accepted for interface compatibility; the method is deterministic (ties
@@ -143,6 +151,12 @@ def fast_pattern(
             ``options.max_workers``), never on the workers that run them.
         hurry: hurry from the start (with a ``time_limit``; for the completion of a
             pattern whose own method ran out of time, which has only the rest of it).
+        hurry_work: seconds of LP work (:func:`~tablesafe.audit.lp.lp_work` at
+            :data:`SEARCH_WORK_PER_SECOND` units a second) each group of targets does
+            before its search hurries, counted from the group's start so that it hurries
+            at the same target in every run. Default, with a ``time_limit``:
+            ``HURRY_SHARE`` of it (a completion of another method's pattern passes its
+            share of the run's whole limit, which does not depend on the clock).
         give_up_after: seconds after which an unfinished first pass raises
             :class:`SolverTimeLimit` (for callers with a fallback, such as the start
             pattern of ``optimal``); the second pass then also stops at that time.
@@ -184,37 +198,53 @@ def fast_pattern(
     )
     if workers is None:
         workers = opts.default_workers(len(targets))
+    if hurry_work is None and time_limit is not None:
+        hurry_work = HURRY_SHARE * time_limit
     run = _OrderRun(problem=problem, space=space, ranges=ranges, withheld=withheld, targets=targets,
                     options=opts, insiders=insiders, workers=int(workers), give_up_after=give_up_after,
                     give_up_work=give_up_work,
                     hurry=hurry, progress_label=progress_label if progress else None)
     assert opts.order is not None  # settled by for_table
     orders = ("value", "need") if opts.order == "both" else (opts.order,)
-    out = run(orders[0], t0, time_limit)
-    other_skipped = False
+    out = run(orders[0], t0, time_limit, hurry_work)
+    other_skipped: str | None = None
     if len(orders) > 1 and give_up_after is None and give_up_work is None:
         # the other order too, when the time allows, and the cheaper pattern is kept
         # (measured in FastOptions.order); ties keep the first
-        spent = time.perf_counter() - t0
-        if time_limit is None or spent <= BOTH_ORDERS_SHARE * time_limit:
+        other_skipped = _other_order_skipped(time.perf_counter() - t0, out.work, time_limit)
+        if other_skipped is None:
             t1 = time.perf_counter()
-            other = run(orders[1], t1, None if time_limit is None else time_limit - (t1 - t0))
+            other = run(orders[1], t1, None if time_limit is None else time_limit - (t1 - t0),
+                        None if hurry_work is None else max(hurry_work - out.work / SEARCH_WORK_PER_SECOND, 0.0))
             if np.abs(problem.cost[other.withheld]).sum() < np.abs(problem.cost[out.withheld]).sum():
                 out = other
-        else:
-            other_skipped = True
     frame = certificate_frame(problem, out.certs, out.first.labels)
     stats = _stats(problem, out.first, len(targets), out.withheld, out.lps, out.workers, out.second,
                    time.perf_counter() - t0, time_limit)
     stats["order"] = out.order
-    stats["other_order_skipped"] = other_skipped
+    stats["other_order_skipped"] = other_skipped is not None
+    stats["other_order_skipped_by"] = other_skipped
     stats["second_pass_clock_stopped"] = bool(out.second.get("clock_stopped", False))
     return Pattern(withheld=out.withheld, method="fast", stats=stats, certificates=frame)
 
 
 BOTH_ORDERS_SHARE = 0.4
 """With ``FastOptions.order == "both"`` and a time limit, the second order runs only when
-the first ended within this share of the limit (it gets the rest of the limit)."""
+the first ended within this share of the limit, in seconds of LP work, and within
+``GUARD_SLACK`` times that by the clock (it gets the rest of the limit)."""
+
+
+def _other_order_skipped(spent: float, work: int, time_limit: float | None) -> str | None:
+    """Why the second order of targets is left out after a first that took ``spent``
+    seconds and ``work`` units of LP work: ``"work"`` (the same in every run),
+    ``"clock"`` (the guard: a slow or loaded machine), or ``None`` when it runs."""
+    if time_limit is None:
+        return None
+    if work / SEARCH_WORK_PER_SECOND > BOTH_ORDERS_SHARE * time_limit:
+        return "work"
+    if spent > GUARD_SLACK * BOTH_ORDERS_SHARE * time_limit:
+        return "clock"
+    return None
 
 
 @dataclass(frozen=True)
@@ -228,6 +258,7 @@ class _OrderOutcome:
     lps: int
     second: dict[str, object]
     workers: int
+    work: int
 
 
 @dataclass(frozen=True)
@@ -247,8 +278,9 @@ class _OrderRun:
     hurry: bool
     progress_label: str | None
 
-    def __call__(self, order: str, t0: float, time_limit: float | None) -> _OrderOutcome:
-        """Protect every target in ``order``, the run's time counted from ``t0``."""
+    def __call__(self, order: str, t0: float, time_limit: float | None, hurry_work: float | None) -> _OrderOutcome:
+        """Protect every target in ``order``, the run's time counted from ``t0``; each
+        group hurries after ``hurry_work`` seconds of LP work (see :func:`fast_pattern`)."""
         problem, opts, ranges = self.problem, self.options, self.ranges
         need = np.maximum(ranges.upl, ranges.lpl)[self.targets]
         targets = protection_order(self.targets, need, np.abs(problem.value[self.targets]), order)
@@ -256,7 +288,9 @@ class _OrderRun:
                            options=opts, insiders=self.insiders, n_targets=len(targets), start=t0,
                            give_up_after=self.give_up_after, give_up_work=self.give_up_work,
                            hurry_after=None if time_limit is None
-                           else (0.0 if self.hurry else HURRY_SHARE) * time_limit,
+                           else (0.0 if self.hurry else HURRY_GUARD_SHARE) * time_limit,
+                           hurry_work=0 if self.hurry else None if hurry_work is None
+                           else int(hurry_work * SEARCH_WORK_PER_SECOND),
                            chain_after=None if time_limit is None else CHAIN_SHARE * time_limit,
                            limit=time_limit)
         search = LocalSearch(self.space)
@@ -284,6 +318,7 @@ class _OrderRun:
             )
         withheld, certs, lps = first.withheld, first.certs, first.lp_solves
         second: dict[str, object] = {}
+        work0 = lp_work()
         assert opts.cleanup_effort is not None  # settled by for_table
         if opts.cleanup_effort > 0:
             # second pass: publish complements the certificates can do without
@@ -297,7 +332,7 @@ class _OrderRun:
             withheld, certs, lps = res.withheld, res.certs, lps + res.lp_solves
             second = _second_pass_stats(res)
         return _OrderOutcome(order=order, first=first, withheld=withheld, certs=certs, lps=lps,
-                             second=second, workers=workers)
+                             second=second, workers=workers, work=first.work + lp_work() - work0)
 
 
 def protection_order(targets: np.ndarray, need: np.ndarray, size: np.ndarray, order: str) -> np.ndarray:
@@ -311,12 +346,31 @@ def protection_order(targets: np.ndarray, need: np.ndarray, size: np.ndarray, or
 
 
 HURRY_SHARE = 0.8
-"""Share of ``fast_pattern``'s time limit after which the search that keeps single
-respondents' cells fixed may add complements again (``FastOptions.strict_adds``): the
-quicker search of before, which withholds more. Measured on the 13,851-cell three-way
+"""Share of ``fast_pattern``'s time limit, in seconds of LP work, after which the search
+that keeps single respondents' cells fixed may add complements again
+(``FastOptions.strict_adds``): the quicker search of before, which withholds more. Measured on the 13,851-cell three-way
 table with holdings (`auto`, 337 s limit, 168 s left for completing `modular`'s
 pattern): unhurried the completion took 163 s (+22 M, 335 s in all); hurrying after
 half of it, 103 s (+40 M, 273 s in all); after 80 %, 147 s (+31 M, 312 s in all)."""
+
+
+HURRY_GUARD_SHARE = 0.85
+"""Share of ``fast_pattern``'s time limit, by the clock, after which the search hurries
+whatever its LP work (the guard of ``HURRY_SHARE`` on a machine slower than
+:data:`SEARCH_WORK_PER_SECOND` assumes, or a loaded one; ``stats["hurried_by"]`` is
+then ``"clock"``). It also hurries when the chains start, or when less than two of its
+slowest LPs are left before them."""
+
+
+SEARCH_WORK_PER_SECOND = 20_000.0
+"""LP work units (:func:`~tablesafe.audit.lp.lp_work`) counted as one second of
+``fast``'s search (for ``HURRY_SHARE`` and ``BOTH_ORDERS_SHARE``). Lower than the
+attacker LPs' :data:`~tablesafe.suppress.work_clock.WORK_PER_SECOND`: the local LPs are
+small, so more of the time goes to Python around them. Measured alone on a 2-core
+machine (forty-eighth session, ``fast`` with one group): the generated 2,000- and
+13,000-cell two-way tables with holdings did 25,600 and 19,300 units a second, so
+a second of work is at most about a second of time there and the work bound, not its
+guard, decides."""
 
 
 CHAIN_SHARE = 0.9
@@ -377,6 +431,8 @@ def _stats(
         "secondary": int((withheld & ~problem.sensitive).sum()),
         "time_limit_hit": bool(time_limit is not None and secs > time_limit),
         "hurried_after_targets": first.hurried,
+        "hurried_by": None if first.hurried is None else "clock" if first.hurried_by_clock else "work",
+        "first_pass_work": first.work,
         "chain_certificates": int(first.found_by.get("chain", 0)),
         "box_certificates": int(first.found_by.get("box", 0)),
     }

@@ -67,7 +67,10 @@ class FirstPassJob:
             before :class:`SolverTimeLimit` is raised: the same point in every run.
         hurry_after: seconds after ``start`` from which the search that keeps single
             respondents' cells fixed may add complements (``FastOptions.strict_adds``:
-            quicker, withholds more), so that a time limit holds.
+            quicker, withholds more), so that a time limit holds; with ``hurry_work``,
+            the guard on the clock of that work bound.
+        hurry_work: LP work a group may spend before its search hurries: the same point
+            in every run (``None``: the clock alone decides).
         chain_after: seconds after ``start`` from which each target left gets a
             certificate without an LP where one exists (a box around it, else a chain of
             the totals containing it), so that the pass ends within a time limit.
@@ -89,6 +92,7 @@ class FirstPassJob:
     chain_after: float | None = None
     give_up_work: int | None = None
     limit: float | None = None
+    hurry_work: int | None = None
 
 
 CHAIN_SECONDS = 0.0009
@@ -135,6 +139,9 @@ class FirstPassResult:
         insider_added: cells first withheld by an insider certificate (what protecting
             single respondents' insiders cost beyond the targets' own certificates).
         hurried: targets searched before the search hurried (``None``: it did not).
+        hurried_by_clock: the clock hurried it (a guard, or the chain time), not the
+            job's ``hurry_work``: another run may hurry elsewhere.
+        work: LP work (:func:`~tablesafe.audit.lp.lp_work`) the pass did, in all groups.
     """
 
     withheld: np.ndarray
@@ -151,6 +158,8 @@ class FirstPassResult:
     lp_solves: int
     insider_added: np.ndarray
     hurried: int | None = None
+    hurried_by_clock: bool = False
+    work: int = 0
 
 
 class Reports(Protocol):
@@ -194,6 +203,7 @@ class FirstPass:
         self.unprotectable: list[int] = []
         self.insider_open: list[tuple[int, int]] = []
         self.hurried_at: int | None = None
+        self.hurried_by_clock = False
         self._chains: TableChains | None = None
         self._relation_chains: RelationChains | None = None
         self._work0 = lp_work()
@@ -218,9 +228,12 @@ class FirstPass:
                 chaining = now > job.chain_after or (
                     chains_needed(job, now, len(group) - i)
                     and chains_needed(job, now, int(self.open[group[i:]].sum())))
-            if job.hurry_after is not None and not self.search.hurry and (chaining or self._short_of_time()):
-                self.search.hurry = True
-                self.hurried_at = self.searched
+            if job.hurry_after is not None and not self.search.hurry:
+                by = self._hurry_now(chaining)
+                if by is not None:
+                    self.search.hurry = True
+                    self.hurried_at = self.searched
+                    self.hurried_by_clock = by == "clock"
             self.open[t] = False
             if chaining and self._chain(t):
                 if self.progress is not None:
@@ -257,6 +270,7 @@ class FirstPass:
             singleton_used=self.singleton_used, insider_pairs=self.insider_pairs,
             unprotectable=self.unprotectable, insider_open=self.insider_open,
             lp_solves=self.search.lp_solves, hurried=self.hurried_at, insider_added=self.insider_added,
+            hurried_by_clock=self.hurried_by_clock, work=lp_work() - self._work0,
         )
 
     def protect(
@@ -305,6 +319,18 @@ class FirstPass:
                                   f"{'its work' if worked else 'the time'} ran out; giving up as asked")
             exc.by_clock = not worked
             raise exc
+
+    def _hurry_now(self, chaining: bool) -> str | None:
+        """Whether the search must hurry now, and what says so: ``"work"`` past the job's
+        ``hurry_work`` (counted from this pass's start, so the same target in every run),
+        ``"clock"`` when the chains have started or :meth:`_short_of_time` (the guard);
+        ``None`` when neither."""
+        job = self.job
+        if job.hurry_work is not None and lp_work() - self._work0 >= job.hurry_work:
+            return "work"
+        if chaining or self._short_of_time():
+            return "clock"
+        return None
 
     def _short_of_time(self) -> bool:
         """Past the job's ``hurry_after``, or (with a chain time) less than two of the

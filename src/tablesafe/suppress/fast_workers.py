@@ -124,5 +124,7 @@ def merge_results(parts: list[FirstPassResult]) -> FirstPassResult:
         lp_solves=sum(q.lp_solves for q in parts),
         hurried=None if all(q.hurried is None for q in parts) else sum(
             q.searched if q.hurried is None else q.hurried for q in parts),
+        hurried_by_clock=any(q.hurried_by_clock for q in parts),
+        work=sum(q.work for q in parts),
         insider_added=np.logical_or.reduce([q.insider_added for q in parts]),
     )
