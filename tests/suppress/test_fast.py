@@ -404,9 +404,9 @@ def test_both_orders_second_only_when_time_allows(table3d, monkeypatch):
     ran: list[str] = []
     real = fast_mod._OrderRun.__call__
 
-    def spy(self, order, t0, time_limit):
+    def spy(self, order, t0, time_limit, hurry_work):
         ran.append(order)
-        return real(self, order, t0, time_limit)
+        return real(self, order, t0, time_limit, hurry_work)
 
     monkeypatch.setattr(fast_mod._OrderRun, "__call__", spy)
     fast_pattern(table3d, options=FastOptions(order="both"), time_limit=600)
@@ -415,3 +415,4 @@ def test_both_orders_second_only_when_time_allows(table3d, monkeypatch):
     monkeypatch.setattr(fast_mod, "BOTH_ORDERS_SHARE", 0.0)
     pat = fast_pattern(table3d, options=FastOptions(order="both"), time_limit=600)
     assert ran == ["value"] and pat.stats["order"] == "value"
+    assert pat.stats["other_order_skipped_by"] == "work"  # its work, not the clock

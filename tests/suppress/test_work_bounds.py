@@ -195,3 +195,25 @@ def test_modular_subtables_stop_by_work_whatever_the_speed(monkeypatch):
     assert np.array_equal(first, second)
     assert slow["subtable_work"] == st["subtable_work"]
     assert st["subtables_clock_guarded"] == slow["subtables_clock_guarded"] == 0
+
+
+
+def test_the_meter_counts_the_interior_point_method_and_crossover():
+    """A run of the interior point method (which only the local searches' large LPs use)
+    counts ``IPM_ITERATION_WORK`` per iteration and one per crossover iteration; before,
+    such a run of 3 s counted as little as a run of a few milliseconds."""
+    n = 2_000
+    rng = np.random.default_rng(3)
+    h = new_highs()
+    h.addVars(n, np.zeros(n), np.ones(n))
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), -rng.uniform(1.0, 2.0, n))
+    h.addRows(1, np.array([-np.inf]), np.array([n / 3.0]), n, np.array([0], dtype=np.int32),
+              np.arange(n, dtype=np.int32), rng.uniform(0.5, 1.5, n))
+    h.setOptionValue("solver", "ipm")
+    before = lp_work()
+    h.run()
+    info = h.getInfo()
+    assert info.ipm_iteration_count > 0
+    assert lp_work() - before == (RUN_WORK + (n + 1) // lpmod.SIZE_PER_UNIT + info.simplex_iteration_count
+                                  + info.crossover_iteration_count
+                                  + lpmod.IPM_ITERATION_WORK * info.ipm_iteration_count)
