@@ -119,7 +119,9 @@ def fast_pattern(
             ``BOTH_ORDERS_SHARE`` of the limit in LP work, or ``GUARD_SLACK`` times that
             by the clock: ``stats["other_order_skipped"]`` and, ``"work"`` or
             ``"clock"``, ``stats["other_order_skipped_by"]``). Past the limit
-            ``stats["time_limit_hit"]`` says so.
+            ``stats["time_limit_hit"]`` says so. ``stats["first_pass_work"]`` and
+            ``stats["search_work"]`` give the LP work of the kept order's first pass
+            (all groups) and of both its passes.
         progress: report progress (a live line on a terminal, plain lines in a log).
         progress_label: what the progress report calls this run.
         seed: accepted for interface compatibility; the method is deterministic (ties
