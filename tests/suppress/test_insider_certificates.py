@@ -326,7 +326,11 @@ def test_a_search_hurries_after_its_work_whatever_the_clock(table, pattern):
 
 
 def test_the_second_order_is_left_out_by_its_work_or_its_guard():
-    from tablesafe.suppress.fast import BOTH_ORDERS_SHARE, SEARCH_WORK_PER_SECOND, _other_order_skipped
+    from tablesafe.suppress.fast import (
+        BOTH_ORDERS_SHARE,
+        SEARCH_WORK_PER_SECOND,
+        _other_order_skipped,
+    )
 
     units = int(SEARCH_WORK_PER_SECOND)  # one second of work
     assert _other_order_skipped(1.0, units, None) is None
