@@ -309,15 +309,26 @@ def test_the_steps_the_clock_cut_short_are_in_the_stats(table, pattern):
     assert "the certificates' search (hurried)" in dispatch.clock_decided(stats)
 
 
-def test_a_search_hurries_after_its_work_whatever_the_clock(table, pattern):
+def test_a_search_hurries_after_its_work_whatever_the_clock(table, pattern, monkeypatch):
     """The search hurries after ``hurry_work`` seconds of LP work, not of the clock: with
     a limit the clock never nears, a work bound of a third of an unhurried run's work
-    hurries it at the same target in two runs, with the same pattern, and a slower
-    clock would not change that (``hurried_by`` is ``"work"``); the pattern is proved."""
+    hurries it at the same target in two runs, the second with every LP a millisecond
+    slower, with the same pattern (``hurried_by`` is ``"work"``); the pattern is proved."""
+    import time as clock
+
+    from tablesafe.audit import lp as lpmod
     from tablesafe.suppress.fast import SEARCH_WORK_PER_SECOND
 
     third = pattern.stats["first_pass_work"] / 3 / SEARCH_WORK_PER_SECOND
-    runs = [fast_pattern(table, time_limit=1e6, hurry_work=third) for _ in range(2)]
+    runs = [fast_pattern(table, time_limit=1e6, hurry_work=third)]
+    real_run = lpmod._MeteredHighs.run
+
+    def slow_run(self):
+        clock.sleep(0.001)
+        return real_run(self)
+
+    monkeypatch.setattr(lpmod._MeteredHighs, "run", slow_run)
+    runs.append(fast_pattern(table, time_limit=1e6, hurry_work=third))
     assert [r.stats["hurried_by"] for r in runs] == ["work", "work"]
     assert 0 < runs[0].stats["hurried_after_targets"] == runs[1].stats["hurried_after_targets"]
     assert runs[0].stats["hurried_after_targets"] < pattern.stats["targets"]
