@@ -42,32 +42,45 @@ the attacker LPs; with 8 TABLE7 and TABLE8 did 31,600 and 38,000 units per secon
 
 
 class LPOutOfTime(Exception):
-    """An LP was about to start past the deadline of :func:`stop_at`."""
+    """An LP was about to start past the deadline or the work bound of :func:`stop_at`
+    (``why``: ``"clock"`` or ``"work"``)."""
+
+    def __init__(self, message: str, why: str = "clock") -> None:
+        super().__init__(message)
+        self.why = why
 
 
 _DEADLINE = [float("inf")]
+_WORK_BOUND = [2**62]
 
 
 @contextmanager
-def stop_at(deadline: float | None) -> Iterator[None]:
+def stop_at(deadline: float | None, work: int | None = None) -> Iterator[None]:
     """Within the block, every HiGHS run of this process (and of the workers it forks)
-    that would start past ``deadline`` (a ``time.monotonic()`` value; ``None``: none)
-    raises :class:`LPOutOfTime` instead. For steps whose LPs sit deep in loops of their
-    own (an audit within a time-limited repair); nested blocks keep the earlier deadline."""
-    saved = _DEADLINE[0]
+    that would start past ``deadline`` (a ``time.monotonic()`` value; ``None``: none),
+    or once :func:`lp_work` has reached ``work`` (``None``: no bound; checked first, so
+    that where it decides every run stops at the same LP), raises :class:`LPOutOfTime`
+    instead. For steps whose LPs sit deep in loops of their own (an audit within a
+    time-limited repair, a cleanup's trial of one complement); nested blocks keep the
+    earlier deadline and the lower bound."""
+    saved, saved_work = _DEADLINE[0], _WORK_BOUND[0]
     if deadline is not None:
         _DEADLINE[0] = min(saved, float(deadline))
+    if work is not None:
+        _WORK_BOUND[0] = min(saved_work, int(work))
     try:
         yield
     finally:
-        _DEADLINE[0] = saved
+        _DEADLINE[0], _WORK_BOUND[0] = saved, saved_work
 
 
 class _MeteredHighs(highspy.Highs):
     """``highspy.Highs`` whose every run adds its work to this process's count
-    (:func:`lp_work`) and first checks the deadline of :func:`stop_at`."""
+    (:func:`lp_work`) and first checks the work bound and the deadline of :func:`stop_at`."""
 
     def run(self):  # type: ignore[no-untyped-def]
+        if _WORK[0] >= _WORK_BOUND[0]:
+            raise LPOutOfTime("an LP would start past its work bound", why="work")
         if _DEADLINE[0] != float("inf") and time.monotonic() > _DEADLINE[0]:
             raise LPOutOfTime("an LP would start past its deadline")
         status = super().run()

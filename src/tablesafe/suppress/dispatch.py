@@ -589,7 +589,7 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
         stats["certificate_repair_added"] = int(pat.withheld.sum()) - before
         stats["certificate_repair_added_value"] = float(
             np.abs(problem.value[np.asarray(pat.withheld, dtype=bool) & ~initial]).sum())
-        stats["certificate_repair_seconds"], stats["certificate_repair_work"] = pat.stats["seconds"], pat.stats["first_pass_work"]
+        stats.update(certificate_repair_seconds=pat.stats["seconds"], certificate_repair_work=pat.stats["first_pass_work"])
         stats["insider_unprotected"] = pat.stats["insider_unprotected"]
         stats["certificate_repair_insider_added"] = pat.stats["insider_added"]
         stats["certificate_repair_insider_added_value"] = pat.stats["insider_added_value"]
