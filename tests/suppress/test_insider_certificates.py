@@ -13,6 +13,7 @@ from tablesafe.problem import EMPTY, PRIMARY, PROTECTED, SAFE, Problem
 from tablesafe.structure import Dimension, Hierarchy, TableStructure, compile_tables
 from tablesafe.structure.overlap import CellOverlap, occupied_cells
 from tablesafe.suppress import suppress
+from tablesafe.suppress.clock_steps import clock_decided
 from tablesafe.suppress.fast import fast_pattern
 from tablesafe.suppress.fast_options import FastOptions
 from tablesafe.synthetic import problem_from_data, synthetic_data
@@ -294,19 +295,19 @@ def test_the_steps_the_clock_cut_short_are_in_the_stats(table, pattern):
     assert late.stats["hurried_after_targets"] == 0 and late.stats["hurried_by"] == "work"
     assert late.stats["other_order_skipped"] is True and late.stats["other_order_skipped_by"] == "clock"
     assert late.stats["second_pass_clock_stopped"] is True
-    named = dispatch.clock_decided(late.stats)
+    named = clock_decided(late.stats)
     assert "the certificates' search (hurried)" not in named and len(named) >= 2
     assert "the certificates' second pass (releasing cells)" in named
     assert check_certificates(table, late.withheld, late.certificates, insiders=True) == []
     guarded = fast_pattern(table, time_limit=1e-9, hurry_work=1e9, options=both)
     assert guarded.stats["hurried_after_targets"] == 0 and guarded.stats["hurried_by"] == "clock"
     assert guarded.stats["other_order_skipped_by"] == "clock"
-    assert len(dispatch.clock_decided(guarded.stats)) >= 3
+    assert len(clock_decided(guarded.stats)) >= 3
     _, _, stats = dispatch._by_certificates(table, "modular", table.sensitive.copy(), {}, time_limit=1e-9,
                                             progress=False, seed=0, singleton=True, capacity=False,
                                             whole_limit=1e9)
     assert stats["hurried_after_targets"] == 0 and stats["hurried_by"] == "clock"
-    assert "the certificates' search (hurried)" in dispatch.clock_decided(stats)
+    assert "the certificates' search (hurried)" in clock_decided(stats)
 
 
 def test_a_search_hurries_after_its_work_whatever_the_clock(table, pattern, monkeypatch):

@@ -131,7 +131,7 @@ def test_the_cleanup_of_suppress_is_bounded_by_work_in_proportion_to_the_limit(m
 
 
 def test_the_steps_the_clock_ended_are_named():
-    from tablesafe.suppress.dispatch import clock_decided
+    from tablesafe.suppress.clock_steps import clock_decided
 
     assert clock_decided({"cleanup_stopped_by": "work", "hurried_after_targets": None}) == []
     named = clock_decided({"cleanup_stopped_by": "clock", "clock_guarded": True, "repair_timed_out": "attacker-LP repair",

@@ -38,6 +38,7 @@ from tablesafe.problem import Pattern, Problem
 from tablesafe.suppress.attack_certificates import certificates_frame
 from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.cleanup import cleanup
+from tablesafe.suppress.clock_steps import CLOCK_KEYS, clock_decided
 from tablesafe.suppress.fast_options import FastOptions
 from tablesafe.suppress.methods import DEFAULT_METHOD, METHODS
 from tablesafe.suppress.proof import (
@@ -383,39 +384,6 @@ def _cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict,
         stats["cleanup_stopped_by"] = report["stopped"]
     stats["cleanup_removed"] = removed
     return withheld, atts
-
-
-CLOCK_KEYS = ("hurried_after_targets", "hurried_by", "chain_certificates", "box_certificates",
-              "other_order_skipped", "other_order_skipped_by", "second_pass_clock_stopped")
-"""``fast``'s stats that say where the clock decided its pattern, which a completion of
-another method's pattern by certificates keeps (:func:`clock_decided` reads them)."""
-
-
-def clock_decided(stats: dict) -> list[str]:
-    """The steps of a run that the clock ended, from its stats: where it did, another run
-    on the same input may give another pattern (a loaded machine gets less done). Steps
-    bounded by LP work (:mod:`tablesafe.suppress.work_clock`) or by counts are not
-    listed: they stop at the same point in every run."""
-    out = []
-    if stats.get("clock_guarded"):
-        out.append("the search (its guard on the clock, not its work bound)")
-    if stats.get("subtables_skipped"):
-        out.append("the subtables (some left to the repair)")
-    if stats.get("subtables_clock_guarded"):
-        out.append("the subtables (a solve ended by its guard on the clock)")
-    if stats.get("repair_timed_out"):
-        out.append(str(stats["repair_timed_out"]))
-    if stats.get("hurried_after_targets") is not None and stats.get("hurried_by") != "work":
-        out.append("the certificates' search (hurried)")
-    if stats.get("chain_certificates") or stats.get("box_certificates"):
-        out.append("the certificates' search (chains without an LP)")
-    if stats.get("other_order_skipped") and stats.get("other_order_skipped_by") != "work":
-        out.append("the certificates' second order of targets (left out)")
-    if stats.get("second_pass_clock_stopped"):
-        out.append("the certificates' second pass (releasing cells)")
-    if stats.get("cleanup_stopped_by") == "clock":
-        out.append("the cleanup")
-    return out
 
 
 def _summary(stats: dict, problem: Problem, withheld: np.ndarray) -> None:

@@ -270,7 +270,7 @@ class FirstPass:
             singleton_used=self.singleton_used, insider_pairs=self.insider_pairs,
             unprotectable=self.unprotectable, insider_open=self.insider_open,
             lp_solves=self.search.lp_solves, hurried=self.hurried_at, insider_added=self.insider_added,
-            hurried_by_clock=self.hurried_by_clock, work=lp_work() - self._work0,
+            hurried_by_clock=self.hurried_by_clock, work=self._worked(),
         )
 
     def protect(
@@ -308,11 +308,16 @@ class FirstPass:
             self.found_by["one-way " + how] += 1
         return found, None
 
+    def _worked(self) -> int:
+        """LP work done in this process since the pass started (what the job's work
+        bounds count)."""
+        return lp_work() - self._work0
+
     def _give_up_when_asked(self, size: int) -> None:
         """Raise :class:`SolverTimeLimit` past the job's ``give_up_work`` (or its guard,
         ``give_up_after``: then with ``by_clock`` set)."""
         job = self.job
-        worked = job.give_up_work is not None and lp_work() - self._work0 > job.give_up_work
+        worked = job.give_up_work is not None and self._worked() > job.give_up_work
         timed = job.give_up_after is not None and time.perf_counter() - job.start > job.give_up_after
         if worked or timed:
             exc = SolverTimeLimit(f"fast: {self.searched} of {size} sensitive cells had certificates when "
@@ -326,7 +331,7 @@ class FirstPass:
         ``"clock"`` when the chains have started or :meth:`_short_of_time` (the guard);
         ``None`` when neither."""
         job = self.job
-        if job.hurry_work is not None and lp_work() - self._work0 >= job.hurry_work:
+        if job.hurry_work is not None and self._worked() >= job.hurry_work:
             return "work"
         if chaining or self._short_of_time():
             return "clock"
