@@ -60,7 +60,8 @@ def test_optimal_falls_back_to_the_primaries_and_stays_safe(problem, monkeypatch
     assert gave_up and (start == problem.sensitive).all()
     import tablesafe.suppress.optimal as opt
 
-    monkeypatch.setattr(opt, "_heuristic_start", lambda p, b, s=None, clock=None: _heuristic_start(p, b, 0.0, clock))
+    monkeypatch.setattr(opt, "_heuristic_start",
+                        lambda p, b, s=None, clock=None, **k: _heuristic_start(p, b, 0.0, clock, **k))
     withheld, _ = optimal_pattern(problem, bounds, time_limit=20)
     assert withheld[problem.sensitive].all()
     assert not independent_audit(problem, withheld)
@@ -90,14 +91,16 @@ def test_optimal_returns_its_start_when_checking_it_exceeds_the_limit(problem, m
 def test_optimal_leaves_the_primaries_to_the_certificates_when_its_start_gives_up(problem, monkeypatch):
     """When the certificates complete ``optimal``'s pattern (tables above
     ``LP_REPAIR_MAX_CELLS``), or the audit-guided repair ``modular``'s on a table without
-    structure, and the ``fast`` start gives up, the primaries are not checked by
+    structure, and the start (the HiTaS subtables' on this table, which has a structure)
+    gives up, the primaries are not checked by
     whole-table LPs: the search returns them at once, says so in the stats, and the
     completion makes the pattern safe. Without such a completion they are checked."""
     import tablesafe.suppress.dispatch as dispatch
     import tablesafe.suppress.optimal as opt
     from tablesafe.suppress import suppress
 
-    monkeypatch.setattr(opt, "_heuristic_start", lambda p, b, s=None, clock=None: _heuristic_start(p, b, 0.0, clock))
+    monkeypatch.setattr(opt, "_heuristic_start",
+                        lambda p, b, s=None, clock=None, **k: _heuristic_start(p, b, 0.0, clock, **k))
     checked = []
     real_check = opt.check
 
@@ -113,6 +116,7 @@ def test_optimal_leaves_the_primaries_to_the_certificates_when_its_start_gives_u
     assert "start_check_skipped" not in stats and checked
 
     monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 10)
+    monkeypatch.setattr(dispatch, "MODULAR_LP_REPAIR_MAX_CELLS", 10)
     checked.clear()
     pat = suppress(problem, "optimal", time_limit=20)
     assert pat.stats["start_check_skipped"] and not checked
