@@ -140,9 +140,8 @@ def test_the_report_says_when_the_repair_was_left_to_the_certificates(monkeypatc
 
 
 def test_the_report_says_when_optimal_left_the_primaries_to_the_certificates(monkeypatch):
-    """``optimal`` on a table whose pattern the certificates complete, with a start that
-    gives up (on this table with structure, the HiTaS subtables'): the report's steps say
-    the search was skipped and what completed it."""
+    """``optimal`` on a table whose pattern the certificates complete, with a ``fast`` start
+    that gives up: the report's steps say the search was skipped and what completed it."""
     import tablesafe.suppress.dispatch as dispatch
     import tablesafe.suppress.optimal as opt
     from tablesafe.synthetic import synthetic_problem
@@ -151,8 +150,7 @@ def test_the_report_says_when_optimal_left_the_primaries_to_the_certificates(mon
     monkeypatch.setattr(opt, "_heuristic_start",
                         lambda p, b, s=None, clock=None, **k: real_start(p, b, 0.0, clock, **k))
     monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 10)
-    monkeypatch.setattr(dispatch, "MODULAR_LP_REPAIR_MAX_CELLS", 10)
     result = tablesafe.protect_problem(synthetic_problem("1k", seed=2), method="optimal", time_limit=60)
     steps = _step_rows(render_report(result))
-    assert steps["search skipped"].startswith("the start from the HiTaS subtables ran out")
+    assert steps["search skipped"].startswith("the fast start gave up")
     assert "certificates completing the pattern" in steps

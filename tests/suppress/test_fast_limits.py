@@ -91,8 +91,7 @@ def test_optimal_returns_its_start_when_checking_it_exceeds_the_limit(problem, m
 def test_optimal_leaves_the_primaries_to_the_certificates_when_its_start_gives_up(problem, monkeypatch):
     """When the certificates complete ``optimal``'s pattern (tables above
     ``LP_REPAIR_MAX_CELLS``), or the audit-guided repair ``modular``'s on a table without
-    structure, and the start (the HiTaS subtables' on this table, which has a structure)
-    gives up, the primaries are not checked by
+    structure, and the ``fast`` start gives up, the primaries are not checked by
     whole-table LPs: the search returns them at once, says so in the stats, and the
     completion makes the pattern safe. Without such a completion they are checked."""
     import tablesafe.suppress.dispatch as dispatch
@@ -116,7 +115,6 @@ def test_optimal_leaves_the_primaries_to_the_certificates_when_its_start_gives_u
     assert "start_check_skipped" not in stats and checked
 
     monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 10)
-    monkeypatch.setattr(dispatch, "MODULAR_LP_REPAIR_MAX_CELLS", 10)
     checked.clear()
     pat = suppress(problem, "optimal", time_limit=20)
     assert pat.stats["start_check_skipped"] and not checked

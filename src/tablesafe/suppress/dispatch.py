@@ -156,13 +156,8 @@ certificates above ``LP_REPAIR_MAX_CELLS``."""
 
 
 def _lp_repair_max(method: str, problem: Problem) -> int:
-    """The size up to which ``method``'s pattern is repaired by attacker LPs. ``optimal``
-    starts from the HiTaS subtables on a table with structure, so its pattern is
-    repaired as ``modular``'s is."""
     two_way = problem.model is not None and len(problem.model.dims) <= 2
-    subtables = method == "modular" or (method == "optimal" and problem.model is not None
-                                         and problem.model.size == problem.n)
-    return MODULAR_LP_REPAIR_MAX_CELLS if subtables and two_way else LP_REPAIR_MAX_CELLS
+    return MODULAR_LP_REPAIR_MAX_CELLS if method == "modular" and two_way else LP_REPAIR_MAX_CELLS
 
 
 def _logger(progress: bool, method: str):

@@ -251,19 +251,14 @@ def _unproved(problem: Problem, w: np.ndarray, seconds: float, skipped: str | No
 
 SUBTABLE_START_SHARE = 0.5
 """Share of the search's limit that the HiTaS subtables of a start get (in LP work, as
-``modular`` counts it) on a table with structure; the fast start gets
-``FAST_START_SHARE``."""
+``modular`` counts it) on a table with structure whose pattern the caller does not
+complete; the fast start gets ``FAST_START_SHARE``."""
 FAST_START_SHARE = 0.25
 """Share of the search's limit that the ``fast`` start gets (in LP work) on a problem
 without table structure."""
 
 SKIPPED_FAST = ("the fast start gave up within its share of the search, so the primaries went to the repair "
                 "that completes the pattern, unchecked by whole-table attacker LPs")
-SKIPPED_SUBTABLES_GAVE_UP = ("the start from the HiTaS subtables ran out of its share of the search, so the "
-                             "primaries went to the repair that completes the pattern, unchecked by whole-table "
-                             "attacker LPs")
-SKIPPED_SUBTABLES = ("the search kept its start, the pattern of the HiTaS subtables, which the repair completes "
-                     "and proves: on a table this size whole-table attacker LPs do not fit its limit")
 
 
 def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock: WorkClock, t0: float,
@@ -276,8 +271,7 @@ def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock
     ``real_deadline`` (a ``time.monotonic()`` value: the check has no work bound, so it
     gets no slack beyond the limit; ``t0`` and ``deadline`` are on ``clock``), and at
     once when ``skip_unstarted`` (:func:`optimal_pattern`'s ``completed_by_caller``) and
-    the heuristic gave up or gave the subtables' pattern: the third value then says why,
-    for the stats.
+    the heuristic gave up: the third value then says why, for the stats.
 
     That check would be the first step of a repair from the primaries alone, by
     whole-table LPs, and the time is worth more to the completion. Measured on Castro's
@@ -288,26 +282,27 @@ def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock
     ``modular``'s audit-guided repair ran out of time and its certificates gave 705,936.
     Skipped: ``optimal`` 256 in 11-13 s at 20 and 30 s, ``modular`` 256 in 18 s.
 
-    The subtables' pattern is repaired with their tables as known certificates
-    (:func:`~tablesafe.suppress.subtable_tables.whole_table_certificates`), as
-    ``modular``'s is: so ``optimal`` starts where ``modular`` ends. Measured on the
-    unseen tables of ``benchmarks/unseen_tables.py`` (seeds 201-204, 60 s), where the
-    fast start had left ``optimal`` above ``modular`` on three of four tables (by 13 %,
-    19 % and 9 %): see :data:`SUBTABLE_START_SHARE` and benchmarks/RESULTS.md."""
+    The subtables' start (a table with structure whose pattern is not completed by the
+    caller, so of at most ``LP_REPAIR_MAX_CELLS`` cells) is repaired with their tables
+    as known certificates (:func:`~tablesafe.suppress.subtable_tables.whole_table_certificates`),
+    as ``modular``'s is: so ``optimal`` starts where ``modular`` ends. Measured on the
+    unseen 1,040-cell three-way table of ``benchmarks/unseen_tables.py`` (seed 202, 60 s):
+    6.28 M from the fast start, 5.56 M now (``modular`` 5.54 M). Where the caller
+    completes the pattern the fast start stays: handing the subtables' pattern to the
+    completion, or repairing it by attacker LPs, withheld 12.1 M instead of 8.8 M on the
+    5,056-cell two-way table (seed 203) and 118 M instead of 22 M on the 13,125-cell one
+    (seed 205) at 60 s, where the repair does not fit the limit."""
     sens = problem.sensitive
     if start is None:
-        tables: list = []
-        structured = _structured(problem)
+        structured = _structured(problem) and not skip_unstarted
+        tables: list | None = [] if structured else None
         share = SUBTABLE_START_SHARE if structured else FAST_START_SHARE
         w, gave_up = _heuristic_start(problem, bounds, share * (deadline - t0), clock, tables=tables)
         if gave_up and skip_unstarted:
             say("the heuristic start gave up: the primaries go to the completing repair unchecked")
-            return w, None, SKIPPED_SUBTABLES_GAVE_UP if structured else SKIPPED_FAST
-        if structured and not gave_up and skip_unstarted:
-            say("the subtables' pattern goes to the completing repair")
-            return w, None, SKIPPED_SUBTABLES
+            return w, None, SKIPPED_FAST
         try:
-            if structured and not gave_up:
+            if tables and not gave_up:
                 known = whole_table_certificates(problem, bounds, w, tables)
                 w, atts, _ = repair(problem, bounds, w, deadline=real_deadline, known=known)
             else:
