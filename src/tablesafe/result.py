@@ -228,6 +228,8 @@ class ProtectResult:
             out["search skipped"] = st["start_check_skipped"]
         if "repair_skipped" in st:
             out["repair skipped"] = st["repair_skipped"]
+        if "repair_chosen" in st:
+            out["repair chosen"] = st["repair_chosen"]
         if "repair_timed_out" in st:
             out["repair stopped"] = (f"{st['repair_timed_out']} out of time after adding "
                                      f"{_count(st.get('repair_added_before_timeout', 0), 'cell')}")

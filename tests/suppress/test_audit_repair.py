@@ -122,3 +122,24 @@ def test_audit_repair_in_halves_is_the_same_with_one_worker_or_two(monkeypatch, 
     assert (runs[0] == runs[1]).all()
     assert audit(p, runs[0], insider=singleton).ok
     assert not independent_audit(p, runs[0], singleton=False)
+
+
+def test_a_two_way_pattern_in_large_blocks_goes_to_the_audit_guided_repair(monkeypatch):
+    """``modular``'s two-way pattern whose withheld cells form blocks too large for the
+    attacker-LP repair (``repair_estimate.TWO_WAY_GUIDED_WORK``, lowered here) is repaired
+    by the audit instead, and says so; within the bound, or with capacity bounds (which
+    the audit-guided repair does not know), the attacker-LP repair stays."""
+    import tablesafe.suppress.repair_estimate as estimate
+    from tablesafe.suppress import suppress
+
+    p = table_problem(11, [[3, 2], [4]], units=70)
+    kept = suppress(p, "modular", time_limit=60)
+    assert "repair_chosen" not in kept.stats and kept.stats.get("repair") != "audit-guided"
+    monkeypatch.setattr(estimate, "TWO_WAY_GUIDED_WORK", 0.0)
+    pat = suppress(p, "modular", time_limit=60)
+    assert pat.stats["repair"] == "audit-guided"
+    assert pat.stats["repair_chosen"].startswith("audit-guided repair")
+    assert pat.proof == "audit" and audit(p, pat.withheld, insider=True).ok
+    assert not independent_audit(p, pat.withheld)
+    capped = suppress(p, "modular", time_limit=60, capacity=True)
+    assert "repair_chosen" not in capped.stats and capped.stats.get("repair") != "audit-guided"

@@ -257,7 +257,7 @@ def suppress(
             withheld, stats = modular_pattern(problem, bounds, insiders=_subtable_insiders(route), **search,
                                               tables=subtable_tables if route in ("lp", "guided") else None)
         found = withheld | sens  # the search's pattern, before any repair
-        route = repair_route(problem, method, route, found, float(time_limit), stats, log)
+        route = repair_route(problem, method, route, found, float(time_limit), stats, log, guided_ok=not capacity)
         atts: dict = {}  # Key -> Attack, as repair returns
         passed = None  # the audit the pattern passed
         # the repair must leave time for the certificates, which prove any pattern

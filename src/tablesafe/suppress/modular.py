@@ -227,7 +227,7 @@ def modular_pattern(
             levels = (need_up, need_dn) if certified_levels else None
             tasks = [_task(problem, bounds, w, seen, subs[i][1], levels, use_capacity, insiders, geo,
                            min(per, subtable_limit), mip_gap, seed, compact_max, subtable_model,
-                           subs[i][2] if boxes else None)
+                           subs[i][2] if boxes else None, deadline)
                      for i in batch]
             outcomes = list(pool.map(_solve_task, tasks)) if pool is not None else [_solve_task(t) for t in tasks]
             for i, (out, work, guarded) in zip(batch, outcomes):
@@ -471,8 +471,11 @@ def _pool(workers: int | None):
 
 def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cells: np.ndarray,
           levels, use_capacity: bool, insiders: bool, geo, seconds: float, mip_gap: float, seed: int,
-          compact_max: int, subtable_model: str, grid: SubtableGrid | None = None) -> tuple:
-    """Everything one subtable's solve needs (picklable: plain arrays and a Problem)."""
+          compact_max: int, subtable_model: str, grid: SubtableGrid | None = None,
+          deadline: float = float("inf")) -> tuple:
+    """Everything one subtable's solve needs (picklable: plain arrays and a Problem);
+    ``deadline`` (``time.monotonic()``) is the whole search's guard, which also ends a
+    solve of a batch and stops the batch's later solves from starting."""
     sub, carried, reopens = _subproblem(problem, w, seen, cells, levels)
     sb = Bounds.of(sub, capacity=use_capacity, singleton=bool(bounds.singleton.any()))
     if use_capacity and problem.capacity is not None:
@@ -489,16 +492,19 @@ def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cel
         in_table = ptr[cells + 1] - ptr[cells]
         outer = in_table > np.bincount(sub.relations.indices, minlength=sub.n)
     return (sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells,
-            problem.sensitive[cells], grid, outer)
+            problem.sensitive[cells], grid, outer, deadline)
 
 
 def _solve_task(task: tuple):
     """Solve one prepared subtable: ((pattern, moves up, moves down, sensitive, passing
     attacks in table positions) or None, its LP work, whether the clock's guard ended it)."""
     (sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells, sensitive_here,
-     grid, outer) = task
+     grid, outer, deadline) = task
+    if time.monotonic() > deadline:
+        return None, 0, True  # past the search's guard: left to the full-table repair
     work0 = lp_work()
     clock = WorkClock.for_limit(seconds)
+    clock.guard = min(clock.guard, deadline)
     res: SubtablePattern | CompactResult | None
     if subtable_model == "cuts":
         res = protect_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, reopens=reopens, clock=clock,

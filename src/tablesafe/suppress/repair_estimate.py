@@ -1,12 +1,13 @@
-"""How long ``modular``'s attacker-LP repair is expected to take on tables of three or more
-dimensions, and the route chosen from it (issue 12).
+"""How long ``modular``'s attacker-LP repair is expected to take, and the route chosen
+from it (issue 12).
 
 On a three-way table a pattern's withheld cells often form one block of thousands of
 cells, where each attacker's LP takes tens of milliseconds and every sensitive cell is
 attacked at least twice (outsider, grouped single respondents). A repair that cannot
 finish within the limit runs out of time and leaves the certificates that complete the
 pattern only what is left; the estimate here sends such a pattern to the certificates
-from the start.
+from the start. A two-way pattern whose block is that large goes to the audit-guided
+repair instead (:data:`TWO_WAY_GUIDED_WORK`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import numpy as np
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import Blocks
 
-__all__ = ["LP_REPAIR_ESTIMATE_SHARE", "LP_REPAIR_SECONDS_PER_UNIT", "lp_repair_work", "repair_route"]
+__all__ = ["LP_REPAIR_ESTIMATE_SHARE", "LP_REPAIR_SECONDS_PER_UNIT", "TWO_WAY_GUIDED_WORK", "lp_repair_work",
+           "repair_route"]
 
 LP_REPAIR_SECONDS_PER_UNIT = 4e-8
 """Seconds of the attacker-LP repair per unit of :func:`lp_repair_work` on tables of three
@@ -60,15 +62,40 @@ def lp_repair_work(problem: Problem, withheld: np.ndarray) -> float:
     return float(np.sum(targets * size ** 2))
 
 
+TWO_WAY_GUIDED_WORK = 3e10
+"""``modular``'s pattern of a one- or two-way table whose :func:`lp_repair_work` is above
+this goes to the audit-guided repair (:mod:`tablesafe.suppress.audit_repair`) instead of
+the attacker-LP repair. Measured on unseen generated two-way tables with three-level
+hierarchies (``benchmarks/unseen_tables.py``, forty-ninth session), whose subtables leave
+one block of some 6,000 withheld cells with 4,500 sensitive ones: the 13,125-cell table
+of seed 205 (work 1.6e11) took 177 s with the attacker-LP repair (128 s of it) and
+withheld 14.27 M; its audit-guided repair takes 57 s (14.42 M). The generated tables
+of the benchmarks stay below: 2k2d 3.7e7, 13k2d 2.0e9, the irregular and flat shapes
+7e7-1.0e10 (irr2d_c 5.1e9, wide2d 1.0e10)."""
+
+
 def repair_route(problem: Problem, method: str, route: str, found: np.ndarray, time_limit: float,
-                 stats: dict, log) -> str:
-    """How ``method``'s pattern ``found`` is completed: ``route`` as chosen, but
-    ``"certificates"`` instead of ``"lp"`` for ``modular`` on a table of three or more
+                 stats: dict, log, guided_ok: bool = True) -> str:
+    """How ``method``'s pattern ``found`` is completed: ``route`` as chosen, but for
+    ``modular``: ``"certificates"`` instead of ``"lp"`` on a table of three or more
     dimensions whose attacker-LP repair is estimated to take more than
-    :data:`LP_REPAIR_ESTIMATE_SHARE` of the limit (the estimate and the reason go into
-    ``stats``)."""
-    if route != "lp" or method != "modular" or problem.model is None or len(problem.model.dims) < 3:
+    :data:`LP_REPAIR_ESTIMATE_SHARE` of the limit, and ``"guided"`` on a two-way table
+    whose repair work is above :data:`TWO_WAY_GUIDED_WORK` (when ``guided_ok``: the
+    audit-guided repair knows no capacity bounds). The estimate and the reason go into
+    ``stats``."""
+    if route != "lp" or method != "modular" or problem.model is None:
         return route
+    if len(problem.model.dims) < 3:
+        if not guided_ok:
+            return route
+        work = lp_repair_work(problem, found)
+        if work <= TWO_WAY_GUIDED_WORK:
+            return route
+        stats["repair_chosen"] = (f"audit-guided repair: the withheld cells form blocks whose attacker LPs "
+                                  f"would take long (work {work:.2g}, more than {TWO_WAY_GUIDED_WORK:.2g})")
+        if log:
+            log(stats["repair_chosen"])
+        return "guided"
     estimate = LP_REPAIR_SECONDS_PER_UNIT * lp_repair_work(problem, found)
     stats["repair_estimate_seconds"] = estimate
     if estimate <= LP_REPAIR_ESTIMATE_SHARE * time_limit:
