@@ -14,6 +14,7 @@ import tablesafe.suppress.dispatch as dispatch
 import tablesafe.suppress.modular as modular
 from tablesafe.suppress import suppress
 from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.dispatch import subtable_start
 from tablesafe.suppress.modular import modular_pattern
 from tablesafe.suppress.optimal import _heuristic_start, optimal_pattern
 
@@ -26,7 +27,7 @@ def problem():
 def test_the_start_on_a_table_with_structure_is_the_subtables_pattern(problem, monkeypatch):
     bounds = Bounds.of(problem)
     tables: list = []
-    start, gave_up = _heuristic_start(problem, bounds, None, tables=tables)
+    start, gave_up = _heuristic_start(problem, bounds, None, tables=tables, subtables=subtable_start)
     subtables, _ = modular_pattern(problem, bounds, insiders=True, workers=1)
     assert not gave_up
     assert np.array_equal(start, subtables | problem.sensitive)
@@ -38,7 +39,7 @@ def test_the_start_on_a_table_with_structure_is_the_subtables_pattern(problem, m
 
     monkeypatch.setattr(modular, "modular_pattern", no_subtables)
     flat = problem.copy(model=None)
-    fast_start, gave_up = _heuristic_start(flat, Bounds.of(flat), None, tables=[])
+    fast_start, gave_up = _heuristic_start(flat, Bounds.of(flat), None, tables=[], subtables=subtable_start)
     assert not gave_up and fast_start[flat.sensitive].all()
 
 
@@ -65,7 +66,8 @@ def test_a_search_the_certificates_complete_keeps_the_fast_start(problem, monkey
         return real(*a, **k)
 
     monkeypatch.setattr(modular, "modular_pattern", counted)
-    withheld, stats = optimal_pattern(problem, Bounds.of(problem), time_limit=60, completed_by_caller=True)
+    withheld, stats = optimal_pattern(problem, Bounds.of(problem), time_limit=60, completed_by_caller=True,
+                                      subtables=subtable_start)
     assert not calls and "start_check_skipped" not in stats and withheld[problem.sensitive].all()
     monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 10)
     pat = suppress(problem, "optimal", time_limit=60)

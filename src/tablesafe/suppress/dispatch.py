@@ -160,6 +160,14 @@ def _lp_repair_max(method: str, problem: Problem) -> int:
     return MODULAR_LP_REPAIR_MAX_CELLS if method == "modular" and two_way else LP_REPAIR_MAX_CELLS
 
 
+def subtable_start(problem: Problem, bounds: Bounds, time_limit: float | None, tables: list):
+    """``optimal``'s start on a table with structure: ``modular``'s HiTaS subtables with
+    their insiders, in this process (its work clock counts theirs)."""
+    from tablesafe.suppress.modular import modular_pattern
+
+    return modular_pattern(problem, bounds, time_limit=time_limit, insiders=True, workers=1, tables=tables)
+
+
 def _logger(progress: bool, method: str):
     """A log function for the method's messages and the context that ends its display."""
     if not progress:
@@ -250,7 +258,7 @@ def suppress(
         if method == "optimal":
             from tablesafe.suppress.optimal import optimal_pattern
 
-            withheld, stats = optimal_pattern(problem, bounds, **search)
+            withheld, stats = optimal_pattern(problem, bounds, subtables=subtable_start, **search)
         elif method == "modular":
             from tablesafe.suppress.modular import modular_pattern
 

@@ -26,6 +26,7 @@ certificates lean on a cell that is published again.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import highspy
 import numpy as np
@@ -49,6 +50,11 @@ from tablesafe.suppress.protection import (
 from tablesafe.suppress.subtable_tables import whole_table_certificates
 from tablesafe.suppress.work_clock import GUARD_SLACK, WorkClock
 
+SubtableStart = Callable[[Problem, Bounds, "float | None", list], tuple[np.ndarray, dict]]
+"""Finds the HiTaS subtables' pattern of a table with structure within a limit of LP
+work, appending their passing tables to the list given: (pattern, stats with
+``subtables_skipped``)."""
+
 
 def optimal_pattern(
     problem: Problem,
@@ -61,6 +67,7 @@ def optimal_pattern(
     mip_gap: float = 1e-5,
     log=None,
     completed_by_caller: bool = False,
+    subtables: SubtableStart | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Minimum-cost safe pattern by cut generation; returns (withheld mask, stats).
 
@@ -72,6 +79,9 @@ def optimal_pattern(
     without this search's whole-table check (local certificates, or the audit-guided
     repair); a heuristic start that gives up then leaves it the primaries at once
     (``stats["start_check_skipped"]``, see :func:`_incumbent`).
+
+    ``subtables``: how to find the HiTaS subtables' pattern (the dispatcher passes
+    ``modular``'s), the start on a table with structure (see :func:`_heuristic_start`).
     """
     t_real = time.monotonic()
     clock = WorkClock.for_limit(time_limit)
@@ -84,7 +94,7 @@ def optimal_pattern(
 
     real_deadline = t_real + (time_limit if time_limit is not None else 1e12)
     w, atts, skipped = _incumbent(problem, bounds, start, clock, t0, deadline, real_deadline, say,
-                                  skip_unstarted=completed_by_caller)
+                                  skip_unstarted=completed_by_caller, subtables=subtables)
     if atts is None:
         return w | sens, _unproved(problem, w, time.monotonic() - t_real, skipped, clock.guarded)
     best = w
@@ -262,8 +272,8 @@ SKIPPED_FAST = ("the fast start gave up within its share of the search, so the p
 
 
 def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock: WorkClock, t0: float,
-               deadline: float, real_deadline: float, say,
-               skip_unstarted: bool = False) -> tuple[np.ndarray, dict | None, str | None]:
+               deadline: float, real_deadline: float, say, skip_unstarted: bool = False,
+               subtables: SubtableStart | None = None) -> tuple[np.ndarray, dict | None, str | None]:
     """The first safe pattern and its attacks, from ``start`` or from a heuristic
     (:func:`_heuristic_start`: the HiTaS subtables on a table with structure, the fast
     heuristic's certificates otherwise), checked, repaired against this attacker model and
@@ -294,10 +304,11 @@ def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock
     (seed 205) at 60 s, where the repair does not fit the limit."""
     sens = problem.sensitive
     if start is None:
-        structured = _structured(problem) and not skip_unstarted
+        structured = subtables is not None and _structured(problem) and not skip_unstarted
         tables: list | None = [] if structured else None
         share = SUBTABLE_START_SHARE if structured else FAST_START_SHARE
-        w, gave_up = _heuristic_start(problem, bounds, share * (deadline - t0), clock, tables=tables)
+        w, gave_up = _heuristic_start(problem, bounds, share * (deadline - t0), clock, tables=tables,
+                                      subtables=subtables)
         if gave_up and skip_unstarted:
             say("the heuristic start gave up: the primaries go to the completing repair unchecked")
             return w, None, SKIPPED_FAST
@@ -500,13 +511,15 @@ class _Neighbourhoods:
 
 
 def _heuristic_start(problem: Problem, bounds, seconds: float | None = None,
-                     clock: WorkClock | None = None, tables: list | None = None) -> tuple[np.ndarray, bool]:
+                     clock: WorkClock | None = None, tables: list | None = None,
+                     subtables: SubtableStart | None = None) -> tuple[np.ndarray, bool]:
     """A starting point, and whether its heuristic gave up (then the primaries alone).
 
-    With ``tables`` (a list) on a table with structure: ``modular``'s HiTaS subtables,
-    with their insiders, within ``seconds`` of work, in this process (so that
-    ``clock`` counts their work); their passing tables are appended to ``tables``. It
-    gives up when the real clock left subtables unsolved. Otherwise the ``fast``
+    With ``tables`` (a list) and ``subtables`` on a table with structure: the HiTaS
+    subtables' pattern (``subtables(problem, bounds, seconds, tables)``, with their
+    insiders, within ``seconds`` of work, in this process so that ``clock`` counts their
+    work); their passing tables are appended to ``tables``. It gives up when the real
+    clock left subtables unsolved. Otherwise the ``fast``
     pattern: it gives up when it fails, or takes more than ``seconds`` of work on
     ``clock``, :data:`GUARD_SLACK` times that on the real clock (measured on Castro's
     HIER16, without a table structure, ``fast`` needed 151 s, more than ``optimal``'s
@@ -516,10 +529,8 @@ def _heuristic_start(problem: Problem, bounds, seconds: float | None = None,
 
     clock = clock if clock is not None else WorkClock()
     limit = seconds if seconds is not None and seconds < 1e11 else None
-    if tables is not None and _structured(problem):
-        from tablesafe.suppress.modular import modular_pattern
-
-        w, st = modular_pattern(problem, bounds, time_limit=limit, insiders=True, workers=1, tables=tables)
+    if tables is not None and subtables is not None and _structured(problem):
+        w, st = subtables(problem, bounds, limit, tables)
         if st.get("subtables_skipped"):
             clock.guarded = True
             tables.clear()
