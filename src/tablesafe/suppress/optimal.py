@@ -264,8 +264,8 @@ SUBTABLE_START_SHARE = 0.5
 ``modular`` counts it) on a table with structure whose pattern the caller does not
 complete; the fast start gets ``FAST_START_SHARE``."""
 FAST_START_SHARE = 0.25
-"""Share of the search's limit that the ``fast`` start gets (in LP work) on a problem
-without table structure."""
+"""Share of the search's limit that the ``fast`` start gets (in LP work): on a problem
+without table structure, or where the caller completes the pattern."""
 
 SKIPPED_FAST = ("the fast start gave up within its share of the search, so the primaries went to the repair "
                 "that completes the pattern, unchecked by whole-table attacker LPs")
