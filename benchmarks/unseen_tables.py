@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -201,8 +202,7 @@ def cell(row: dict) -> list[str]:
 
 def write(rows: list[dict], args: argparse.Namespace, skipped: list[str], load: str, wall: float,
           partial: bool = False) -> None:
-    cmd = "PYTHONPATH=src python benchmarks/unseen_tables.py " + " ".join(
-        repr(a) if " " in a else a for a in sys.argv[1:])
+    cmd = "PYTHONPATH=src python benchmarks/unseen_tables.py " + shlex.join(sys.argv[1:])
     seeds = sorted({r["seed"] for r in rows})
     seed_text = f"seeds {seeds[0]}-{seeds[-1]}" if seeds else "no seed"
     lines = [

@@ -205,6 +205,12 @@ class Problem(PerCell):
         """Boolean mask of empty cells (status Z)."""
         return self.status == EMPTY
 
+    @property
+    def structured(self) -> bool:
+        """Whether ``model`` is a table structure over every cell (not a problem of
+        relations only): what HiTaS subtables need."""
+        return self.model is not None and self.model.size == self.n
+
     def copy(self, **changes) -> Problem:
         """A shallow copy with some fields replaced."""
         return replace(self, **changes)

@@ -80,8 +80,7 @@ withheld 24 % less, and ``fast`` ran past 15 minutes on a 14,976-cell one)."""
 
 def choose_method(problem: Problem) -> tuple[str, str]:
     """The method ``auto`` runs on a problem, and why (shown in the stats and the report)."""
-    structured = problem.model is not None and problem.model.size == problem.n
-    if not structured:
+    if not problem.structured:
         if problem.n <= LP_REPAIR_MAX_CELLS:
             return "optimal", "no table structure (relations only): cut generation on the whole table"
         return "fast", "no table structure and more than 5,000 cells: local certificates"

@@ -164,7 +164,7 @@ def modular_pattern(
     clock_guarded = 0
     say = log or (lambda *_: None)
     sens = problem.sensitive
-    if problem.model is None or problem.model.size != problem.n:
+    if not problem.structured:
         say("no table structure: protecting the whole table at once")
         w, st = optimal_pattern(problem, bounds, time_limit=time_limit, seed=seed, log=log,
                                 completed_by_caller=completed_by_caller)

@@ -304,7 +304,7 @@ def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock
     (seed 205) at 60 s, where the repair does not fit the limit."""
     sens = problem.sensitive
     if start is None:
-        structured = subtables is not None and _structured(problem) and not skip_unstarted
+        structured = subtables is not None and problem.structured and not skip_unstarted
         tables: list | None = [] if structured else None
         share = SUBTABLE_START_SHARE if structured else FAST_START_SHARE
         w, gave_up = _heuristic_start(problem, bounds, share * (deadline - t0), clock, tables=tables,
@@ -313,7 +313,7 @@ def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock
             say("the heuristic start gave up: the primaries go to the completing repair unchecked")
             return w, None, SKIPPED_FAST
         try:
-            if tables and not gave_up:
+            if tables:  # the subtables' start (emptied when it gave up)
                 known = whole_table_certificates(problem, bounds, w, tables)
                 w, atts, _ = repair(problem, bounds, w, deadline=real_deadline, known=known)
             else:
@@ -336,11 +336,6 @@ def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock
             except OutOfTime as out:
                 return out.pattern_or(w), None, None
     return w, atts, None
-
-
-def _structured(problem: Problem) -> bool:
-    """Whether the problem has a table structure over all its cells (HiTaS subtables)."""
-    return problem.model is not None and problem.model.size == problem.n
 
 
 def _recheck(problem: Problem, bounds: Bounds, x: np.ndarray, base: np.ndarray,
@@ -529,7 +524,7 @@ def _heuristic_start(problem: Problem, bounds, seconds: float | None = None,
 
     clock = clock if clock is not None else WorkClock()
     limit = seconds if seconds is not None and seconds < 1e11 else None
-    if tables is not None and subtables is not None and _structured(problem):
+    if tables is not None and subtables is not None and problem.structured:
         w, st = subtables(problem, bounds, limit, tables)
         if st.get("subtables_skipped"):
             clock.guarded = True
