@@ -114,6 +114,8 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     ``radius`` (internal): where the outsider's attacks passed on a neighbourhood, so that
     the insiders' attacks start there (:func:`~tablesafe.suppress.neighbourhood_attacks.attack_neighbourhoods`).
     """
+    if deadline is not None and time.monotonic() > deadline:
+        raise OutOfTime  # before listing anything: a long list of keys takes seconds
     insider_keys = [key for key in keys if key[2] >= 0]
     if (insider_keys or insiders) and split_insiders:
         wanted, radius = set(keys), {}

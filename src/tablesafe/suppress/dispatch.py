@@ -250,14 +250,16 @@ def suppress(
     route = ("guided" if _audit_guided(method, problem, capacity, singleton)
              else "certificates" if method == "fast" or problem.n > _lp_repair_max(method, problem)
              else "lp")
-    subtable_tables: list = []  # the subtables' passing attacks (modular, attacker-LP repair)
+    # tables the search proved (modular's subtables, optimal's pattern): the repair's known ones
+    subtable_tables: list = []
     with status:
         search = dict(time_limit=SEARCH_SHARE * time_limit, seed=seed, log=log,
                       completed_by_caller=route in ("certificates", "guided"))
         if method == "optimal":
             from tablesafe.suppress.optimal import optimal_pattern
 
-            withheld, stats = optimal_pattern(problem, bounds, subtables=subtable_start, **search)
+            withheld, stats = optimal_pattern(problem, bounds, subtables=subtable_start, **search,
+                                              proofs=subtable_tables if route == "lp" else None)
         elif method == "modular":
             from tablesafe.suppress.modular import modular_pattern
 
