@@ -1,12 +1,12 @@
-"""``optimal`` hands the tables that proved its pattern to the dispatcher's full-table
-check, and its LP rounds attack with single respondents only where the outsider's
-table moves their cell.
+"""``optimal`` hands the tables that proved its pattern to the dispatcher, whose
+full-table check takes them when its own repair runs out of time, and its LP rounds
+attack with single respondents only where the outsider's table moves their cell.
 
 Measured on the generated 4,961-cell ``wide2d`` table at a 10 s limit (fiftieth
 session): the first LP round spelt out 4.3 million insider attacks when only the
 primaries were withheld, listing them ran the search 6 s past its share, and the
 dispatcher's check then solved every attack of the pattern ``optimal`` had just proved
-again, ran out of time, and the hurried certificates withheld 5.8 M. Now 6.3 s and 1,898.
+again, ran out of time, and the hurried certificates withheld 5.8 M. Now 8.1 s and 1,898.
 """
 
 from __future__ import annotations
@@ -52,11 +52,30 @@ def test_the_tables_handed_over_prove_the_returned_pattern(problem):
     assert set(outsider_keys(bounds, targets)) <= set(known)
 
 
-def test_the_full_table_check_of_optimal_takes_its_tables(problem):
+def test_a_repair_out_of_time_takes_the_search_s_tables(problem, monkeypatch):
+    """The attacker-LP repair of ``optimal``'s pattern first solves its own sparse
+    certificates; when it runs out of time the tables that proved the pattern in the
+    search prove it again (no hurried certificates), and the audit passes."""
+    import tablesafe.suppress.dispatch as dispatch
+
+    pat = suppress(problem, "optimal", time_limit=60)
+    assert "repair_by_search_tables" not in pat.stats and pat.stats["repair_known_tables"] == 0
+    real = dispatch._lp_repair
+    calls: list = []
+
+    def first_out_of_time(prob, b, found, known, *a, **k):
+        calls.append(len(known))
+        if len(calls) == 1:
+            raise OutOfTime
+        return real(prob, b, found, known, *a, **k)
+
+    monkeypatch.setattr(dispatch, "_lp_repair", first_out_of_time)
     pat = suppress(problem, "optimal", time_limit=60)
     st = pat.stats
+    assert calls[0] == 0 and calls[1] > 0  # the second check had the search's tables
+    assert st["repair_by_search_tables"] and st["repair_timed_out"] == "attacker-LP repair"
     assert st["repair_known_tables"] >= len(outsider_keys(Bounds.of(problem), np.flatnonzero(problem.sensitive)))
-    assert st["repair_added"] == 0  # the pattern was proved safe
+    assert st["repair_added"] == 0 and st["audit"] != "certificates"
     assert not independent_audit(problem, np.asarray(pat.withheld, dtype=bool))
 
 
