@@ -232,7 +232,9 @@ class ProtectResult:
             out["repair chosen"] = st["repair_chosen"]
         if "repair_timed_out" in st:
             out["repair stopped"] = (f"{st['repair_timed_out']} out of time after adding "
-                                     f"{_count(st.get('repair_added_before_timeout', 0), 'cell')}")
+                                     f"{_count(st.get('repair_added_before_timeout', 0), 'cell')}"
+                                     + ("; the tables that proved the search's pattern prove it"
+                                        if st.get("repair_by_search_tables") else ""))
         if "certificate_repair_added" in st:
             out["certificates completing the pattern"] = (
                 f"added {_count(st['certificate_repair_added'], 'cell')} worth "
