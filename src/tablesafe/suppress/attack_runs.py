@@ -99,12 +99,10 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     rounds and the cleanup then move as few cells as before), without ``certify`` it
     carries the earlier table.
 
-    ``expect_pass`` (with ``sparse``): most attacks are expected to pass (checks of a
-    pattern that is safe or nearly so), so each attack's sparse certificate is sought
-    first and the attacker's optimum only when there is none
-    (:meth:`~tablesafe.suppress.attacker.BlockLP.attack`).
-
-    ``known``: tables proved certificates under ``x`` (:mod:`~tablesafe.suppress.subtable_tables`);
+    ``expect_pass`` (with ``sparse``): most attacks are expected to pass (a pattern safe
+    or nearly so): each sparse certificate is sought first, the attacker's optimum only
+    when there is none (:meth:`~tablesafe.suppress.attacker.BlockLP.attack`). ``known``:
+    tables proved certificates under ``x`` (:mod:`~tablesafe.suppress.subtable_tables`);
     an attack with the same key takes its table with no LP.
 
     ``boxes``: a source of certificates tried before any LP, called with ``x``, the keys,
@@ -115,7 +113,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     the insiders' attacks start there (:func:`~tablesafe.suppress.neighbourhood_attacks.attack_neighbourhoods`).
     """
     if deadline is not None and time.monotonic() > deadline:
-        raise OutOfTime  # before listing anything: a long list of keys takes seconds
+        raise OutOfTime
     insider_keys = [key for key in keys if key[2] >= 0]
     if (insider_keys or insiders) and split_insiders:
         wanted, radius = set(keys), {}

@@ -193,15 +193,13 @@ def suppress(
 
     Args:
         problem: the cells, relations, bounds and protection levels.
-        method: ``auto`` (:func:`choose_method`), ``optimal`` (Fischetti-Salazar cut generation), ``modular`` (HiTaS:
-            subtables top-down), ``fast`` (heuristic for very large tables) or ``none``
-            (primaries only; no safety claim, no audit).
+        method: ``auto`` (:func:`choose_method`), ``optimal`` (Fischetti-Salazar cuts), ``modular`` (HiTaS
+            subtables), ``fast`` (large tables) or ``none`` (primaries only, no audit).
         time_limit: seconds for the whole run but the final audit: the method's search
             gets ``SEARCH_SHARE`` of it, the optional cleanup at most ``CLEANUP_SHARE``;
             a repair still running at ``1 - FALLBACK_SHARE`` of it stops, and local
-            certificates complete and prove the pattern as far as it got (their search
-            is the one step that is not stopped, since it is what proves the pattern).
-            ``None``: :func:`auto_time_limit` of the table size.
+            certificates complete and prove the pattern as far as it got (their search,
+            which proves it, is not stopped). ``None``: :func:`auto_time_limit`.
         certificates: attach a certificate per sensitive cell and direction.
         singleton: protect against the single respondent of a withheld sensitive cell
             next to the target (the singleton problem of the Handbook on Statistical
@@ -209,9 +207,8 @@ def suppress(
         capacity: let cells move down only by their protection capacity when they protect
             others (Loeve's notes on protection levels, section 7.1; needs
             ``problem.capacity``).
-        progress: show progress with rich.
-        seed: random seed of the solvers (results are deterministic for a seed).
-        audit: run the final independent audit (on by default).
+        progress: show progress with rich. seed: random seed of the solvers (results
+            are deterministic for a seed). audit: run the final independent audit.
 
     Returns:
         The pattern; ``stats`` holds seconds, cost, gap (optimal), repair and cleanup

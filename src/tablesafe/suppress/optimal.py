@@ -84,11 +84,8 @@ def optimal_pattern(
     ``subtables``: how to find the HiTaS subtables' pattern (the dispatcher passes
     ``modular``'s), the start on a table with structure (see :func:`_heuristic_start`).
 
-    ``proofs``: a list to which the tables of the passing attacks on the returned
-    pattern are appended (as :data:`~tablesafe.suppress.subtable_tables.Found`), when
-    this search proved it; the caller's full-table check takes them as known
-    (:func:`~tablesafe.suppress.subtable_tables.whole_table_certificates`) instead of
-    solving every attack again.
+    ``proofs``: a list that gets the tables proving the returned pattern (as
+    :data:`~tablesafe.suppress.subtable_tables.Found`), when this search proved it.
     """
     t_real = time.monotonic()
     clock = WorkClock.for_limit(time_limit)
