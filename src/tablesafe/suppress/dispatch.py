@@ -22,7 +22,8 @@ never returned:
   (:mod:`tablesafe.suppress.audit_repair`); the audit that passes is the proof.
 
 Time limits: a repair still running at ``1 - FALLBACK_SHARE`` of the limit stops, and the
-certificates complete and prove the pattern as far as it got (the best it could prove).
+certificates complete and prove the pattern as far as it got (the best it could prove);
+``optimal``'s pattern is first proved by the tables its search found.
 """
 
 from __future__ import annotations
