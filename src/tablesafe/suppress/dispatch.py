@@ -281,10 +281,8 @@ def suppress(
             try:
                 withheld, atts = _lp_repair(problem, bounds, found, subtable_tables, stats, repair_deadline, log)
             except OutOfTime as out:
-                proved, atts = (None, {}) if not search_proofs else _search_proved(
-                    problem, bounds, found, search_proofs, stats, log, t0 + (1 - FALLBACK_SHARE / 2) * time_limit)
-                withheld, route = ((proved, route) if proved is not None else
-                                   (_fall_back(stats, "attacker-LP repair", out, found, log), "certificates"))
+                withheld, atts, route = _lp_repair_out_of_time(problem, bounds, found, search_proofs, out, stats,
+                                                               log, t0 + (1 - FALLBACK_SHARE / 2) * time_limit)
         if route == "certificates":
             initial = None if method == "fast" else withheld
             # a completion gets a share of what is left (COMPLETION_LIMIT_SHARE)
@@ -366,22 +364,27 @@ def _lp_repair(problem: Problem, bounds: Bounds, found: np.ndarray, subtable_tab
     return withheld, atts
 
 
-def _search_proved(problem: Problem, bounds: Bounds, found: np.ndarray, proofs: list, stats: dict, log,
-                   deadline: float) -> tuple[np.ndarray | None, dict]:
-    """After an attacker-LP repair out of time: the search's pattern checked with the
-    tables that proved it (``optimal_pattern(proofs=)``) as known; ``(None, {})`` when
-    there are none or this runs out of time too. Only then: the repair's sparse tables
+def _lp_repair_out_of_time(problem: Problem, bounds: Bounds, found: np.ndarray, proofs: list, out: OutOfTime,
+                           stats: dict, log, deadline: float) -> tuple[np.ndarray, dict, str]:
+    """After the attacker-LP repair of ``found`` ran out of time: (pattern, attacks,
+    route). The search's pattern checked with the tables that proved it
+    (``optimal_pattern(proofs=)``) as known, route ``"lp"``, when there are such tables
+    and that check ends before ``deadline``; otherwise the pattern as far as the repair
+    got, for the certificates (:func:`_fall_back`). Only then: the repair's sparse tables
     leave the cleanup less to solve again (the search's at once, ``optimal`` at 30 s:
     JJTABEL3 694 M against 658 M, 2k3d 7.56 M against 7.07 M), but where the repair does
     not fit (``wide2d``, 4,961 cells, 30 s) the certificates withheld 44,895 for 1,898."""
-    try:
-        withheld, atts = _lp_repair(problem, bounds, found, proofs, stats, deadline, log)
-    except OutOfTime:
-        return None, {}
-    stats.update(repair_timed_out="attacker-LP repair", repair_by_search_tables=True)
-    if log:
-        log("attacker-LP repair out of time: the search's own tables prove its pattern")
-    return withheld, atts
+    if proofs:
+        try:
+            withheld, atts = _lp_repair(problem, bounds, found, proofs, stats, deadline, log)
+        except OutOfTime:
+            pass
+        else:
+            stats.update(repair_timed_out="attacker-LP repair", repair_by_search_tables=True)
+            if log:
+                log("attacker-LP repair out of time: the search's own tables prove its pattern")
+            return withheld, atts, "lp"
+    return _fall_back(stats, "attacker-LP repair", out, found, log), {}, "certificates"
 
 
 FALLBACK_SHARE = 0.25
