@@ -58,6 +58,7 @@ sys.path.insert(0, str(ROOT / "src"))
 import plain_lp
 from irregular_shapes import IRREGULAR, irregular_data
 from plain_lp import plain_lp_check
+from random_shapes import is_random, random_data
 from tau_runner import cpu_seconds, run_tau
 
 from tablesafe.problem import Problem
@@ -165,7 +166,10 @@ and 4-D, each about 1,000-13,000 cells."""
 
 def generated(name: str, seed: int, cohesion: float) -> SyntheticData:
     """A preset of :data:`tablesafe.synthetic.PRESETS`, a shape of :data:`VARIED` or
-    one of :data:`irregular_shapes.IRREGULAR`."""
+    one of :data:`irregular_shapes.IRREGULAR`, or a random shape ``rand<N>``
+    (:mod:`random_shapes`; ``seed`` and ``cohesion`` do not move it)."""
+    if is_random(name):
+        return random_data(name)
     if name in IRREGULAR:
         return irregular_data(name, seed, cohesion)
     if name in TESTW_TABLES:
@@ -431,7 +435,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1k,13k,60k",
                     help=f"generated table presets, shapes of VARIED ({', '.join(VARIED)}), or tau_testW "
                          f"tables ({', '.join(TESTW_TABLES)}) and example_enterprise tables "
-                         f"({', '.join(ENTERPRISE_TABLES)})")
+                         f"({', '.join(ENTERPRISE_TABLES)}), or random shapes rand<N> (random_shapes.py)")
     ap.add_argument("--castro-methods", default="fast,optimal",
                     help="our methods on Castro's instances (no table structure: modular = optimal)")
     ap.add_argument("--castro-seconds", type=float, default=60.0, help="time limit on Castro's instances")

@@ -15,6 +15,7 @@ from tablesafe.suppress.protection import (
     failing,
     insiders_of,
     keys_for,
+    lazy_insiders,
     outsider_keys,
     repair,
     run_attacks,
@@ -51,6 +52,42 @@ def test_implicit_insiders_find_the_failures_of_every_attack(seed, shape, units)
         patterns.append(w)
     for w in patterns:
         assert _normalised(failing(b, check(p, b, w))) == _normalised(_one_by_one(p, b, w))
+
+
+def _lazy_against_listed(seed, shape, units) -> int:
+    """Compare both forms on some patterns of one table; the insider attacks compared."""
+    p = table_problem(seed, shape, units=units)
+    b = Bounds.of(p, singleton=True)
+    rng = np.random.default_rng(seed + 1)
+    cand = np.flatnonzero(candidates(p, b))
+    targets = np.flatnonzero(p.sensitive)
+    compared = 0
+    for size in (0, 3, 6, 10):
+        w = p.sensitive.copy()
+        w[rng.choice(cand, size=min(len(cand), size), replace=False)] = True
+        listed = insiders_of(p, b, w, targets)
+        lazy = lazy_insiders(p, b, w, targets)
+        for k in targets.tolist():
+            cells = np.flatnonzero(w)
+            assert np.array_equal(lazy.among(k, cells), listed.get(k, np.zeros(0, dtype=np.int64)))
+        assert not len(lazy.among(int(np.flatnonzero(~p.sensitive)[0]), np.arange(p.n)))  # not a target
+        outs = outsider_keys(b, targets)
+        a = run_attacks(p, b, w.astype(float), outs, insiders=listed)
+        z = run_attacks(p, b, w.astype(float), outs, insiders=lazy)
+        assert sorted(a) == sorted(z)
+        assert all(a[key].ok == z[key].ok and np.isclose(a[key].reached, z[key].reached) for key in a)
+        compared += sum(key[2] >= 0 for key in a)
+    return compared
+
+
+def test_lazy_insiders_give_the_same_attacks_as_the_listed_ones():
+    """``lazy_insiders`` (the insiders worked out only among the cells a table moves)
+    names the same insiders as ``insiders_of`` among any cells, and ``run_attacks``
+    returns the same attacks, with the same verdicts and reach, with either."""
+    compared = 0
+    for seed, shape, units in CASES:
+        compared += _lazy_against_listed(seed, shape, units)
+    assert compared  # some insiders' attacks were compared
 
 
 @pytest.mark.parametrize("seed,shape,units", CASES)

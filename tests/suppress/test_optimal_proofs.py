@@ -57,10 +57,11 @@ def test_a_repair_out_of_time_takes_the_search_s_tables(problem, monkeypatch):
     certificates; when it runs out of time the tables that proved the pattern in the
     search prove it again (no hurried certificates), and the audit passes."""
     import tablesafe.suppress.dispatch as dispatch
+    import tablesafe.suppress.repairs as repairs
 
     pat = suppress(problem, "optimal", time_limit=60)
     assert "repair_by_search_tables" not in pat.stats and pat.stats["repair_known_tables"] == 0
-    real = dispatch._lp_repair
+    real = repairs.lp_repair
     calls: list = []
 
     def first_out_of_time(prob, b, found, known, *a, **k):
@@ -69,7 +70,8 @@ def test_a_repair_out_of_time_takes_the_search_s_tables(problem, monkeypatch):
             raise OutOfTime
         return real(prob, b, found, known, *a, **k)
 
-    monkeypatch.setattr(dispatch, "_lp_repair", first_out_of_time)
+    monkeypatch.setattr(dispatch, "lp_repair", first_out_of_time)  # the first check
+    monkeypatch.setattr(repairs, "lp_repair", first_out_of_time)  # the check with the search's tables
     pat = suppress(problem, "optimal", time_limit=60)
     st = pat.stats
     assert calls[0] == 0 and calls[1] > 0  # the second check had the search's tables

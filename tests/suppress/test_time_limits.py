@@ -9,6 +9,7 @@ import pytest
 from _suppress_gen import independent_audit, table_problem
 
 import tablesafe.suppress.dispatch as dispatch
+import tablesafe.suppress.repairs as repairs
 from tablesafe.suppress import suppress
 from tablesafe.suppress.attacker import BlockLP, Bounds
 from tablesafe.suppress.audit_repair import audit_repair_proved
@@ -48,6 +49,7 @@ def test_a_repair_out_of_time_falls_back_to_certificates(monkeypatch, method):
 
     real = dispatch.repair
     monkeypatch.setattr(dispatch, "repair", out_of_time)
+    monkeypatch.setattr(repairs, "repair", out_of_time)
     pat = suppress(p, method, time_limit=60)
     assert pat.stats["repair_timed_out"] == "attacker-LP repair"
     assert pat.proof == "certificates" and pat.stats["audit"] == "certificates"

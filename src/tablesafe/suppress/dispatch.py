@@ -46,11 +46,17 @@ from tablesafe.suppress.proof import (
     AUDIT_STAT,
     final_audit,
     proven_by_certificates,
-    with_true_offsets,
 )
 from tablesafe.suppress.protection import OutOfTime, repair
 from tablesafe.suppress.repair_estimate import repair_route
-from tablesafe.suppress.subtable_tables import whole_table_certificates
+from tablesafe.suppress.repairs import (
+    FALLBACK_SHARE,
+    audit_guided_repair,
+    fall_back,
+    insider_gaps,
+    lp_repair,
+    lp_repair_out_of_time,
+)
 from tablesafe.suppress.twins import Twins, collapse_twins, suppress_merged
 from tablesafe.suppress.work_clock import WorkClock
 
@@ -271,18 +277,18 @@ def suppress(
         repair_deadline = t0 + (1.0 - FALLBACK_SHARE) * float(time_limit)
         if route == "guided":
             try:
-                withheld, passed = _audit_guided_repair(problem, bounds, found, stats, log, repair_deadline,
-                                                        subtable_tables)
+                withheld, passed = audit_guided_repair(problem, bounds, found, stats, log, repair_deadline,
+                                                       subtable_tables)
             except OutOfTime as out:
-                withheld, route = _fall_back(stats, "audit-guided repair", out, found, log), "certificates"
+                withheld, route = fall_back(stats, "audit-guided repair", out, found, log), "certificates"
         if route == "lp":
             if log:
                 log("repairing: checking every sensitive cell")
             try:
-                withheld, atts = _lp_repair(problem, bounds, found, subtable_tables, stats, repair_deadline, log)
+                withheld, atts = lp_repair(problem, bounds, found, subtable_tables, stats, repair_deadline, log)
             except OutOfTime as out:
-                withheld, atts, route = _lp_repair_out_of_time(problem, bounds, found, search_proofs, out, stats,
-                                                               log, t0 + (1 - FALLBACK_SHARE / 2) * time_limit)
+                withheld, atts, route = lp_repair_out_of_time(problem, bounds, found, search_proofs, out, stats,
+                                                              log, t0 + (1 - FALLBACK_SHARE / 2) * time_limit)
         if route == "certificates":
             initial = None if method == "fast" else withheld
             # a completion gets a share of what is left (COMPLETION_LIMIT_SHARE)
@@ -296,7 +302,7 @@ def suppress(
         if fast_certs is not None:
             proven, withheld, gaps = proven_by_certificates(problem, withheld, fast_certs, stats, singleton)
             if proven and len(gaps):
-                withheld, atts = _insider_gaps(problem, bounds, withheld, gaps, stats, log, deadline)
+                withheld, atts = insider_gaps(problem, bounds, withheld, gaps, stats, log, deadline)
         if route == "certificates" and not proven:
             # the heuristic gave up or a certificate failed its check: the attacker-LP
             # repair protects every cell or proves which one cannot be protected (no
@@ -349,51 +355,6 @@ def _suppress_copies(problem: Problem, twins: Twins, method: str, time_limit: fl
     return pat
 
 
-def _lp_repair(problem: Problem, bounds: Bounds, found: np.ndarray, subtable_tables: list, stats: dict,
-               deadline: float, log=None) -> tuple[np.ndarray, dict]:
-    """The attacker-LP repair of the search's pattern (:func:`repair`), the subtables'
-    tables that are certificates of the whole table answering their attacks; its
-    figures go into ``stats``. Raises :class:`OutOfTime` past ``deadline``."""
-    t_repair = time.monotonic()
-    known = whole_table_certificates(problem, bounds, found, subtable_tables)
-    stats["repair_known_tables"] = len(known)
-    withheld, atts, rounds = repair(problem, bounds, found, deadline=deadline, known=known, progress=log)
-    added = withheld & ~found
-    stats.update(repair_seconds=time.monotonic() - t_repair, repair_rounds=rounds,
-                 repair_added=int(added.sum()), repair_added_value=float(np.abs(problem.value[added]).sum()))
-    return withheld, atts
-
-
-def _lp_repair_out_of_time(problem: Problem, bounds: Bounds, found: np.ndarray, proofs: list, out: OutOfTime,
-                           stats: dict, log, deadline: float) -> tuple[np.ndarray, dict, str]:
-    """After the attacker-LP repair of ``found`` ran out of time: (pattern, attacks,
-    route). The search's pattern checked with the tables that proved it
-    (``optimal_pattern(proofs=)``) as known, route ``"lp"``, when there are such tables
-    and that check ends before ``deadline``; otherwise the pattern as far as the repair
-    got, for the certificates (:func:`_fall_back`). Only then: the repair's sparse tables
-    leave the cleanup less to solve again (the search's at once, ``optimal`` at 30 s:
-    JJTABEL3 694 M against 658 M, 2k3d 7.56 M against 7.07 M), but where the repair does
-    not fit (``wide2d``, 4,961 cells, 30 s) the certificates withheld 44,895 for 1,898."""
-    if proofs:
-        try:
-            withheld, atts = _lp_repair(problem, bounds, found, proofs, stats, deadline, log)
-        except OutOfTime:
-            pass
-        else:
-            stats.update(repair_timed_out="attacker-LP repair", repair_by_search_tables=True)
-            if log:
-                log("attacker-LP repair out of time: the search's own tables prove its pattern")
-            return withheld, atts, "lp"
-    return _fall_back(stats, "attacker-LP repair", out, found, log), {}, "certificates"
-
-
-FALLBACK_SHARE = 0.25
-"""Share of the time limit kept for the certificates when a repair has not finished: a
-repair (attacker LPs or audit-guided) still running at ``1 - FALLBACK_SHARE`` of the limit
-stops, and the pattern as far as it got is completed and proved by local certificates
-(:func:`tablesafe.suppress.fast.fast_pattern` seeded with it)."""
-
-
 def _cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict, stats: dict, log,
              budget: float, work: int) -> tuple[np.ndarray, dict]:
     """Drop complements no longer needed (:func:`~tablesafe.suppress.cleanup.cleanup`)
@@ -427,40 +388,6 @@ def _summary(stats: dict, problem: Problem, withheld: np.ndarray) -> None:
     stats["safe"] = True
 
 
-def _fall_back(stats: dict, what: str, out: OutOfTime, found: np.ndarray, log) -> np.ndarray:
-    """Record that ``what`` ran out of time; returns the pattern as far as it got, which
-    the certificates complete and prove."""
-    grown = out.pattern_or(found)
-    stats["repair_timed_out"] = what
-    stats["repair_added_before_timeout"] = int((grown & ~found).sum())
-    if log:
-        log(f"{what} out of time: local certificates complete and prove the pattern")
-    return grown
-
-
-def _insider_gaps(problem: Problem, bounds: Bounds, withheld: np.ndarray, gaps: np.ndarray, stats: dict,
-                  log, deadline: float) -> tuple[np.ndarray, dict]:
-    """Targets whose single respondents' certificates are missing: their attacks are
-    checked, and repaired, by attacker LPs while time is left (on any table size: the
-    neighbourhood attacks keep them affordable); when time runs out they are flagged in
-    the stats and the pattern stays as the certificates proved it."""
-    if log:
-        log(f"checking the attacks of single respondents on {len(gaps):,} cells without their certificate")
-    t = time.monotonic()
-    try:
-        out, atts, rounds = repair(problem, bounds, withheld, targets=gaps, deadline=deadline, progress=log)
-        stats["repair_rounds"] = rounds
-        stats["repair_added"] = int((out & ~withheld).sum())
-        stats["insider_gaps_checked"] = len(gaps)
-        stats["insider_gaps_seconds"] = time.monotonic() - t
-        return out, atts
-    except OutOfTime:
-        stats["repair_timed_out"] = "single respondents' attacks"
-    stats["singleton_attacks_checked"] = False
-    stats["insider_gaps"] = len(gaps)
-    return withheld, {}
-
-
 AUDIT_GUIDED_MAX_CELLS = 100_000
 """``modular``'s patterns too large for the attacker-LP repair (three-way tables above
 ``LP_REPAIR_MAX_CELLS``, others above ``MODULAR_LP_REPAIR_MAX_CELLS``) are repaired by
@@ -474,7 +401,7 @@ check again what can have changed."""
 
 
 def _audit_guided(method: str, problem: Problem, capacity: bool, singleton: bool) -> bool:
-    """Whether the pattern is repaired by :func:`_audit_guided_repair`.
+    """Whether the pattern is repaired by :func:`audit_guided_repair`.
 
     Not with singleton protection on three-way tables: the insider audit of blocks of
     thousands of cells takes longer than the certificates (measured: 367 s on the
@@ -485,30 +412,6 @@ def _audit_guided(method: str, problem: Problem, capacity: bool, singleton: bool
     three_way = problem.model is not None and len(problem.model.dims) >= 3
     return (method == "modular" and not capacity and not (singleton and three_way)
             and _lp_repair_max(method, problem) < problem.n <= AUDIT_GUIDED_MAX_CELLS)
-
-
-def _audit_guided_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, stats: dict, log,
-                         deadline: float = float("inf"), subtable_tables: list | None = None):
-    """The audit names the failing attacks, only those get attacker LPs; see
-    :mod:`tablesafe.suppress.audit_repair`. The subtables' certificates (``subtable_tables``,
-    in table positions) seed the first audit: those that meet the whole table's relations
-    settle verdicts and answer insiders without LPs. Returns the pattern and the audit it
-    passed (on the problem as given, so that it can stand as the final audit)."""
-    from tablesafe.suppress.audit_repair import audit_repair_proved
-
-    if log:
-        log("repairing: the audit names the cells still under-protected")
-    t0 = time.monotonic()
-    truth = with_true_offsets(problem)
-    seeds = {i: (cells, truth.value[cells] + dev) for i, (_, cells, dev) in enumerate(subtable_tables or ())}
-    out, rounds, passed = audit_repair_proved(truth, bounds, withheld, log=log, deadline=deadline,
-                                              seeds=seeds or None)
-    stats["repair"] = "audit-guided"
-    stats["repair_rounds"] = rounds
-    stats["repair_added"] = int((out & ~withheld).sum())
-    stats["repair_added_value"] = float(np.abs(problem.value[out & ~withheld]).sum())
-    stats["repair_seconds"] = time.monotonic() - t0
-    return out, passed
 
 
 def _subtable_insiders(route: str) -> bool:

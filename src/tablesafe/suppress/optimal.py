@@ -42,7 +42,7 @@ from tablesafe.suppress.protection import (
     check,
     cuts_for,
     failing,
-    insiders_of,
+    lazy_insiders,
     outsider_keys,
     repair,
     run_attacks,
@@ -250,7 +250,7 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
         x[master.var] = np.clip(xv, 0.0, 1.0)
         # every outsider attack, and the insiders' where the outsider's table moves their cell
         run, ins = (keys, None) if keys is not None else (
-            outsider_keys(bounds, targets), insiders_of(problem, bounds, x > 0.5, targets))
+            outsider_keys(bounds, targets), lazy_insiders(problem, bounds, x > 0.5, targets))
         if (time.monotonic() > deadline) if clock is None else clock.passed(deadline):
             break
         atts = (run_attacks(problem, bounds, x, run, boxes=boxes, insiders=ins) if clock is None
@@ -382,7 +382,7 @@ def _recheck(problem: Problem, bounds: Bounds, x: np.ndarray, base: np.ndarray,
     if redo:
         # insiders answered by an outsider's table that is solved again are looked at anew
         targets = np.unique([k for k, _, _ in redo])
-        ins = insiders_of(problem, bounds, x.astype(bool), targets)
+        ins = lazy_insiders(problem, bounds, x.astype(bool), targets)
         out.update(run_attacks(problem, bounds, x.astype(float), sorted(redo), insiders=ins))
     return out
 

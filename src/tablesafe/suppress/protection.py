@@ -20,7 +20,13 @@ from tablesafe.structure.insiders import InsiderModel
 from tablesafe.structure.neighbours import neighbours
 from tablesafe.suppress.attack_parts import attack_in_parts
 from tablesafe.suppress.attack_progress import reporting
-from tablesafe.suppress.attack_runs import Insiders, OutOfTime, relations_by_cell, run_attacks
+from tablesafe.suppress.attack_runs import (
+    Insiders,
+    LazyInsiders,
+    OutOfTime,
+    relations_by_cell,
+    run_attacks,
+)
 from tablesafe.suppress.attacker import (
     DOWN,
     UP,
@@ -74,6 +80,12 @@ def insiders_of(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets:
         if len(nb):
             out[k] = nb.astype(np.int64)
     return out
+
+
+def lazy_insiders(problem: Problem, bounds: Bounds, withheld: np.ndarray, targets: np.ndarray) -> LazyInsiders:
+    """:func:`insiders_of` for :func:`run_attacks`, worked out only for the cells an
+    outsider's table moves (:class:`~tablesafe.suppress.attack_runs.LazyInsiders`)."""
+    return LazyInsiders(InsiderModel.of(problem), bounds.singleton & withheld, targets)
 
 
 def outsider_keys(bounds: Bounds, targets: np.ndarray) -> list[Key]:
@@ -351,7 +363,7 @@ def _attack_all(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.nda
 def attack_part(problem: Problem, bounds: Bounds, w: np.ndarray, targets: np.ndarray,
                 deadline: float | None, known: dict[Key, Attack] | None = None) -> dict[Key, Attack]:
     """:func:`_attack_all` of some targets in this process, in one pass."""
-    ins = insiders_of(problem, bounds, w, targets)
+    ins = lazy_insiders(problem, bounds, w, targets)
     # most attacks on a pattern from the subtables pass: each seeks its sparse
     # certificate first, one LP instead of two for those that pass
     return run_attacks(problem, bounds, w.astype(float), outsider_keys(bounds, targets), sparse=True,
@@ -364,4 +376,4 @@ def check(problem: Problem, bounds: Bounds, withheld: np.ndarray,
     past ``deadline``)."""
     targets = np.flatnonzero(problem.sensitive)
     return run_attacks(problem, bounds, withheld.astype(float), outsider_keys(bounds, targets),
-                       deadline=deadline, insiders=insiders_of(problem, bounds, withheld, targets))
+                       deadline=deadline, insiders=lazy_insiders(problem, bounds, withheld, targets))

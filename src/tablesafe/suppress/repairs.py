@@ -1,0 +1,130 @@
+"""The repairs that make a search's pattern safe for the whole table, and what happens
+when one runs out of time (see :mod:`tablesafe.suppress.dispatch` for when each runs).
+
+- :func:`lp_repair`: every sensitive cell attacked by LP, complements added until all
+  attacks pass (:func:`tablesafe.suppress.protection.repair`), the subtables' tables
+  answering what they can;
+- :func:`lp_repair_out_of_time`: after that repair ran out of time, ``optimal``'s own
+  tables prove its pattern, or the certificates complete it (:func:`fall_back`);
+- :func:`audit_guided_repair`: the audit names the failing attacks, only those are
+  repaired (:mod:`tablesafe.suppress.audit_repair`);
+- :func:`insider_gaps`: single respondents left without a certificate get their attacks
+  by LP while time is left.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from tablesafe.problem import Problem
+from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.proof import with_true_offsets
+from tablesafe.suppress.protection import OutOfTime, repair
+from tablesafe.suppress.subtable_tables import whole_table_certificates
+
+__all__ = ["FALLBACK_SHARE", "audit_guided_repair", "fall_back", "insider_gaps", "lp_repair", "lp_repair_out_of_time"]
+
+
+def lp_repair(problem: Problem, bounds: Bounds, found: np.ndarray, subtable_tables: list, stats: dict,
+              deadline: float, log=None) -> tuple[np.ndarray, dict]:
+    """The attacker-LP repair of the search's pattern (:func:`repair`), the subtables'
+    tables that are certificates of the whole table answering their attacks; its
+    figures go into ``stats``. Raises :class:`OutOfTime` past ``deadline``."""
+    t_repair = time.monotonic()
+    known = whole_table_certificates(problem, bounds, found, subtable_tables)
+    stats["repair_known_tables"] = len(known)
+    withheld, atts, rounds = repair(problem, bounds, found, deadline=deadline, known=known, progress=log)
+    added = withheld & ~found
+    stats.update(repair_seconds=time.monotonic() - t_repair, repair_rounds=rounds,
+                 repair_added=int(added.sum()), repair_added_value=float(np.abs(problem.value[added]).sum()))
+    return withheld, atts
+
+
+def lp_repair_out_of_time(problem: Problem, bounds: Bounds, found: np.ndarray, proofs: list, out: OutOfTime,
+                          stats: dict, log, deadline: float) -> tuple[np.ndarray, dict, str]:
+    """After the attacker-LP repair of ``found`` ran out of time: (pattern, attacks,
+    route). The search's pattern checked with the tables that proved it
+    (``optimal_pattern(proofs=)``) as known, route ``"lp"``, when there are such tables
+    and that check ends before ``deadline``; otherwise the pattern as far as the repair
+    got, for the certificates (:func:`fall_back`). Only then: the repair's sparse tables
+    leave the cleanup less to solve again (the search's at once, ``optimal`` at 30 s:
+    JJTABEL3 694 M against 658 M, 2k3d 7.56 M against 7.07 M), but where the repair does
+    not fit (``wide2d``, 4,961 cells, 30 s) the certificates withheld 44,895 for 1,898."""
+    if proofs:
+        try:
+            withheld, atts = lp_repair(problem, bounds, found, proofs, stats, deadline, log)
+        except OutOfTime:
+            pass
+        else:
+            stats.update(repair_timed_out="attacker-LP repair", repair_by_search_tables=True)
+            if log:
+                log("attacker-LP repair out of time: the search's own tables prove its pattern")
+            return withheld, atts, "lp"
+    return fall_back(stats, "attacker-LP repair", out, found, log), {}, "certificates"
+
+
+FALLBACK_SHARE = 0.25
+"""Share of the time limit kept for the certificates when a repair has not finished: a
+repair (attacker LPs or audit-guided) still running at ``1 - FALLBACK_SHARE`` of the limit
+stops, and the pattern as far as it got is completed and proved by local certificates
+(:func:`tablesafe.suppress.fast.fast_pattern` seeded with it)."""
+
+
+def fall_back(stats: dict, what: str, out: OutOfTime, found: np.ndarray, log) -> np.ndarray:
+    """Record that ``what`` ran out of time; returns the pattern as far as it got, which
+    the certificates complete and prove."""
+    grown = out.pattern_or(found)
+    stats["repair_timed_out"] = what
+    stats["repair_added_before_timeout"] = int((grown & ~found).sum())
+    if log:
+        log(f"{what} out of time: local certificates complete and prove the pattern")
+    return grown
+
+
+def insider_gaps(problem: Problem, bounds: Bounds, withheld: np.ndarray, gaps: np.ndarray, stats: dict,
+                 log, deadline: float) -> tuple[np.ndarray, dict]:
+    """Targets whose single respondents' certificates are missing: their attacks are
+    checked, and repaired, by attacker LPs while time is left (on any table size: the
+    neighbourhood attacks keep them affordable); when time runs out they are flagged in
+    the stats and the pattern stays as the certificates proved it."""
+    if log:
+        log(f"checking the attacks of single respondents on {len(gaps):,} cells without their certificate")
+    t = time.monotonic()
+    try:
+        out, atts, rounds = repair(problem, bounds, withheld, targets=gaps, deadline=deadline, progress=log)
+        stats["repair_rounds"] = rounds
+        stats["repair_added"] = int((out & ~withheld).sum())
+        stats["insider_gaps_checked"] = len(gaps)
+        stats["insider_gaps_seconds"] = time.monotonic() - t
+        return out, atts
+    except OutOfTime:
+        stats["repair_timed_out"] = "single respondents' attacks"
+    stats["singleton_attacks_checked"] = False
+    stats["insider_gaps"] = len(gaps)
+    return withheld, {}
+
+
+def audit_guided_repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, stats: dict, log,
+                        deadline: float = float("inf"), subtable_tables: list | None = None):
+    """The audit names the failing attacks, only those get attacker LPs; see
+    :mod:`tablesafe.suppress.audit_repair`. The subtables' certificates (``subtable_tables``,
+    in table positions) seed the first audit: those that meet the whole table's relations
+    settle verdicts and answer insiders without LPs. Returns the pattern and the audit it
+    passed (on the problem as given, so that it can stand as the final audit)."""
+    from tablesafe.suppress.audit_repair import audit_repair_proved
+
+    if log:
+        log("repairing: the audit names the cells still under-protected")
+    t0 = time.monotonic()
+    truth = with_true_offsets(problem)
+    seeds = {i: (cells, truth.value[cells] + dev) for i, (_, cells, dev) in enumerate(subtable_tables or ())}
+    out, rounds, passed = audit_repair_proved(truth, bounds, withheld, log=log, deadline=deadline,
+                                              seeds=seeds or None)
+    stats["repair"] = "audit-guided"
+    stats["repair_rounds"] = rounds
+    stats["repair_added"] = int((out & ~withheld).sum())
+    stats["repair_added_value"] = float(np.abs(problem.value[out & ~withheld]).sum())
+    stats["repair_seconds"] = time.monotonic() - t0
+    return out, passed
