@@ -48,7 +48,7 @@ def _hierarchy(dim: str, rng: np.random.Generator) -> tuple[Hierarchy, list[str]
     if rng.random() < IRREGULAR_SHARE:
         single = float(rng.choice([0.0, 0.15, 0.3]))
         h, leaves = irregular_hierarchy(prefix, depth, single, rng)
-        return h, leaves, f"irregular {depth} levels ({len(h)} codes)"
+        return h, leaves, f"irregular, {depth} level{'s' if depth > 1 else ''} ({len(h)} codes)"
     fan = [int(rng.integers(2, 13)) for _ in range(depth)]
     if depth >= 3:
         fan = [min(f, 6) for f in fan]  # deep and wide at once is rarely a real classification
