@@ -17,7 +17,8 @@ seed 1 or ``--seed``): the presets of :data:`tablesafe.synthetic.PRESETS` and th
 ``compare_tauargus.VARIED`` (other depths and fan-outs, dense and sparse, skewed, without
 holdings, 3-D and 4-D) and of ``irregular_shapes.IRREGULAR`` (hierarchies of uneven
 depth and fan-out, single children included), as ``compare_tauargus.py --holdings``
-builds them.
+builds them; ``rand<N>`` draws a shape at random from seed N (``random_shapes.py``, its own
+cohesion; ``--seed`` does not move it).
 """
 
 from __future__ import annotations
@@ -156,7 +157,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--castro", default="TARGUS,TABLE7,HIE1372D,TABLE8")
     ap.add_argument("--generated", default="")
-    ap.add_argument("--shapes", default="", help="presets, compare_tauargus.VARIED or irregular_shapes.IRREGULAR shapes, with holdings")
+    ap.add_argument("--shapes", default="", help="presets, compare_tauargus.VARIED or irregular_shapes.IRREGULAR shapes, or random shapes "
+                    "rand<N> (random_shapes.py), with holdings")
     ap.add_argument("--seed", type=int, default=1, help="seed of the --shapes tables")
     ap.add_argument("--methods", default="optimal,modular")
     ap.add_argument("--time-limit", type=float, default=120.0)
