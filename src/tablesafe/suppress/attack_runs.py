@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from tablesafe.problem import Problem
+from tablesafe.structure.insiders import InsiderModel
 from tablesafe.structure.neighbours import find_sorted
 from tablesafe.suppress.attack_progress import count
 from tablesafe.suppress.attacker import DOWN, UP, Attack, BlockLP, Blocks, Bounds, Key
@@ -50,16 +51,21 @@ Insiders = dict[int, np.ndarray]
 class LazyInsiders:
     """The insiders of some targets, worked out only among the cells asked about.
 
+    Args:
+        model: the one insider model of the problem.
+        single: the withheld cells with a single respondent.
+        targets: the sensitive cells whose insiders may be asked for.
+
     Same answers as :data:`Insiders` from :func:`~tablesafe.suppress.protection.insiders_of`
-    (the withheld single respondents of ``cells`` that :class:`InsiderModel` makes
-    attackers of a target), without listing every target's insiders up front:
+    (the cells of ``single`` that ``model`` makes attackers of a target), without
+    listing every target's insiders up front:
     :func:`run_attacks` only asks which cells an outsider's table moves. Listing them all
     took 2.3 s per round on a flat 4,961-cell table whose 2,162 targets each had about
     2,000 insiders (fiftieth session).
     """
 
-    def __init__(self, model, single: np.ndarray, targets: np.ndarray) -> None:
-        self.model = model  # an InsiderModel
+    def __init__(self, model: InsiderModel, single: np.ndarray, targets: np.ndarray) -> None:
+        self.model = model
         self.single = np.asarray(single, dtype=bool)
         self.targets = np.zeros(len(self.single), dtype=bool)
         self.targets[np.asarray(targets, dtype=np.int64)] = True
@@ -123,8 +129,9 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     ``also_fixed`` (internal) maps a key to further cells the attacker knows.
 
     ``insiders`` (:func:`insiders_of`, or :class:`LazyInsiders`) lists, per target,
-    insiders whose keys are not spelt out: each is attacked only where the outsider's table for the target moves its
-    cell, and only those attacks are returned (the others are answered by the outsider's).
+    insiders whose keys are not spelt out: each is attacked only where the outsider's
+    table for the target moves its cell, and only those attacks are returned (the others
+    are answered by the outsider's).
 
     ``blocks``: the blocks of a pattern withholding at least the cells of ``x`` (a cell
     published since keeps bounds of zero in its block's LP, which is the same attack);

@@ -222,8 +222,9 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
 
     ``keys``: the attacks to run (default: every outsider attack on the sensitive
     cells, and the attack of each single respondent withheld under the rounded pattern
-    whose cell the outsider's table moves; the others fail or pass with the outsider's
-    table. Spelt out, the insiders' keys of the first round, where only the primaries
+    whose cell the outsider's table moves (:func:`lazy_insiders`: only those cells are
+    looked at); the others fail or pass with the outsider's table. Spelt out, the
+    insiders' keys of the first round, where only the primaries
     are withheld, numbered 4.3 million on the 4,961-cell generated ``wide2d`` table;
     at a 10 s limit listing them ran the search 4.5 s past its guard). ``deadline`` is on ``clock``
     (:class:`~tablesafe.suppress.work_clock.WorkClock`), or ``time.monotonic()`` without;
