@@ -6,13 +6,14 @@ someone picked, and the issue says tables picked by us were kinder than real one
 ``suppress_castro.py``) draws, from seed ``N`` alone:
 
 - 2, 3 or 4 dimensions (chances 0.5, 0.4, 0.1);
-- per dimension a balanced hierarchy of 1-4 levels with fan-outs of 2-12 per level, or
+- per dimension a balanced hierarchy of 1-4 levels with fan-outs of 2-12 per level (at
+  most 6 in hierarchies of three or four levels), or
   (chance :data:`IRREGULAR_SHARE`) an irregular one of 1-4 levels (uneven fan-outs,
   single children, leaves at every depth; :func:`irregular_shapes.irregular_hierarchy`);
 - 0.6-15 enterprises per cell (log-uniform), turnover log-sd 1.2-2.6, leaf popularity
   spread 0.3-2.0 (dense to sparse), holdings for 0-45 % of enterprises with cohesion 0-0.9;
 
-and redraws the hierarchies until the table has :data:`CELLS` cells. The draw is
+and redraws the hierarchies until the table's cell count is within :data:`CELLS`. The draw is
 described by :func:`describe`, so a table in RESULTS.md can be told apart and rebuilt.
 """
 
