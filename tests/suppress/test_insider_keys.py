@@ -67,8 +67,8 @@ def _lazy_against_listed(seed, shape, units) -> int:
         w[rng.choice(cand, size=min(len(cand), size), replace=False)] = True
         listed = insiders_of(p, b, w, targets)
         lazy = lazy_insiders(p, b, w, targets)
+        cells = np.flatnonzero(w)
         for k in targets.tolist():
-            cells = np.flatnonzero(w)
             assert np.array_equal(lazy.among(k, cells), listed.get(k, np.zeros(0, dtype=np.int64)))
         assert not len(lazy.among(int(np.flatnonzero(~p.sensitive)[0]), np.arange(p.n)))  # not a target
         outs = outsider_keys(b, targets)
