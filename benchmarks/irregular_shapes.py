@@ -83,12 +83,20 @@ def irregular_data(name: str, seed: int = 1, cohesion: float = 0.7) -> Synthetic
     hierarchies = {}
     for dim, (depth, single) in zip(base.hierarchies, dims):
         h, leaves = irregular_hierarchy(dim[0].upper(), depth, single, rng)
-        weight = rng.lognormal(0.0, 1.0, size=len(leaves))
-        weight /= weight.sum()
-        codes = np.asarray(leaves, dtype=object)
-        by_holding = rng.choice(len(leaves), size=int(hold.max()) + 1, p=weight)
-        own = rng.choice(len(leaves), size=len(data), p=weight)
-        same = rng.random(len(data)) < HOLDING_SHARE_OF_CODES
-        data[dim] = codes[np.where(same, by_holding[hold], own)]
+        data[dim] = leaf_codes(leaves, hold, rng, spread=1.0, holding_share=HOLDING_SHARE_OF_CODES)
         hierarchies[dim] = h
     return SyntheticData(data=data, hierarchies=hierarchies, response=base.response, holding=base.holding)
+
+
+def leaf_codes(leaves: list[str], hold: np.ndarray, rng: np.random.Generator, *, spread: float,
+               holding_share: float) -> np.ndarray:
+    """One dimension's code for each enterprise (``hold``: its holding's number): leaves
+    are popular by lognormal weights of sigma ``spread``; an enterprise takes its
+    holding's leaf with chance ``holding_share``, else a leaf of its own."""
+    weight = rng.lognormal(0.0, spread, size=len(leaves))
+    weight /= weight.sum()
+    codes = np.asarray(leaves, dtype=object)
+    by_holding = rng.choice(len(leaves), size=int(hold.max()) + 1, p=weight)
+    own = rng.choice(len(leaves), size=len(hold), p=weight)
+    same = rng.random(len(hold)) < holding_share
+    return codes[np.where(same, by_holding[hold], own)]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from irregular_shapes import HOLDING_SHARE_OF_CODES, irregular_hierarchy
+from irregular_shapes import HOLDING_SHARE_OF_CODES, irregular_hierarchy, leaf_codes
 
 from tablesafe.structure import Hierarchy
 from tablesafe.synthetic import SyntheticData, make_hierarchy, synthetic_data
@@ -101,12 +101,7 @@ def random_data(name: str) -> SyntheticData:
     hold = data[base.holding].to_numpy()
     hierarchies = {}
     for dim, (h, leaves, _) in zip(base.hierarchies, drawn):
-        weight = rng.lognormal(0.0, prm["concentration"], size=len(leaves))
-        weight /= weight.sum()
-        codes = np.asarray(leaves, dtype=object)
-        by_holding = rng.choice(len(leaves), size=int(hold.max()) + 1, p=weight)
-        own = rng.choice(len(leaves), size=len(data), p=weight)
-        same = rng.random(len(data)) < HOLDING_SHARE_OF_CODES * prm["cohesion"] / 0.7
-        data[dim] = codes[np.where(same, by_holding[hold], own)]
+        data[dim] = leaf_codes(leaves, hold, rng, spread=prm["concentration"],
+                               holding_share=HOLDING_SHARE_OF_CODES * prm["cohesion"] / 0.7)
         hierarchies[dim] = h
     return SyntheticData(data=data, hierarchies=hierarchies, response=base.response, holding=base.holding)

@@ -79,7 +79,7 @@ class LazyInsiders:
         if not self.targets[k]:
             return np.zeros(0, dtype=np.int64)
         cells = np.asarray(cells, dtype=np.int64)
-        return np.sort(np.unique(self.model.attackers(int(k), cells[self.single[cells]])))
+        return np.unique(self.model.attackers(int(k), cells[self.single[cells]]))  # sorted
 
 
 def insiders_moved(insiders: Insiders | LazyInsiders, k: int, attack: Attack) -> np.ndarray:
