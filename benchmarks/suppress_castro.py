@@ -136,7 +136,7 @@ def run(name: str, problem: Problem, method: str, time_limit: float, sample: int
     try:
         pat = suppress(problem, method, time_limit=time_limit)
     except Exception as exc:  # noqa: BLE001 - report and go on
-        return f"| {name} | {problem.n} | {int(problem.sensitive.sum())} | {method} | failed: {type(exc).__name__} | | | | |"
+        return f"| {name} | {problem.n} | {int(problem.sensitive.sum())} | {method} | failed: {type(exc).__name__} | | | | | | | | | |"
     secs = time.monotonic() - t
     bad = under_protected(problem, pat.withheld, sample)
     if plain >= 0:
@@ -149,8 +149,10 @@ def run(name: str, problem: Problem, method: str, time_limit: float, sample: int
     gap = f"{s['gap']:.3f}" if "gap" in s else ""
     own = float(s.get("seconds_before_audit", secs))
     held = "yes" if own <= 1.1 * time_limit else "**no**"
+    # steps the clock ended: another run of the same input may give another pattern
+    clock = "; ".join(s.get("clock_decided", [])) or "no"
     return (f"| {name} | {problem.n} | {int(problem.sensitive.sum())} | {method} | {secs:.1f} | {own:.1f} | {held} "
-            f"| {s['secondary']} | {s['withheld_value']:.6g} | {gap} | {pat.proof} | {bad} | {plain_text} |")
+            f"| {s['secondary']} | {s['withheld_value']:.6g} | {gap} | {pat.proof} | {bad} | {plain_text} | {clock} |")
 
 
 def main() -> None:
@@ -170,8 +172,8 @@ def main() -> None:
                          "which shares no code with tablesafe's audit (seeded sample; 0: all; -1: none)")
     a = ap.parse_args()
     print("| table | cells | sensitive | method | seconds | before audit | held | secondaries "
-          "| withheld value | gap | proof | under-protected | plain LP |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| withheld value | gap | proof | under-protected | plain LP | decided by the clock |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for f in [x for x in a.castro.split(",") if x]:
         p = read_jj(CASTRO / f"{f}.jj")
         for m in a.methods.split(","):
