@@ -289,15 +289,72 @@ def test_a_pass_hurries_when_less_than_two_of_its_slowest_lps_are_left():
 
     now = time.perf_counter()
 
-    def state(elapsed, longest, hurry_after=80.0, chain_after=90.0):
+    def short(elapsed, longest, hurry_after=80.0, chain_after=90.0):
         job = SimpleNamespace(start=now - elapsed, hurry_after=hurry_after, chain_after=chain_after)
-        return SimpleNamespace(job=job, search=SimpleNamespace(lp=SimpleNamespace(longest=longest)))
+        state = SimpleNamespace(job=job, search=SimpleNamespace(lp=SimpleNamespace(longest=longest)))
+        # the pace so far reaches every target in time (half of them in half the time)
+        return FirstPass._short_of_time(state, 0.0, 500, 1000)
 
-    assert not FirstPass._short_of_time(state(10.0, 1.0))
-    assert FirstPass._short_of_time(state(81.0, 0.0))  # past hurry_after
-    assert FirstPass._short_of_time(state(50.0, 25.0))  # 40 s left, 2 x 25 s needed
-    assert not FirstPass._short_of_time(state(50.0, 19.0))
-    assert not FirstPass._short_of_time(state(50.0, 25.0, chain_after=None))
+    assert not short(10.0, 1.0)
+    assert short(81.0, 0.0)  # past hurry_after
+    assert short(50.0, 25.0)  # 40 s left, 2 x 25 s needed
+    assert not short(50.0, 19.0)
+    assert not short(50.0, 25.0, chain_after=None)
+
+
+def test_a_pass_hurries_when_its_pace_would_not_reach_the_targets_left():
+    """A pass whose targets left would take it past ``hurry_after`` even at
+    ``HURRY_PACE_GAIN`` times its pace so far hurries at once (Castro's NINENEW at 10 s
+    hurried at the guard and ended at 13.7 s); not before it has run
+    ``HURRY_PACE_FROM`` of the time before ``hurry_after``, and not when the pace is
+    quick enough."""
+    from types import SimpleNamespace
+
+    from tablesafe.suppress.fast_first_pass import HURRY_PACE_FROM, HURRY_PACE_GAIN, FirstPass
+
+    now = time.perf_counter()
+
+    def short(elapsed, reached, size, began=0.0, hurry_after=80.0):
+        job = SimpleNamespace(start=now - elapsed, hurry_after=hurry_after, chain_after=None)
+        state = SimpleNamespace(job=job, search=SimpleNamespace(lp=SimpleNamespace(longest=0.0)))
+        return FirstPass._short_of_time(state, began, reached, size)
+
+    early = 0.5 * HURRY_PACE_FROM * 80.0
+    later = 2.0 * HURRY_PACE_FROM * 80.0
+    # one second a target: the 990 left need 99 s at ten times that pace, 80 s is the mark
+    assert HURRY_PACE_GAIN == 10.0
+    assert short(later, int(later), int(later) + 990)
+    assert not short(early, int(early), int(early) + 990)  # too soon to judge
+    assert not short(later, int(later), int(later) + 500)  # 50 s more at the hurried pace
+    assert not short(later, 0, 990)  # no target reached yet
+    # the pace counts from the pass's own start (a second order starts later): 30 targets
+    # in the 30 s since it began at 60 s, not in 90 s
+    assert not short(90.0, 30, 630, began=60.0, hurry_after=200.0)
+    assert short(90.0, 30, 1530, began=60.0, hurry_after=200.0)
+
+
+def test_chains_that_find_nothing_are_no_longer_tried(monkeypatch):
+    """Past the chain time on a problem without its table structure, a pass whose first
+    ``CHAIN_TRIAL`` chains all fail tries no more (each failure costs a search's time on
+    Castro's problems): every target still gets a searched certificate, the pattern is
+    proved by them and an independent audit passes it."""
+    import tablesafe.suppress.fast_first_pass as first_pass
+    from tablesafe.suppress.local import chains
+
+    calls = []
+
+    def nothing(self, t, room, up, down):
+        calls.append(t)
+        return None
+
+    monkeypatch.setattr(chains.RelationChains, "direction", nothing)
+    monkeypatch.setattr(first_pass, "CHAIN_TRIAL", 5)
+    p = table_problem(34, [[5], [5], [6]], units=400).copy(model=None)
+    pat = suppress(p, "fast", time_limit=0.001)
+    assert len(calls) == 5 < pat.stats["lp_solves"]
+    assert pat.stats["chain_certificates"] == 0 and pat.stats["box_certificates"] == 0
+    assert pat.proof == "certificates"
+    assert independent_audit(p, pat.withheld) == []
 
 
 def test_chains_start_when_the_targets_left_need_the_time_left():
@@ -341,6 +398,9 @@ def test_slow_chains_start_early_enough_to_end_within_the_limit(monkeypatch):
     monkeypatch.setattr(first_pass.FirstPass, "_chain", slow)
     monkeypatch.setattr(search.LocalSearch, "solve", slow_solve)
     monkeypatch.setattr(first_pass, "CHAIN_SECONDS", 0.025)
+    # the chains' timing alone: no hurry by the search's pace (it leaves the chains fewer
+    # targets; test_a_pass_hurries_when_its_pace_would_not_reach_the_targets_left)
+    monkeypatch.setattr(first_pass, "HURRY_PACE_FROM", 1e9)
     limit = 2.0
     pat = suppress(p, "fast", time_limit=limit)
     assert pat.stats["seconds_before_audit"] <= 1.1 * limit

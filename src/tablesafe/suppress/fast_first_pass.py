@@ -100,6 +100,35 @@ CHAIN_SECONDS = 0.0009
 chain's shared direction closes other targets, so not every open target needs one.
 Measured on the generated 60,112-cell three-way table with holdings (``fast`` at a 60 s
 limit): from 12,241 open targets, 5,371 chains in 10.2 s, 0.83 ms per open target."""
+HURRY_PACE_FROM = 0.1
+"""Share of the time before ``hurry_after`` a pass runs before its pace so far may make
+it hurry (:meth:`FirstPass._short_of_time`): the targets left, at the seconds per target
+so far, would not be reached before ``hurry_after``. A pass that hurries only at the
+guard has spent the time before it on searches it cannot finish; on Castro's problems
+without a table structure the hurried search (LPs on guided regions of large blocks) is
+both quicker and no dearer there. Measured with ``fast`` at 10 s (fifty-second
+session): NINENEW hurried after 21 targets by the old guard, 13.7 s and 29.21 M;
+TWO5IN6 after 5, 12.1 s and 24.05 M; hurried from the start they took 5.5 s and 27.24 M,
+5.1 s and 23.98 M. The share keeps the first targets' noise out: those are the largest
+needs, and often the slowest."""
+CHAIN_TRIAL = 20
+"""Chains a pass tries before it judges whether they are worth trying
+(:data:`CHAIN_MIN_SHARE`)."""
+CHAIN_MIN_SHARE = 0.1
+"""Share of the chains tried that must find a certificate for the pass to go on trying
+them; below it each target left goes straight to the (hurried) search. On Castro's
+problems without a table structure the relation chains found none (fifty-second
+session, ``fast`` at 5 s: NINENEW 0 of 91, TWO5IN6 0 of 29; ``modular`` at 10 s: 0 of
+220 and 0 of 65, HIER16 0 of 6) at 5-12 ms each before the search every target then
+needed: completing ``modular``'s pattern on NINENEW within a 1.85 s limit took 10.9 s
+against 6.3 s within 100 s, the same certificates."""
+HURRY_PACE_GAIN = 10.0
+"""How many times quicker than the unhurried search the hurried one is taken to be when
+a pass judges by its pace whether it must hurry (:data:`HURRY_PACE_FROM`). Measured per
+target reached (fifty-second session, ``fast``): Castro's HIER16 at 60 s 0.47 s
+unhurried, 0.03 s hurried (16x); NINENEW at 10 s about 1.1 s and 7 ms. Taking the
+unhurried pace itself hurried HIER16 after 2 targets, 27.4 s and 36.56 M, where the
+guard's hurry after 24 targets gave 54.5 s and 34.95 M."""
 FINISH_SECONDS = 0.00025
 """Seconds per target of the run (all groups) that the steps after the first pass are
 expected to take: the certificates' frame and their check. Measured on the same run:
@@ -206,6 +235,8 @@ class FirstPass:
         self.hurried_by_clock = False
         self._chains: TableChains | None = None
         self._relation_chains: RelationChains | None = None
+        self._chains_tried = 0
+        self._chains_found = 0
         self._work0 = lp_work()
 
     def run(self, group: np.ndarray) -> None:
@@ -217,6 +248,7 @@ class FirstPass:
         job, opts = self.job, self.job.options
         self.open[group] = True
         chaining = False
+        began = time.perf_counter() - job.start
         for i, t in enumerate(group.tolist()):
             if not self.open[t]:
                 continue  # protected by the direction of an earlier certificate
@@ -229,13 +261,13 @@ class FirstPass:
                     chains_needed(job, now, len(group) - i)
                     and chains_needed(job, now, int(self.open[group[i:]].sum())))
             if job.hurry_after is not None and not self.search.hurry:
-                by = self._hurry_now(chaining)
+                by = self._hurry_now(chaining, began, i, len(group))
                 if by is not None:
                     self.search.hurry = True
                     self.hurried_at = self.searched
                     self.hurried_by_clock = by == "clock"
             self.open[t] = False
-            if chaining and self._chain(t):
+            if chaining and self._chains_worth_trying() and self._chain(t):
                 if self.progress is not None:
                     self.progress.update(self._done())
                 continue
@@ -325,33 +357,45 @@ class FirstPass:
             exc.by_clock = not worked
             raise exc
 
-    def _hurry_now(self, chaining: bool) -> str | None:
+    def _hurry_now(self, chaining: bool, began: float, reached: int, size: int) -> str | None:
         """Whether the search must hurry now, and what says so: ``"work"`` past the job's
         ``hurry_work`` (counted from this pass's start, so the same target in every run),
         ``"clock"`` when the chains have started or :meth:`_short_of_time` (the guard);
-        ``None`` when neither."""
+        ``None`` when neither. ``began``: seconds after the job's start at which this
+        pass began; ``reached`` of the group's ``size`` targets are behind it."""
         job = self.job
         if job.hurry_work is not None and self._worked() >= job.hurry_work:
             return "work"
-        if chaining or self._short_of_time():
+        if chaining or self._short_of_time(began, reached, size):
             return "clock"
         return None
 
-    def _short_of_time(self) -> bool:
-        """Past the job's ``hurry_after``, or (with a chain time) less than two of the
+    def _short_of_time(self, began: float, reached: int, size: int) -> bool:
+        """Past the job's ``hurry_after``; or (with a chain time) less than two of the
         slowest LPs so far left before it: a search that goes on unhurried would
         overrun the limit by its last LPs (measured: ``optimal``'s completion on Castro's
-        HIER16, whose whole-block LPs take 2.7 s, ended 1.2 s past a 30 s limit + 10 %)."""
+        HIER16, whose whole-block LPs take 2.7 s, ended 1.2 s past a 30 s limit + 10 %);
+        or the targets left would take it past ``hurry_after`` even at
+        :data:`HURRY_PACE_GAIN` times this pass's pace so far (:data:`HURRY_PACE_FROM`)."""
         job = self.job
         now = time.perf_counter() - job.start
         assert job.hurry_after is not None
         if now > job.hurry_after:
             return True
-        return job.chain_after is not None and job.chain_after - now < 2.0 * self.search.lp.longest
+        if job.chain_after is not None and job.chain_after - now < 2.0 * self.search.lp.longest:
+            return True
+        ran = now - began
+        return (reached > 0 and ran >= HURRY_PACE_FROM * job.hurry_after
+                and now + ran / reached * (size - reached) / HURRY_PACE_GAIN > job.hurry_after)
 
     def _done(self) -> int:
         """Targets protected so far by a search or without one."""
         return self.searched + self.found_by["chain"] + self.found_by["box"]
+
+    def _chains_worth_trying(self) -> bool:
+        """Whether the chains still find certificates often enough to be tried: not
+        once :data:`CHAIN_TRIAL` of them found less than :data:`CHAIN_MIN_SHARE`."""
+        return self._chains_tried < CHAIN_TRIAL or self._chains_found >= CHAIN_MIN_SHARE * self._chains_tried
 
     def _chain(self, t: int) -> bool:
         """Protect ``t`` without a search (see :mod:`~tablesafe.suppress.local.chains`):
@@ -375,8 +419,10 @@ class FirstPass:
                 how = "box"
             else:
                 got = self._chains.direction(t, room, up, down)
+        self._chains_tried += 1
         if got is None:
             return False
+        self._chains_found += 1
         cells, unit = got
         self._record(t, both_ways(cells, unit, r.upl[t], r.lpl[t], self._directions(t)), -1)
         self.found_by[how] += 1
