@@ -63,9 +63,11 @@ class SolverTimeLimit(TablesafeError):
     """The solver reached its time limit before finding an acceptable answer.
 
     ``by_clock``: the real clock ended it (not a bound on its work, which ends at the same
-    point in every run)."""
+    point in every run). ``hurried_estimate``: seconds a hurried ``fast`` pass over the
+    targets would take at the pace of the one that gave up (``None``: not known)."""
 
     by_clock: bool = True
+    hurried_estimate: float | None = None
 
 
 class AuditFailure(TablesafeError):

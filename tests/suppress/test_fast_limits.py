@@ -127,3 +127,55 @@ def test_optimal_leaves_the_primaries_to_the_certificates_when_its_start_gives_u
     assert pat.stats["start_check_skipped"] and not checked
     assert pat.stats["repair"] == "audit-guided"
     assert not independent_audit(relations_only, pat.withheld)
+
+
+def test_a_fast_start_that_gives_up_estimates_a_hurried_pass(problem):
+    """A pass that gives up part of the way says what a hurried pass over all its
+    targets would take at its pace (``hurried_seconds``); one that gave up before any
+    target says nothing."""
+    import math
+
+    with pytest.raises(SolverTimeLimit) as part_way:
+        fast_pattern(problem, give_up_work=60, give_up_after=600.0)
+    estimate = part_way.value.hurried_estimate
+    assert estimate is not None and 0.0 < estimate < math.inf
+    with pytest.raises(SolverTimeLimit) as at_once:
+        fast_pattern(problem, give_up_after=0.0)
+    assert at_once.value.hurried_estimate is None
+
+
+def test_the_certificates_keep_their_estimated_time():
+    """``fallback_reserve``: a share of the limit, or the margin times the search's
+    estimate of the certificates' time when that is more."""
+    from tablesafe.suppress.repairs import FALLBACK_ESTIMATE_MARGIN, FALLBACK_SHARE, fallback_reserve
+
+    assert fallback_reserve(10.0, {}) == pytest.approx(FALLBACK_SHARE * 10.0)
+    assert fallback_reserve(10.0, {"start_hurried_estimate": 0.1}) == pytest.approx(FALLBACK_SHARE * 10.0)
+    assert fallback_reserve(10.0, {"start_hurried_estimate": 3.0}) == pytest.approx(FALLBACK_ESTIMATE_MARGIN * 3.0)
+
+
+def test_no_repair_when_the_certificates_need_all_the_time_left(problem, monkeypatch):
+    """A search whose fast start gave up with an estimate beyond the limit hands the
+    primaries straight to the certificates (Castro's NINENEW and TWO5IN6 with ``modular``
+    at 10 s: the audit-guided repair ran to its deadline, then the certificates took
+    5-7 s more, to 13-15 s): the stats say why, the certificates prove the pattern and an
+    independent audit passes it."""
+    import tablesafe.suppress.dispatch as dispatch
+    import tablesafe.suppress.optimal as opt
+    from tablesafe.suppress import suppress
+
+    flat = problem.copy(model=None)  # modular's search is then optimal's fast start
+
+    def gives_up(p, b, s=None, clock=None, **k):
+        out = _heuristic_start(p, b, 0.0, clock, **k)
+        clock.hurried_estimate = 1e6
+        return out
+
+    monkeypatch.setattr(opt, "_heuristic_start", gives_up)
+    monkeypatch.setattr(dispatch, "_audit_guided", lambda *a: True)
+    pat = suppress(flat, "modular", time_limit=20)
+    assert pat.stats["start_hurried_estimate"] == 1e6
+    assert pat.stats["repair_skipped"].startswith("no time for a repair")
+    assert "repair_seconds" not in pat.stats and "repair_timed_out" not in pat.stats
+    assert pat.proof == "certificates"
+    assert not independent_audit(flat, pat.withheld)

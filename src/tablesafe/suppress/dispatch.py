@@ -21,9 +21,11 @@ never returned:
   the audit names the failing attacks and only those are repaired
   (:mod:`tablesafe.suppress.audit_repair`); the audit that passes is the proof.
 
-Time limits: a repair still running at ``1 - FALLBACK_SHARE`` of the limit stops, and the
-certificates complete and prove the pattern as far as it got (the best it could prove);
-``optimal``'s pattern is first proved by the tables its search found.
+Time limits: a repair still running at ``1 - FALLBACK_SHARE`` of the limit stops (earlier
+when the search estimated that the certificates need more: ``fallback_reserve``; no
+repair at all when that leaves it no time), and the certificates complete and prove the
+pattern as far as it got (the best it could prove); ``optimal``'s pattern is first proved
+by the tables its search found.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from tablesafe.suppress.repairs import (
     FALLBACK_SHARE,
     audit_guided_repair,
     fall_back,
+    fallback_reserve,
     insider_gaps,
     lp_repair,
     lp_repair_out_of_time,
@@ -274,7 +277,13 @@ def suppress(
         atts: dict = {}  # Key -> Attack, as repair returns
         passed = None  # the audit the pattern passed
         # the repair must leave time for the certificates, which prove any pattern
-        repair_deadline = t0 + (1.0 - FALLBACK_SHARE) * float(time_limit)
+        repair_deadline = t0 + float(time_limit) - fallback_reserve(float(time_limit), stats)
+        if route in ("guided", "lp") and time.monotonic() >= repair_deadline:
+            stats["repair_skipped"] = ("no time for a repair: the certificates need what is left "
+                                       f"(estimated at {stats.get('start_hurried_estimate', 0.0):.1f} s)")
+            if log:
+                log(stats["repair_skipped"])
+            route = "certificates"
         if route == "guided":
             try:
                 withheld, passed = audit_guided_repair(problem, bounds, found, stats, log, repair_deadline,

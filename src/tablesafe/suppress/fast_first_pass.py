@@ -148,6 +148,13 @@ def chains_needed(job: FirstPassJob, now: float, left: int) -> bool:
     return now + left * CHAIN_SECONDS + job.n_targets * FINISH_SECONDS > job.limit
 
 
+def hurried_seconds(ran: float, reached: int, left: int) -> float:
+    """Seconds a hurried search would take over ``left`` targets, when an unhurried one
+    reached ``reached`` in ``ran`` seconds: that pace, :data:`HURRY_PACE_GAIN` times
+    quicker."""
+    return ran / reached * left / HURRY_PACE_GAIN
+
+
 @dataclass
 class FirstPassResult:
     """What a first pass (or a worker's share of it) found.
@@ -355,6 +362,10 @@ class FirstPass:
             exc = SolverTimeLimit(f"fast: {self.searched} of {size} sensitive cells had certificates when "
                                   f"{'its work' if worked else 'the time'} ran out; giving up as asked")
             exc.by_clock = not worked
+            # what a hurried pass over the targets left would take at this one's pace
+            done = size - int(self.open.sum())
+            exc.hurried_estimate = (hurried_seconds(time.perf_counter() - job.start, done, size - done)
+                                    if done else None)
             raise exc
 
     def _hurry_now(self, chaining: bool, began: float, reached: int, size: int) -> str | None:
@@ -386,7 +397,7 @@ class FirstPass:
             return True
         ran = now - began
         return (reached > 0 and ran >= HURRY_PACE_FROM * job.hurry_after
-                and now + ran / reached * (size - reached) / HURRY_PACE_GAIN > job.hurry_after)
+                and now + hurried_seconds(ran, reached, size - reached) > job.hurry_after)
 
     def _done(self) -> int:
         """Targets protected so far by a search or without one."""

@@ -100,7 +100,7 @@ def optimal_pattern(
     w, atts, skipped = _incumbent(problem, bounds, start, clock, t0, deadline, real_deadline, say,
                                   skip_unstarted=completed_by_caller, subtables=subtables)
     if atts is None:
-        return w | sens, _unproved(problem, w, time.monotonic() - t_real, skipped, clock.guarded)
+        return w | sens, _unproved(problem, w, time.monotonic() - t_real, skipped, clock)
     best = w
     best_atts = atts
     best_cost = float(problem.cost[best & ~sens].sum())
@@ -266,17 +266,20 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
     return lb
 
 
-def _unproved(problem: Problem, w: np.ndarray, seconds: float, skipped: str | None, guarded: bool) -> dict:
+def _unproved(problem: Problem, w: np.ndarray, seconds: float, skipped: str | None, clock: WorkClock) -> dict:
     """Stats of a start returned unproved, for the dispatcher to repair and prove (LP
     check, or certificates on large tables): checking it took longer than the limit
     (measured: a 5,000-cell 3-D table ran 302 s with a 60 s limit), or it was skipped
-    (``skipped``: why, for the report; ``guarded``: whether the real clock ended the
-    start)."""
+    (``skipped``: why, for the report; ``clock.guarded``: whether the real clock ended the
+    start; ``clock.hurried_estimate``, when the fast start gave up: what certificates for
+    every target are estimated to take, ``stats["start_hurried_estimate"]``)."""
     out: dict = {"iterations": 0, "lp_rounds": 0, "cuts": 0, "lower_bound": 0.0,
                  "cost": float(problem.cost[w & ~problem.sensitive].sum()), "gap": 1.0, "optimal": False,
                  "time_limit_hit": True, "seconds": seconds, "clock_guarded": True}
     if skipped is not None:
-        out.update(clock_guarded=guarded, start_check_skipped=skipped)
+        out.update(clock_guarded=clock.guarded, start_check_skipped=skipped)
+        if clock.hurried_estimate is not None:
+            out["start_hurried_estimate"] = clock.hurried_estimate
     return out
 
 
@@ -559,6 +562,7 @@ def _heuristic_start(problem: Problem, bounds, seconds: float | None = None,
                            give_up_work=None if limit is None else clock.units(limit))
     except SolverTimeLimit as exc:
         clock.guarded |= exc.by_clock
+        clock.hurried_estimate = exc.hurried_estimate
         return problem.sensitive.copy(), True
     except TablesafeError:
         return problem.sensitive.copy(), True

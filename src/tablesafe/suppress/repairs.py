@@ -24,7 +24,8 @@ from tablesafe.suppress.proof import with_true_offsets
 from tablesafe.suppress.protection import OutOfTime, repair
 from tablesafe.suppress.subtable_tables import whole_table_certificates
 
-__all__ = ["FALLBACK_SHARE", "audit_guided_repair", "fall_back", "insider_gaps", "lp_repair", "lp_repair_out_of_time"]
+__all__ = ["FALLBACK_SHARE", "audit_guided_repair", "fall_back", "fallback_reserve", "insider_gaps", "lp_repair",
+           "lp_repair_out_of_time"]
 
 
 def lp_repair(problem: Problem, bounds: Bounds, found: np.ndarray, subtable_tables: list, stats: dict,
@@ -70,6 +71,25 @@ FALLBACK_SHARE = 0.25
 repair (attacker LPs or audit-guided) still running at ``1 - FALLBACK_SHARE`` of the limit
 stops, and the pattern as far as it got is completed and proved by local certificates
 (:func:`tablesafe.suppress.fast.fast_pattern` seeded with it)."""
+
+
+FALLBACK_ESTIMATE_MARGIN = 2.5
+"""How many times its estimate (``stats["start_hurried_estimate"]``: the pace of a ``fast``
+start that gave up, :func:`~tablesafe.suppress.fast_first_pass.hurried_seconds`) the
+certificates are kept when that is more than ``FALLBACK_SHARE`` of the limit. Measured
+with ``modular`` at 10 s on Castro's problems without a table structure (fifty-second
+session): the start gave up after 1.5 s with estimates of 2.8 s (NINENEW) and 8.5 s
+(TWO5IN6); the certificates completing the audit-guided repair's pattern then took
+5.5-7.5 s and 5.4 s, so that with ``FALLBACK_SHARE`` alone the runs ended at 13-15 s."""
+
+
+def fallback_reserve(time_limit: float, stats: dict) -> float:
+    """Seconds at the end of the limit kept for the certificates in case a repair does
+    not finish: ``FALLBACK_SHARE`` of it, or ``FALLBACK_ESTIMATE_MARGIN`` times the
+    search's estimate of what they take, whichever is more."""
+    share = FALLBACK_SHARE * time_limit
+    estimate = stats.get("start_hurried_estimate")
+    return share if estimate is None else max(share, FALLBACK_ESTIMATE_MARGIN * float(estimate))
 
 
 def fall_back(stats: dict, what: str, out: OutOfTime, found: np.ndarray, log) -> np.ndarray:

@@ -44,12 +44,16 @@ class WorkClock:
 
     ``now()`` advances with the LP work this process does (one second per
     ``rate`` units); deadlines are given on this clock. ``guard`` (a ``time.monotonic()``
-    value) ends every search anyway; ``guarded`` records that it did.
+    value) ends every search anyway; ``guarded`` records that it did. ``hurried_estimate``:
+    when a ``fast`` start searched on this clock gave up, the seconds a hurried pass of
+    local certificates over its targets is estimated to take
+    (:func:`~tablesafe.suppress.fast_first_pass.hurried_seconds`; ``None``: no estimate).
     """
 
     rate: float = WORK_PER_SECOND
     guard: float = float("inf")
     guarded: bool = False
+    hurried_estimate: float | None = None
 
     @classmethod
     def for_limit(cls, seconds: float | None, slack: float = GUARD_SLACK) -> WorkClock:
