@@ -147,7 +147,11 @@ def test_a_fast_start_that_gives_up_estimates_a_hurried_pass(problem):
 def test_the_certificates_keep_their_estimated_time():
     """``fallback_reserve``: a share of the limit, or the margin times the search's
     estimate of the certificates' time when that is more."""
-    from tablesafe.suppress.repairs import FALLBACK_ESTIMATE_MARGIN, FALLBACK_SHARE, fallback_reserve
+    from tablesafe.suppress.repairs import (
+        FALLBACK_ESTIMATE_MARGIN,
+        FALLBACK_SHARE,
+        fallback_reserve,
+    )
 
     assert fallback_reserve(10.0, {}) == pytest.approx(FALLBACK_SHARE * 10.0)
     assert fallback_reserve(10.0, {"start_hurried_estimate": 0.1}) == pytest.approx(FALLBACK_SHARE * 10.0)

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import lsqr
 
-__all__ = ["GUIDED_FROM", "REGION_SIZES", "ranked"]
+__all__ = ["GUIDED_FROM", "LSQR_ITERATIONS", "LSQR_ITERATIONS_RELATIONS", "REGION_SIZES", "ranked"]
 
 GUIDED_FROM = 1_500
 """Blocks of at least this many cells are searched by guided regions first (when the
@@ -32,9 +32,20 @@ REGION_SIZES = (400, 800, 1_600, 3_200)
 LSQR_ITERATIONS = 400
 """LSQR iterations for the ranking (a ranking needs no converged deviation)."""
 
+LSQR_ITERATIONS_RELATIONS = 100
+"""LSQR iterations for the ranking on problems without a table structure, where relation
+hops reach whole blocks and the ranking is most of a hurried search's time. Measured
+with ``fast`` on Castro's problems (fifty-second session, 400 -> 100 iterations): at
+5 s NINENEW 7.7 -> 6.2 s (27.61 -> 27.60 M), TWO5IN6 8.8 -> 5.2 s (23.97 M both), HIER16
+5.9 -> 4.6 s (38.63 -> 38.05 M); at 10 s NINENEW 6.6 -> 6.0 s, TWO5IN6 7.4 -> 5.7 s, the
+same values. With 50, NINENEW at 10 s withheld 29.24 M. On a table with structure
+(``modular`` on the generated 13,851-cell three-way table at 60 s, whose completion
+hurries and then chains) 881 M against 901 M with 100, within what the clock moves it,
+so it keeps the 400 there."""
+
 
 def ranked(indptr: np.ndarray, rows: np.ndarray, val: np.ndarray, nrow: int, room: np.ndarray,
-           target: int = 0) -> np.ndarray:
+           target: int = 0, iterations: int = LSQR_ITERATIONS) -> np.ndarray:
     """Positions of a block's columns, the target first, then by how much the smallest
     weighted deviation moving the target by 1 moves each (relative to its room).
 
@@ -42,13 +53,14 @@ def ranked(indptr: np.ndarray, rows: np.ndarray, val: np.ndarray, nrow: int, roo
         indptr, rows, val, nrow: the block's matrix column-wise (``nrow`` rows).
         room: how far each column may move (finite, positive; its weight).
         target: the target's column.
+        iterations: LSQR iterations.
     """
     k = len(indptr) - 1
     m = sp.csc_matrix((val, rows, indptr), shape=(nrow, k))
     others = np.flatnonzero(np.arange(k) != target)
     w = room[others]
     b = -m[:, [target]].toarray().ravel()
-    y = lsqr((m[:, others] @ sp.diags(w)).tocsr(), b, iter_lim=LSQR_ITERATIONS)[0]
+    y = lsqr((m[:, others] @ sp.diags(w)).tocsr(), b, iter_lim=iterations)[0]
     # |d_c| / room_c = |w_c y_c| / w_c = |y_c|
     order = others[np.lexsort((others, -np.abs(y)))]
     return np.concatenate(([target], order)).astype(np.int64)

@@ -36,7 +36,13 @@ import numpy as np
 
 from tablesafe.structure.neighbours import gather
 from tablesafe.suppress.local.geometry import Geometry
-from tablesafe.suppress.local.guided import GUIDED_FROM, REGION_SIZES, ranked
+from tablesafe.suppress.local.guided import (
+    GUIDED_FROM,
+    LSQR_ITERATIONS,
+    LSQR_ITERATIONS_RELATIONS,
+    REGION_SIZES,
+    ranked,
+)
 from tablesafe.suppress.local.lp import LocalLP
 from tablesafe.suppress.local.relations import RelationIndex
 
@@ -409,7 +415,8 @@ class LocalSearch:
         sel = cells[idx]
         room = np.minimum(np.minimum(query.up[sel], query.down[sel]), 10.0 * query.amount)
         room = np.where(room > 0, room, 1e-9 * query.amount)
-        order = cells[idx[ranked(indptr, r, val, nrow, room)]]
+        iterations = LSQR_ITERATIONS if self.geometry is not None else LSQR_ITERATIONS_RELATIONS
+        order = cells[idx[ranked(indptr, r, val, nrow, room, iterations=iterations)]]
         for size in REGION_SIZES:
             if size >= len(order):
                 break
