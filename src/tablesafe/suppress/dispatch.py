@@ -278,9 +278,9 @@ def suppress(
         passed = None  # the audit the pattern passed
         # the repair must leave time for the certificates, which prove any pattern
         repair_deadline = t0 + float(time_limit) - fallback_reserve(float(time_limit), stats)
-        if route in ("guided", "lp") and time.monotonic() >= repair_deadline:
+        if route in ("guided", "lp") and "start_hurried_estimate" in stats and time.monotonic() >= repair_deadline:
             stats["repair_skipped"] = ("no time for a repair: the certificates need what is left "
-                                       f"(estimated at {stats.get('start_hurried_estimate', 0.0):.1f} s)")
+                                       f"(estimated at {stats['start_hurried_estimate']:.1f} s)")
             if log:
                 log(stats["repair_skipped"])
             route = "certificates"

@@ -102,15 +102,16 @@ Measured on the generated 60,112-cell three-way table with holdings (``fast`` at
 limit): from 12,241 open targets, 5,371 chains in 10.2 s, 0.83 ms per open target."""
 HURRY_PACE_FROM = 0.1
 """Share of the time before ``hurry_after`` a pass runs before its pace so far may make
-it hurry (:meth:`FirstPass._short_of_time`): the targets left, at the seconds per target
-so far, would not be reached before ``hurry_after``. A pass that hurries only at the
-guard has spent the time before it on searches it cannot finish; on Castro's problems
+it hurry (:meth:`FirstPass._short_of_time`): when the targets left would not be reached
+before ``hurry_after`` even at :data:`HURRY_PACE_GAIN` times the seconds per target so
+far. A pass that hurries only at the guard has spent the time before it on searches it
+cannot finish, and the hurried ones left then overrun the limit; on Castro's problems
 without a table structure the hurried search (LPs on guided regions of large blocks) is
-both quicker and no dearer there. Measured with ``fast`` at 10 s (fifty-second
-session): NINENEW hurried after 21 targets by the old guard, 13.7 s and 29.21 M;
-TWO5IN6 after 5, 12.1 s and 24.05 M; hurried from the start they took 5.5 s and 27.24 M,
-5.1 s and 23.98 M. The share keeps the first targets' noise out: those are the largest
-needs, and often the slowest."""
+also no dearer. Measured with ``fast`` at 10 s (fifty-second session): NINENEW hurried
+after 21 targets by the old guard, 13.7 s and 29.21 M; TWO5IN6 after 5, 12.1 s and
+24.05 M; hurried from the start, 5.5 s and 27.24 M, 5.1 s and 23.98 M; by this rule,
+7.5 s and 27.61 M, 6.5 s and 23.97 M. The share keeps the first targets' noise out:
+those are the largest needs, and often the slowest."""
 CHAIN_TRIAL = 20
 """Chains a pass tries before it judges whether they are worth trying
 (:data:`CHAIN_MIN_SHARE`)."""
