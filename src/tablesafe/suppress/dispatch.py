@@ -22,8 +22,8 @@ never returned:
   (:mod:`tablesafe.suppress.audit_repair`); the audit that passes is the proof.
 
 Time limits: a repair still running at ``1 - FALLBACK_SHARE`` of the limit stops (earlier
-when the search estimated that the certificates need more: ``fallback_reserve``; no
-repair at all when that leaves it no time), and the certificates complete and prove the
+when the search estimated that the certificates need more; no repair at all when that
+leaves it no time: ``repair_window``), and the certificates complete and prove the
 pattern as far as it got (the best it could prove); ``optimal``'s pattern is first proved
 by the tables its search found.
 """
@@ -55,10 +55,10 @@ from tablesafe.suppress.repairs import (
     FALLBACK_SHARE,
     audit_guided_repair,
     fall_back,
-    fallback_reserve,
     insider_gaps,
     lp_repair,
     lp_repair_out_of_time,
+    repair_window,
 )
 from tablesafe.suppress.twins import Twins, collapse_twins, suppress_merged
 from tablesafe.suppress.work_clock import WorkClock
@@ -277,13 +277,7 @@ def suppress(
         atts: dict = {}  # Key -> Attack, as repair returns
         passed = None  # the audit the pattern passed
         # the repair must leave time for the certificates, which prove any pattern
-        repair_deadline = t0 + float(time_limit) - fallback_reserve(float(time_limit), stats)
-        if route in ("guided", "lp") and "start_hurried_estimate" in stats and time.monotonic() >= repair_deadline:
-            stats["repair_skipped"] = ("no time for a repair: the certificates need what is left "
-                                       f"(estimated at {stats['start_hurried_estimate']:.1f} s)")
-            if log:
-                log(stats["repair_skipped"])
-            route = "certificates"
+        repair_deadline, route = repair_window(route, t0, float(time_limit), stats, log)
         if route == "guided":
             try:
                 withheld, passed = audit_guided_repair(problem, bounds, found, stats, log, repair_deadline,

@@ -25,7 +25,7 @@ from tablesafe.suppress.protection import OutOfTime, repair
 from tablesafe.suppress.subtable_tables import whole_table_certificates
 
 __all__ = ["FALLBACK_SHARE", "audit_guided_repair", "fall_back", "fallback_reserve", "insider_gaps", "lp_repair",
-           "lp_repair_out_of_time"]
+           "lp_repair_out_of_time", "repair_window"]
 
 
 def lp_repair(problem: Problem, bounds: Bounds, found: np.ndarray, subtable_tables: list, stats: dict,
@@ -90,6 +90,22 @@ def fallback_reserve(time_limit: float, stats: dict) -> float:
     share = FALLBACK_SHARE * time_limit
     estimate = stats.get("start_hurried_estimate")
     return share if estimate is None else max(share, FALLBACK_ESTIMATE_MARGIN * float(estimate))
+
+
+def repair_window(route: str, t0: float, time_limit: float, stats: dict, log) -> tuple[float, str]:
+    """When a repair of the search's pattern must stop (a ``time.monotonic()`` value:
+    :func:`fallback_reserve` before the end of the limit that began at ``t0``), and the
+    route: ``"certificates"`` instead of a repair (``"guided"`` or ``"lp"``) when the
+    search estimated the certificates' time and that moment has passed already
+    (``stats["repair_skipped"]`` says so), ``route`` otherwise."""
+    deadline = t0 + time_limit - fallback_reserve(time_limit, stats)
+    if route in ("guided", "lp") and "start_hurried_estimate" in stats and time.monotonic() >= deadline:
+        stats["repair_skipped"] = ("no time for a repair: the certificates need what is left "
+                                   f"(estimated at {stats['start_hurried_estimate']:.1f} s)")
+        if log:
+            log(stats["repair_skipped"])
+        return deadline, "certificates"
+    return deadline, route
 
 
 def fall_back(stats: dict, what: str, out: OutOfTime, found: np.ndarray, log) -> np.ndarray:
