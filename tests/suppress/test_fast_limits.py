@@ -170,9 +170,11 @@ def test_no_repair_when_the_certificates_need_all_the_time_left(problem, monkeyp
 
     flat = problem.copy(model=None)  # modular's search is then optimal's fast start
 
+    estimate = [1e6]
+
     def gives_up(p, b, s=None, clock=None, **k):
         out = _heuristic_start(p, b, 0.0, clock, **k)
-        clock.hurried_estimate = 1e6
+        clock.hurried_estimate = estimate[0]
         return out
 
     monkeypatch.setattr(opt, "_heuristic_start", gives_up)
@@ -183,3 +185,8 @@ def test_no_repair_when_the_certificates_need_all_the_time_left(problem, monkeyp
     assert "repair_seconds" not in pat.stats and "repair_timed_out" not in pat.stats
     assert pat.proof == "certificates"
     assert not independent_audit(flat, pat.withheld)
+    # an estimate that leaves the repair its time changes nothing: it runs
+    estimate[0] = 1e-3
+    repaired = suppress(flat, "modular", time_limit=20)
+    assert "repair_skipped" not in repaired.stats and repaired.stats["repair"] == "audit-guided"
+    assert not independent_audit(flat, repaired.withheld)
