@@ -279,27 +279,29 @@ def test_the_summary_and_report_say_the_limit_was_reached():
     assert "time limit reached" not in calm.summary()
 
 
-def test_a_pass_hurries_when_less_than_two_of_its_slowest_lps_are_left():
-    """Hurrying starts at the job's ``hurry_after``, or earlier when the time left before
-    the chain time is less than twice the slowest LP so far (a search that goes on
-    unhurried would overrun the limit by its last LPs)."""
+def _short_of_time(elapsed, *, longest=0.0, began=0.0, reached=500, size=1000, hurry_after=80.0,
+                   chain_after=90.0):
+    """``FirstPass._short_of_time`` on a pass ``elapsed`` seconds after its job's start
+    whose slowest LP took ``longest``; by default its pace reaches every target in time
+    (half of them in half the time)."""
     from types import SimpleNamespace
 
     from tablesafe.suppress.fast_first_pass import FirstPass
 
-    now = time.perf_counter()
+    job = SimpleNamespace(start=time.perf_counter() - elapsed, hurry_after=hurry_after, chain_after=chain_after)
+    state = SimpleNamespace(job=job, search=SimpleNamespace(lp=SimpleNamespace(longest=longest)))
+    return FirstPass._short_of_time(state, began, reached, size)
 
-    def short(elapsed, longest, hurry_after=80.0, chain_after=90.0):
-        job = SimpleNamespace(start=now - elapsed, hurry_after=hurry_after, chain_after=chain_after)
-        state = SimpleNamespace(job=job, search=SimpleNamespace(lp=SimpleNamespace(longest=longest)))
-        # the pace so far reaches every target in time (half of them in half the time)
-        return FirstPass._short_of_time(state, 0.0, 500, 1000)
 
-    assert not short(10.0, 1.0)
-    assert short(81.0, 0.0)  # past hurry_after
-    assert short(50.0, 25.0)  # 40 s left, 2 x 25 s needed
-    assert not short(50.0, 19.0)
-    assert not short(50.0, 25.0, chain_after=None)
+def test_a_pass_hurries_when_less_than_two_of_its_slowest_lps_are_left():
+    """Hurrying starts at the job's ``hurry_after``, or earlier when the time left before
+    the chain time is less than twice the slowest LP so far (a search that goes on
+    unhurried would overrun the limit by its last LPs)."""
+    assert not _short_of_time(10.0, longest=1.0)
+    assert _short_of_time(81.0)  # past hurry_after
+    assert _short_of_time(50.0, longest=25.0)  # 40 s left, 2 x 25 s needed
+    assert not _short_of_time(50.0, longest=19.0)
+    assert not _short_of_time(50.0, longest=25.0, chain_after=None)
 
 
 def test_a_pass_hurries_when_its_pace_would_not_reach_the_targets_left():
@@ -308,16 +310,11 @@ def test_a_pass_hurries_when_its_pace_would_not_reach_the_targets_left():
     hurried at the guard and ended at 13.7 s); not before it has run
     ``HURRY_PACE_FROM`` of the time before ``hurry_after``, and not when the pace is
     quick enough."""
-    from types import SimpleNamespace
-
-    from tablesafe.suppress.fast_first_pass import HURRY_PACE_FROM, HURRY_PACE_GAIN, FirstPass
-
-    now = time.perf_counter()
+    from tablesafe.suppress.fast_first_pass import HURRY_PACE_FROM, HURRY_PACE_GAIN
 
     def short(elapsed, reached, size, began=0.0, hurry_after=80.0):
-        job = SimpleNamespace(start=now - elapsed, hurry_after=hurry_after, chain_after=None)
-        state = SimpleNamespace(job=job, search=SimpleNamespace(lp=SimpleNamespace(longest=0.0)))
-        return FirstPass._short_of_time(state, began, reached, size)
+        return _short_of_time(elapsed, began=began, reached=reached, size=size, hurry_after=hurry_after,
+                              chain_after=None)
 
     early = 0.5 * HURRY_PACE_FROM * 80.0
     later = 2.0 * HURRY_PACE_FROM * 80.0
