@@ -158,6 +158,9 @@ def run(name: str, problem: Problem, method: str, time_limit: float, sample: int
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--castro", default="TARGUS,TABLE7,HIE1372D,TABLE8")
+    ap.add_argument("--castro-dir", type=Path, default=CASTRO,
+                    help="folder of the --castro JJ files (castro_sif.py writes the instances the "
+                         "benchmarks had not seen)")
     ap.add_argument("--generated", default="")
     ap.add_argument("--shapes", default="", help="presets, compare_tauargus.VARIED or irregular_shapes.IRREGULAR shapes, or random shapes "
                     "rand<N> (random_shapes.py), with holdings")
@@ -175,7 +178,7 @@ def main() -> None:
           "| withheld value | gap | proof | under-protected | plain LP | decided by the clock |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for f in [x for x in a.castro.split(",") if x]:
-        p = read_jj(CASTRO / f"{f}.jj")
+        p = read_jj(a.castro_dir / f"{f}.jj")
         for m in a.methods.split(","):
             print(run(f, p, m, a.time_limit, a.check_sample, a.plain_lp), flush=True)
     specs = {"1000": ([[3, 3], [2, 4], [4]], 1500), "13000": ([[4, 5], [4, 5], [3, 6]], 30000),

@@ -230,6 +230,8 @@ class ProtectResult:
             out["repair skipped"] = st["repair_skipped"]
         if "repair_chosen" in st:
             out["repair chosen"] = st["repair_chosen"]
+        if "completion_chosen" in st:
+            out["completion chosen"] = st["completion_chosen"]
         if "repair_timed_out" in st:
             out["repair stopped"] = (f"{st['repair_timed_out']} out of time after adding "
                                      f"{_count(st.get('repair_added_before_timeout', 0), 'cell')}"

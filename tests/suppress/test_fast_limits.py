@@ -120,11 +120,25 @@ def test_optimal_leaves_the_primaries_to_the_certificates_when_its_start_gives_u
     assert pat.stats["start_check_skipped"] and not checked
     assert pat.stats["audit"] == "certificates"
     assert not independent_audit(problem, pat.withheld)
-    # without a table structure ``modular`` is the same search, completed by the
-    # audit-guided repair (whose audit then proves the pattern)
+    # without a table structure ``modular`` is the same search; its audit-guided repair
+    # would start from the primaries alone, so the certificates complete them instead
     relations_only = problem.copy(model=None)
+    monkeypatch.setattr(dispatch, "_audit_guided", lambda *a: True)
     pat = suppress(relations_only, "modular", time_limit=20)
     assert pat.stats["start_check_skipped"] and not checked
+    assert pat.stats["completion_chosen"].startswith("local certificates")
+    assert "repair_seconds" not in pat.stats and pat.proof == "certificates"
+    from tablesafe.result import ProtectResult
+
+    steps = ProtectResult(problem=relations_only, pattern=pat, audit=None).suppression_steps()
+    assert steps["completion chosen"] == pat.stats["completion_chosen"]  # the report says why
+    assert not independent_audit(relations_only, pat.withheld)
+    # with GUIDED_AFTER_GIVING_UP the audit-guided repair takes them (its audit proves it)
+    import tablesafe.suppress.repairs as repairs
+
+    monkeypatch.setattr(repairs, "GUIDED_AFTER_GIVING_UP", True)
+    pat = suppress(relations_only, "modular", time_limit=20)
+    assert pat.stats["start_check_skipped"] and "completion_chosen" not in pat.stats
     assert pat.stats["repair"] == "audit-guided"
     assert not independent_audit(relations_only, pat.withheld)
 
@@ -177,8 +191,11 @@ def test_no_repair_when_the_certificates_need_all_the_time_left(problem, monkeyp
         clock.hurried_estimate = estimate[0]
         return out
 
+    import tablesafe.suppress.repairs as repairs
+
     monkeypatch.setattr(opt, "_heuristic_start", gives_up)
     monkeypatch.setattr(dispatch, "_audit_guided", lambda *a: True)
+    monkeypatch.setattr(repairs, "GUIDED_AFTER_GIVING_UP", True)  # else the certificates at once
     pat = suppress(flat, "modular", time_limit=20)
     assert pat.stats["start_hurried_estimate"] == 1e6
     assert pat.stats["repair_skipped"].startswith("no time for a repair")

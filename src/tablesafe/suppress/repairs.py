@@ -92,13 +92,33 @@ def fallback_reserve(time_limit: float, stats: dict) -> float:
     return share if estimate is None else max(share, FALLBACK_ESTIMATE_MARGIN * float(estimate))
 
 
+GUIDED_AFTER_GIVING_UP = False
+"""Whether ``modular`` on a problem without table structure still repairs the primaries
+by the audit-guided repair when its heuristic start gave up (``optimal``'s pattern then
+goes to the certificates). Off: measured at 30 s on Castro's instances (fifty-third
+session), that repair withheld 2,600 times the certificates' value on DALE (677,127
+against 256), 22-25 % more on NINE12 and NINE5D (instances the benchmarks had not seen)
+and on NINE5D ran to 35.5 s, the certificates completing its pattern needing 11 s where
+the reserve was 7.5 s (their hurried pass from the primaries alone takes 2.6 s there);
+it withheld less only on NINENEW (-6 %) and TWO5IN6 (-1 %)."""
+
+
 def repair_window(route: str, t0: float, time_limit: float, stats: dict, log) -> tuple[float, str]:
     """When a repair of the search's pattern must stop (a ``time.monotonic()`` value:
     :func:`fallback_reserve` before the end of the limit that began at ``t0``), and the
     route: ``"certificates"`` instead of a repair (``"guided"`` or ``"lp"``) when the
     search estimated the certificates' time and that moment has passed already
-    (``stats["repair_skipped"]`` says so), ``route`` otherwise."""
+    (``stats["repair_skipped"]`` says so), and instead of the audit-guided repair when
+    the search's heuristic start gave up (``stats["start_check_skipped"]``: the repair
+    would start from the primaries alone; ``stats["completion_chosen"]`` says so; see
+    :data:`GUIDED_AFTER_GIVING_UP`); ``route`` otherwise."""
     deadline = t0 + time_limit - fallback_reserve(time_limit, stats)
+    if route == "guided" and stats.get("start_check_skipped") and not GUIDED_AFTER_GIVING_UP:
+        stats["completion_chosen"] = ("local certificates: the search's start gave up, so an audit-guided "
+                                      "repair would have started from the primaries alone")
+        if log:
+            log(stats["completion_chosen"])
+        return deadline, "certificates"
     if route in ("guided", "lp") and "start_hurried_estimate" in stats and time.monotonic() >= deadline:
         stats["repair_skipped"] = ("no time for a repair: the certificates need what is left "
                                    f"(estimated at {stats['start_hurried_estimate']:.1f} s)")
