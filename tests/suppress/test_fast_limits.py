@@ -90,10 +90,11 @@ def test_optimal_returns_its_start_when_checking_it_exceeds_the_limit(problem, m
 
 def test_optimal_leaves_the_primaries_to_the_certificates_when_its_start_gives_up(problem, monkeypatch):
     """When the certificates complete ``optimal``'s pattern (tables above
-    ``LP_REPAIR_MAX_CELLS``), or the audit-guided repair ``modular``'s on a table without
-    structure, and the ``fast`` start gives up, the primaries are not checked by
-    whole-table LPs: the search returns them at once, says so in the stats, and the
-    completion makes the pattern safe. Without such a completion they are checked."""
+    ``LP_REPAIR_MAX_CELLS``), or on a problem without table structure, and the ``fast``
+    start gives up, the primaries are not checked by whole-table LPs: the search returns
+    them at once, says so in the stats, and the certificates complete them (no repair
+    starts from the primaries alone: ``REPAIR_AFTER_GIVING_UP``) and make the pattern
+    safe. Called without such a completion the search checks them."""
     import tablesafe.suppress.dispatch as dispatch
     import tablesafe.suppress.optimal as opt
     from tablesafe.suppress import suppress
@@ -133,10 +134,19 @@ def test_optimal_leaves_the_primaries_to_the_certificates_when_its_start_gives_u
     steps = ProtectResult(problem=relations_only, pattern=pat, audit=None).suppression_steps()
     assert steps["completion chosen"] == pat.stats["completion_chosen"]  # the report says why
     assert not independent_audit(relations_only, pat.withheld)
-    # with GUIDED_AFTER_GIVING_UP the audit-guided repair takes them (its audit proves it)
+    # the same where the attacker-LP repair would take them (up to LP_REPAIR_MAX_CELLS)
+    monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 10**6)
+    monkeypatch.setattr(dispatch, "_audit_guided", lambda *a: False)
+    pat = suppress(relations_only, "optimal", time_limit=20)
+    assert pat.stats["start_check_skipped"] and pat.stats["completion_chosen"] and not checked
+    assert "repair_seconds" not in pat.stats and pat.proof == "certificates"
+    assert not independent_audit(relations_only, pat.withheld)
+    # with REPAIR_AFTER_GIVING_UP the audit-guided repair takes them (its audit proves it)
+    monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 10)
+    monkeypatch.setattr(dispatch, "_audit_guided", lambda *a: True)
     import tablesafe.suppress.repairs as repairs
 
-    monkeypatch.setattr(repairs, "GUIDED_AFTER_GIVING_UP", True)
+    monkeypatch.setattr(repairs, "REPAIR_AFTER_GIVING_UP", True)
     pat = suppress(relations_only, "modular", time_limit=20)
     assert pat.stats["start_check_skipped"] and "completion_chosen" not in pat.stats
     assert pat.stats["repair"] == "audit-guided"
@@ -195,7 +205,7 @@ def test_no_repair_when_the_certificates_need_all_the_time_left(problem, monkeyp
 
     monkeypatch.setattr(opt, "_heuristic_start", gives_up)
     monkeypatch.setattr(dispatch, "_audit_guided", lambda *a: True)
-    monkeypatch.setattr(repairs, "GUIDED_AFTER_GIVING_UP", True)  # else the certificates at once
+    monkeypatch.setattr(repairs, "REPAIR_AFTER_GIVING_UP", True)  # else the certificates at once
     pat = suppress(flat, "modular", time_limit=20)
     assert pat.stats["start_hurried_estimate"] == 1e6
     assert pat.stats["repair_skipped"].startswith("no time for a repair")

@@ -261,7 +261,7 @@ def suppress(
     search_proofs: list = []  # the tables that proved optimal's pattern (a repair out of time takes them)
     with status:
         search = dict(time_limit=SEARCH_SHARE * time_limit, seed=seed, log=log,
-                      completed_by_caller=route in ("certificates", "guided"))
+                      completed_by_caller=route in ("certificates", "guided") or not problem.structured)
         if method == "optimal":
             from tablesafe.suppress.optimal import optimal_pattern
 

@@ -92,15 +92,23 @@ def fallback_reserve(time_limit: float, stats: dict) -> float:
     return share if estimate is None else max(share, FALLBACK_ESTIMATE_MARGIN * float(estimate))
 
 
-GUIDED_AFTER_GIVING_UP = False
-"""Whether ``modular`` on a problem without table structure still repairs the primaries
-by the audit-guided repair when its heuristic start gave up (``optimal``'s pattern then
-goes to the certificates). Off: measured at 30 s on Castro's instances (fifty-third
-session), that repair withheld 2,600 times the certificates' value on DALE (677,127
-against 256), 22-25 % more on NINE12 and NINE5D (instances the benchmarks had not seen)
-and on NINE5D ran to 35.5 s, the certificates completing its pattern needing 11 s where
-the reserve was 7.5 s (their hurried pass from the primaries alone takes 2.6 s there);
-it withheld less only on NINENEW (-6 %) and TWO5IN6 (-1 %)."""
+REPAIR_AFTER_GIVING_UP = False
+"""Whether the pattern of a problem without table structure whose search's heuristic
+(``fast``) start gave up is still repaired, by attacker LPs or the audit-guided repair:
+it then holds the primaries alone. Off: the certificates complete them, with the time
+left. Measured on Castro's instances (fifty-third session):
+
+- ``modular``'s audit-guided repair of the primaries at 30 s withheld 2,600 times the
+  certificates' value on DALE (677,127 against 256), 22-25 % more on NINE12 and NINE5D
+  (instances the benchmarks had not seen) and on NINE5D ran to 35.5 s: the certificates
+  completing its pattern took 11 s where the reserve was 7.5 s (from the primaries their
+  hurried pass takes 2.6 s there). It withheld less only on NINENEW (-6 %) and TWO5IN6
+  (-1 %).
+- ``optimal``'s attacker-LP repair of the primaries (up to ``LP_REPAIR_MAX_CELLS``
+  cells; before the search returned them, it checked and repaired them itself) on
+  HIER163A at 120 s: 444 of 448 attacks still failed after the search's 60 s, the
+  dispatcher's repair added 390 cells in 30 s more and the hurried certificates the rest,
+  34.8 M, where ``fast`` withholds 30.7 M at 30 s."""
 
 
 def repair_window(route: str, t0: float, time_limit: float, stats: dict, log) -> tuple[float, str]:
@@ -108,14 +116,14 @@ def repair_window(route: str, t0: float, time_limit: float, stats: dict, log) ->
     :func:`fallback_reserve` before the end of the limit that began at ``t0``), and the
     route: ``"certificates"`` instead of a repair (``"guided"`` or ``"lp"``) when the
     search estimated the certificates' time and that moment has passed already
-    (``stats["repair_skipped"]`` says so), and instead of the audit-guided repair when
+    (``stats["repair_skipped"]`` says so), and instead of either when
     the search's heuristic start gave up (``stats["start_check_skipped"]``: the repair
     would start from the primaries alone; ``stats["completion_chosen"]`` says so; see
-    :data:`GUIDED_AFTER_GIVING_UP`); ``route`` otherwise."""
+    :data:`REPAIR_AFTER_GIVING_UP`); ``route`` otherwise."""
     deadline = t0 + time_limit - fallback_reserve(time_limit, stats)
-    if route == "guided" and stats.get("start_check_skipped") and not GUIDED_AFTER_GIVING_UP:
-        stats["completion_chosen"] = ("local certificates: the search's start gave up, so an audit-guided "
-                                      "repair would have started from the primaries alone")
+    if route in ("guided", "lp") and stats.get("start_check_skipped") and not REPAIR_AFTER_GIVING_UP:
+        stats["completion_chosen"] = ("local certificates: the search's start gave up, so a repair would have "
+                                      "started from the primaries alone")
         if log:
             log(stats["completion_chosen"])
         return deadline, "certificates"
