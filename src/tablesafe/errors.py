@@ -6,6 +6,8 @@ column, code or cell) so the command line can print it without a traceback.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class TablesafeError(Exception):
     """Base class of every error tablesafe raises on purpose."""
@@ -64,10 +66,13 @@ class SolverTimeLimit(TablesafeError):
 
     ``by_clock``: the real clock ended it (not a bound on its work, which ends at the same
     point in every run). ``hurried_estimate``: seconds a hurried ``fast`` pass over the
-    targets would take at the pace of the one that gave up (``None``: not known)."""
+    targets would take at the pace of the one that gave up (``None``: not known).
+    ``partial``: a ``fast`` pass's pattern as far as it got (a boolean mask: the cells
+    withheld before it and those of the certificates it found), or ``None``."""
 
     by_clock: bool = True
     hurried_estimate: float | None = None
+    partial: Any = None
 
 
 class AuditFailure(TablesafeError):

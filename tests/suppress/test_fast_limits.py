@@ -54,6 +54,43 @@ def test_fast_gives_up_after_its_work_at_the_same_target_in_every_run(problem, m
     assert done.withheld[problem.sensitive].all()
 
 
+def test_a_start_that_gives_up_part_of_the_way_hands_on_its_pattern(problem, monkeypatch):
+    """A ``fast`` pass that gives up says how far it got (``SolverTimeLimit.partial``: the
+    primaries and the cells of its certificates, the same in every run under a work
+    bound); ``optimal``'s start returns that pattern (``KEEP_PARTIAL_START``), or the
+    primaries alone without it, and the dispatcher's certificates complete either into a
+    pattern an independent audit passes."""
+    import tablesafe.suppress.dispatch as dispatch
+    import tablesafe.suppress.optimal as opt
+    from tablesafe.suppress import suppress
+    from tablesafe.suppress.work_clock import WorkClock
+
+    sens = problem.sensitive
+    partials = []
+    for _ in range(2):
+        with pytest.raises(SolverTimeLimit) as part_way:
+            fast_pattern(problem, give_up_work=60, give_up_after=600.0, workers=1)
+        partials.append(part_way.value.partial)
+    partial = partials[0]
+    assert partial is not None and (partial == partials[1]).all()
+    assert partial[sens].all() and (partial & ~sens).any()  # its certificates withheld cells
+    started, gave_up = _heuristic_start(problem, Bounds.of(problem), 60 / WorkClock().rate, WorkClock())
+    assert gave_up and started[sens].all() and (started & ~sens).any()
+    monkeypatch.setattr(opt, "KEEP_PARTIAL_START", False)
+    started, gave_up = _heuristic_start(problem, Bounds.of(problem), 60 / WorkClock().rate, WorkClock())
+    assert gave_up and (started == sens).all()
+    monkeypatch.setattr(opt, "KEEP_PARTIAL_START", True)
+    # through the dispatcher, on the problem without structure: the certificates complete it
+    monkeypatch.setattr(opt, "_heuristic_start",
+                        lambda p, b, s=None, clock=None, **k: _heuristic_start(p, b, 60 / WorkClock().rate,
+                                                                               clock, **k))
+    monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 10)
+    relations_only = problem.copy(model=None)
+    pat = suppress(relations_only, "optimal", time_limit=20)
+    assert pat.stats["start_check_skipped"] and pat.proof == "certificates"
+    assert not independent_audit(relations_only, pat.withheld)
+
+
 def test_optimal_falls_back_to_the_primaries_and_stays_safe(problem, monkeypatch):
     bounds = Bounds.of(problem)
     start, gave_up = _heuristic_start(problem, bounds, 0.0)

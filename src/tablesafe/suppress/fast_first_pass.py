@@ -367,6 +367,7 @@ class FirstPass:
             done = size - int(self.open.sum())
             exc.hurried_estimate = (hurried_seconds(time.perf_counter() - job.start, done, size - done)
                                     if done else None)
+            exc.partial = self.withheld.copy()  # the cells of the certificates found so far
             raise exc
 
     def _hurry_now(self, chaining: bool, began: float, reached: int, size: int) -> str | None:
