@@ -65,6 +65,7 @@ def test_a_start_that_gives_up_part_of_the_way_hands_on_its_pattern(problem, mon
     from tablesafe.suppress import suppress
     from tablesafe.suppress.work_clock import WorkClock
 
+    monkeypatch.setattr(opt, "KEEP_PARTIAL_START", True)
     sens = problem.sensitive
     partials = []
     for _ in range(2):

@@ -78,8 +78,8 @@ def optimal_pattern(
 
     ``completed_by_caller``: the caller completes and proves whatever this returns
     without this search's whole-table check (local certificates, or the audit-guided
-    repair); a heuristic start that gives up then leaves it the primaries (with the
-    cells of the certificates the start found, :data:`KEEP_PARTIAL_START`) at once
+    repair); a heuristic start that gives up then leaves it the primaries (with
+    :data:`KEEP_PARTIAL_START`, and the cells of the certificates the start found) at once
     (``stats["start_check_skipped"]``, see :func:`_incumbent`).
 
     ``subtables``: how to find the HiTaS subtables' pattern (the dispatcher passes
@@ -292,7 +292,7 @@ FAST_START_SHARE = 0.25
 """Share of the search's limit that the ``fast`` start gets (in LP work): on a problem
 without table structure, or where the caller completes the pattern."""
 
-KEEP_PARTIAL_START = True
+KEEP_PARTIAL_START = False
 """Whether a ``fast`` start that gave up hands on its pattern as far as it got (the
 primaries and the cells of the certificates it found, ``SolverTimeLimit.partial``), so
 that the certificates completing it lean on that work instead of doing it again.
@@ -301,10 +301,13 @@ Measured with ``optimal`` on Castro's instances without structure whose start gi
 35.19 -> 33.30 M, HIER16, HIER163A/D, NINE5D within -1 % to 0; at 30 s NINE12 27.99 ->
 23.44 M (16.6 s instead of 21.8), HIER16 37.55 -> 35.32 M, HIER163A 36.92 -> 36.01 M,
 HIER163D -1 %, TABLE3 the same, but NINE5D 25.54 -> 27.17 M; at 120 s (``auto``) HIER163A
-20.13 M either way (68 s instead of 79) and HIER16 21.49 -> 21.82 M (78 s instead of 92)."""
+20.13 M either way (68 s instead of 79) and HIER16 21.49 -> 21.82 M (78 s instead of 92).
+Off: on NINE5D at 10 s ``optimal`` then ran 10.7 s in one run and 24.0 s in another. The
+certificates completing a larger pattern hurry into local LPs over larger blocks of
+withheld cells, which there cost about 0.1 s each (from the primaries alone it ran
+9.0-14.0 s in five runs: the limit is at risk there either way, see benchmarks/RESULTS.md)."""
 
-SKIPPED_FAST = ("the fast start gave up within its share of the search, so the primaries (and the cells of the "
-                "certificates it had found) went to the repair "
+SKIPPED_FAST = ("the fast start gave up within its share of the search, so the primaries went to the repair "
                 "that completes the pattern, unchecked by whole-table attacker LPs")
 
 
@@ -347,8 +350,8 @@ def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock
         w, gave_up = _heuristic_start(problem, bounds, share * (deadline - t0), clock, tables=tables,
                                       subtables=subtables)
         if gave_up and skip_unstarted:
-            say("the heuristic start gave up: the primaries and its partial pattern go to the completing "
-                "repair unchecked")
+            say("the heuristic start gave up: the primaries" + (" and its partial pattern" if KEEP_PARTIAL_START
+                                                               else "") + " go to the completing repair unchecked")
             return w, None, SKIPPED_FAST
         try:
             if tables:  # the subtables' start (emptied when it gave up)

@@ -95,9 +95,8 @@ def fallback_reserve(time_limit: float, stats: dict) -> float:
 REPAIR_AFTER_GIVING_UP = False
 """Whether the pattern of a problem without table structure whose search's heuristic
 (``fast``) start gave up is still repaired, by attacker LPs or the audit-guided repair:
-it then holds the primaries and the cells of the few certificates the start found
-(``optimal.KEEP_PARTIAL_START``). Off: the certificates complete it, with the time left.
-The figures below are from before the start's partial pattern was kept. Measured on Castro's instances (fifty-third session):
+it then holds the primaries (and, with ``optimal.KEEP_PARTIAL_START``, the cells of the
+few certificates the start found). Off: the certificates complete it, with the time left. Measured on Castro's instances (fifty-third session):
 
 - ``modular``'s audit-guided repair of the primaries at 30 s withheld 2,600 times the
   certificates' value on DALE (677,127 against 256), 22-25 % more on NINE12 and NINE5D
