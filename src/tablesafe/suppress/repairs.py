@@ -96,7 +96,8 @@ REPAIR_AFTER_GIVING_UP = False
 """Whether the pattern of a problem without table structure whose search's heuristic
 (``fast``) start gave up is still repaired, by attacker LPs or the audit-guided repair:
 it then holds the primaries (and, with ``optimal.KEEP_PARTIAL_START``, the cells of the
-few certificates the start found). Off: the certificates complete it, with the time left. Measured on Castro's instances (fifty-third session):
+few certificates the start found). Off: the certificates complete it, with the time
+left. Measured on Castro's instances (fifty-third session):
 
 - ``modular``'s audit-guided repair of the primaries at 30 s withheld 2,600 times the
   certificates' value on DALE (677,127 against 256), 22-25 % more on NINE12 and NINE5D
@@ -116,9 +117,9 @@ def repair_window(route: str, t0: float, time_limit: float, stats: dict, log) ->
     :func:`fallback_reserve` before the end of the limit that began at ``t0``), and the
     route: ``"certificates"`` instead of a repair (``"guided"`` or ``"lp"``) when the
     search estimated the certificates' time and that moment has passed already
-    (``stats["repair_skipped"]`` says so), and instead of either when
-    the search's heuristic start gave up (``stats["start_check_skipped"]``: the repair
-    would start from little more than the primaries; ``stats["completion_chosen"]`` says so; see
+    (``stats["repair_skipped"]`` says so), and instead of either when the search's
+    heuristic start gave up (``stats["start_check_skipped"]``: the repair would start from
+    little more than the primaries; ``stats["completion_chosen"]`` says so; see
     :data:`REPAIR_AFTER_GIVING_UP`); ``route`` otherwise."""
     deadline = t0 + time_limit - fallback_reserve(time_limit, stats)
     if route in ("guided", "lp") and stats.get("start_check_skipped") and not REPAIR_AFTER_GIVING_UP:
