@@ -150,15 +150,18 @@ def main() -> None:
 
         from tablesafe.io.jj import read_jj
 
+        scratch = Path(tempfile.mkdtemp())
         for jj in sorted(CASTRO.glob("*.jj")):
-            with tempfile.NamedTemporaryFile("w", suffix=".jj", delete=False) as fh:
-                fh.write(sif_to_jj(_read(a.sif_dir, jj.stem)))
-            ours, theirs = read_jj(fh.name), read_jj(jj)
+            rebuilt = scratch / jj.name
+            rebuilt.write_text(sif_to_jj(_read(a.sif_dir, jj.stem)))
+            ours, theirs = read_jj(rebuilt), read_jj(jj)
+            rebuilt.unlink()
             same = (ours.n == theirs.n and np.array_equal(ours.status, theirs.status)
                     and np.allclose(ours.value, theirs.value) and np.allclose(ours.upl, theirs.upl)
                     and np.allclose(ours.upper, theirs.upper) and np.allclose(ours.cost, theirs.cost)
                     and (ours.relations != theirs.relations).nnz == 0)
             print(f"{jj.stem}: {'same' if same else 'DIFFERENT'}")
+        scratch.rmdir()
         return
     if a.out is None:
         ap.error("--out is needed unless --check")

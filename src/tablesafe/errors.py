@@ -6,7 +6,10 @@ column, code or cell) so the command line can print it without a traceback.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class TablesafeError(Exception):
@@ -72,7 +75,7 @@ class SolverTimeLimit(TablesafeError):
 
     by_clock: bool = True
     hurried_estimate: float | None = None
-    partial: Any = None
+    partial: np.ndarray | None = None
 
 
 class AuditFailure(TablesafeError):
