@@ -21,3 +21,18 @@ def test_map_forked_equals_the_loop():
     expected = [_square(x) for x in items]
     assert map_forked(_square, items, 2) == expected
     assert map_forked(_square, items, 1) == expected
+
+
+def _blas_threads(_: int) -> int:
+    from threadpoolctl import threadpool_info
+
+    return max((pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"), default=1)
+
+
+def test_forked_workers_keep_blas_to_one_thread():
+    """Two forked workers whose BLAS threads spin on two cores slow each other's vector
+    operations several times over; every worker is started with one BLAS thread."""
+    import numpy as np
+
+    np.linalg.norm(np.ones(10))  # the parent's BLAS is loaded before the fork
+    assert map_forked(_blas_threads, [0, 1], 2) == [1, 1]

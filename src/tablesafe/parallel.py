@@ -29,11 +29,23 @@ def worker_count(most: int = 2) -> int:
     return max(1, min(most, cpus))
 
 
+def one_blas_thread() -> None:
+    """Keep this process's BLAS (OpenBLAS behind numpy and scipy) to one thread: the
+    initializer of every forked worker. Two workers on two cores whose BLAS each keeps a
+    thread of its own spinning make every vector operation wait for a core: measured on
+    Castro's NINE5D (``optimal`` at 10 s, fifty-fourth session), single LSQR rankings of
+    the completing certificates' hurried search took 2.3 s instead of 0.15 s, and the
+    norms in a forked pair ran 4-24 times slower than in one process."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+
+
 def map_forked(fn: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
     """``[fn(x) for x in items]``, in up to ``workers`` forked processes when there are
     more than one of each (``fn`` reads what it needs from module state set before)."""
     n = min(workers, len(items))
     if n <= 1 or mp.current_process().daemon:
         return [fn(x) for x in items]
-    with mp.get_context("fork").Pool(n) as pool:
+    with mp.get_context("fork").Pool(n, initializer=one_blas_thread) as pool:
         return pool.map(fn, items, chunksize=1)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from tablesafe.parallel import one_blas_thread
 from tablesafe.progress import Progress
 from tablesafe.suppress.fast_first_pass import FirstPassJob, FirstPassResult, run_group
 from tablesafe.suppress.local import Certificates, Geometry
@@ -61,6 +62,7 @@ _COUNT: Any = None
 
 def _share_count(count: Any) -> None:
     global _COUNT
+    one_blas_thread()
     _COUNT = count
 
 

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from tablesafe.audit.lp import lp_work
-from tablesafe.parallel import worker_count
+from tablesafe.parallel import one_blas_thread, worker_count
 from tablesafe.problem import PRIMARY, SAFE, Problem
 from tablesafe.suppress.attack_runs import relations_by_cell
 from tablesafe.suppress.attacker import UP, Bounds
@@ -466,7 +466,8 @@ def _pool(workers: int | None):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"))
+    return ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"),
+                               initializer=one_blas_thread)
 
 
 def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cells: np.ndarray,
