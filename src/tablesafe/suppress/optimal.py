@@ -292,20 +292,20 @@ FAST_START_SHARE = 0.25
 """Share of the search's limit that the ``fast`` start gets (in LP work): on a problem
 without table structure, or where the caller completes the pattern."""
 
-KEEP_PARTIAL_START = False
+KEEP_PARTIAL_START = True
 """Whether a ``fast`` start that gave up hands on its pattern as far as it got (the
 primaries and the cells of the certificates it found, ``SolverTimeLimit.partial``), so
 that the certificates completing it lean on that work instead of doing it again.
-Measured with ``optimal`` on Castro's instances without structure whose start gives up
-(fifty-third session; before, the primaries alone): at 10 s TABLE3 14.02 -> 10.27 M, NINE12
-35.19 -> 33.30 M, HIER16, HIER163A/D, NINE5D within -1 % to 0; at 30 s NINE12 27.99 ->
-23.44 M (16.6 s instead of 21.8), HIER16 37.55 -> 35.32 M, HIER163A 36.92 -> 36.01 M,
-HIER163D -1 %, TABLE3 the same, but NINE5D 25.54 -> 27.17 M; at 120 s (``auto``) HIER163A
-20.13 M either way (68 s instead of 79) and HIER16 21.49 -> 21.82 M (78 s instead of 92).
-Off: on NINE5D at 10 s ``optimal`` then ran 10.7 s in one run and 24.0 s in another. The
-certificates completing a larger pattern hurry into local LPs over larger blocks of
-withheld cells, which there cost about 0.1 s each (from the primaries alone it ran
-9.0-14.0 s in five runs: the limit is at risk there either way, see benchmarks/RESULTS.md)."""
+Measured with ``optimal`` on Castro's ten instances whose start gives up (fifty-fourth
+session, forked workers on one BLAS thread; before, the primaries alone): at 10 s TABLE3
+14.02 -> 10.24 M, NINE12 35.19 -> 33.02 M, HIER16 38.05 -> 37.68 M, NINENEW 27.73 ->
+29.05 M (+5 %), the rest within 1 %; at 30 s NINE12 28.80 -> 23.45 M (17.5 s instead of
+21.7), HIER16 38.36 -> 35.32 M, HIER163A 36.92 -> 36.01 M, HIER163D 37.57 -> 37.16 M,
+NINENEW 28.43 -> 29.20 M (+3 %), NINE5D 25.54 -> 27.21 M (+7 %), the rest within 1 %.
+Every run within its limit (at most 9.0 s at 10 s, 24.5 s at 30 s). It was off while
+NINE5D at 10 s ran up to 24 s with it (fifty-third session): the forked workers' BLAS
+threads, spinning on the same two cores, had made the hurried search's rankings up to 15
+times slower (:func:`tablesafe.parallel.one_blas_thread`)."""
 
 SKIPPED_FAST = ("the fast start gave up within its share of the search, so the primaries went to the repair "
                 "that completes the pattern, unchecked by whole-table attacker LPs")
