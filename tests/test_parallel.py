@@ -36,3 +36,29 @@ def test_forked_workers_keep_blas_to_one_thread():
 
     np.linalg.norm(np.ones(10))  # the parent's BLAS is loaded before the fork
     assert map_forked(_blas_threads, [0, 1], 2) == [1, 1]
+
+
+_BLOCK: tuple = ()
+
+
+def _rank_block(_: int):
+    from tablesafe.suppress.local.guided import ranked
+
+    return ranked(*_BLOCK).tolist()
+
+
+def test_rankings_are_the_same_in_every_process():
+    """The local search's LSQR ranking of a block of more than 10,000 cells, where two
+    BLAS threads split the sums, gives the same order in the main process and in forked
+    workers (which run one BLAS thread): the pattern does not depend on the workers."""
+    global _BLOCK
+    import numpy as np
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(1)
+    m = sp.random(12_000, 30_000, density=4 / 12_000, random_state=rng, format="csc")
+    # the target (column 0) in every relation, so that every sum has 12,000 terms
+    m = sp.hstack([sp.csc_matrix(rng.standard_normal((12_000, 1))), m]).tocsc()
+    _BLOCK = (m.indptr, m.indices, m.data, 12_000, rng.uniform(0.5, 2.0, 30_001), 0, 100)
+    here = _rank_block(0)
+    assert map_forked(_rank_block, [0, 1], 2) == [here, here]

@@ -20,6 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import lsqr
 
+from tablesafe.parallel import blas_on_one_thread
+
 __all__ = ["GUIDED_FROM", "LSQR_ITERATIONS", "LSQR_ITERATIONS_RELATIONS", "REGION_SIZES", "ranked"]
 
 GUIDED_FROM = 1_500
@@ -60,7 +62,8 @@ def ranked(indptr: np.ndarray, rows: np.ndarray, val: np.ndarray, nrow: int, roo
     others = np.flatnonzero(np.arange(k) != target)
     w = room[others]
     b = -m[:, [target]].toarray().ravel()
-    y = lsqr((m[:, others] @ sp.diags(w)).tocsr(), b, iter_lim=iterations)[0]
+    with blas_on_one_thread():  # the same sums in every process
+        y = lsqr((m[:, others] @ sp.diags(w)).tocsr(), b, iter_lim=iterations)[0]
     # |d_c| / room_c = |w_c y_c| / w_c = |y_c|
     order = others[np.lexsort((others, -np.abs(y)))]
     return np.concatenate(([target], order)).astype(np.int64)
