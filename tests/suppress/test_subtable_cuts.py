@@ -237,3 +237,41 @@ def test_a_subtables_master_rounds_stop_at_the_clocks_guard(monkeypatch):
     assert clock.guarded
     assert res is not None and not res.safe and not res.tables
     assert res.withheld[p.sensitive].all()
+
+
+def test_the_tables_handed_on_answer_the_insiders_check(monkeypatch):
+    """With ``REUSE_MOVES`` a subtable finds the tables it hands on before its insiders'
+    check, which takes them for the outsiders' attacks: the same pattern as without, the
+    insiders' check given the tables, and about the same LP work (here an insider round
+    follows, so the tables found first for the first pattern are found again for the
+    next; where none follows, the check's LPs for the outsiders are saved)."""
+    from tablesafe.audit.lp import lp_work
+    from tablesafe.structure.insiders import InsiderModel
+    from tablesafe.suppress import subtable_cuts as sc
+
+    p = table_problem(21, [[2, 2], [3], [2]], units=90)
+    b = Bounds.of(p, singleton=True)
+    model = InsiderModel.of(p)
+    single = np.flatnonzero(b.singleton)
+    insiders = {int(k): single[~model.overlaps(single, int(k))] for k in np.flatnonzero(p.sensitive)}
+    insiders = {k: v for k, v in insiders.items() if len(v)}
+    cand = candidates(p, b)
+    real = sc.failing_insiders
+    given: list[int] = []
+
+    def seen(*a, known=None, **kw):
+        given.append(len(known or {}))
+        return real(*a, known=known, **kw)
+
+    monkeypatch.setattr(sc, "failing_insiders", seen)
+    runs = {}
+    for reuse in (False, True):
+        monkeypatch.setattr(sc, "REUSE_MOVES", reuse)
+        given.clear()
+        w0 = lp_work()
+        res = protect_subtable(p, b, cand, insiders, 60.0, 0.0, 0)
+        assert res is not None and res.safe and given
+        runs[reuse] = (res.withheld, lp_work() - w0, given[0])
+    assert (runs[True][0] == runs[False][0]).all()
+    assert runs[False][2] == 0 and runs[True][2] > 0
+    assert runs[True][1] <= 1.05 * runs[False][1]
