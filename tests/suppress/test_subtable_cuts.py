@@ -139,20 +139,26 @@ def test_the_masters_options_are_ones_highs_takes():
         assert status == highspy.HighsStatus.kOk and got == value, name
 
 
-def test_a_subtable_short_of_work_leaves_its_insiders_to_the_repair(monkeypatch):
-    """A subtable whose outsiders' pattern took more than ``INSIDER_ROUND_SHARE`` of its
-    work gets no insider round (its pattern is the outsiders'); with the share not
-    reached the same subtable runs its round, which adds the failing insider attacks."""
+def _with_every_insider():
+    """A generated table with holdings, its bounds with single respondents, every
+    insider of each sensitive cell (cells not nested in it) and the candidates."""
     from tablesafe.structure.insiders import InsiderModel
-    from tablesafe.suppress import subtable_cuts as sc
 
     p = table_problem(21, [[2, 2], [3], [2]], units=90)
     b = Bounds.of(p, singleton=True)
     model = InsiderModel.of(p)
     single = np.flatnonzero(b.singleton)
     insiders = {int(k): single[~model.overlaps(single, int(k))] for k in np.flatnonzero(p.sensitive)}
-    insiders = {k: v for k, v in insiders.items() if len(v)}
-    cand = candidates(p, b)
+    return p, b, {k: v for k, v in insiders.items() if len(v)}, candidates(p, b)
+
+
+def test_a_subtable_short_of_work_leaves_its_insiders_to_the_repair(monkeypatch):
+    """A subtable whose outsiders' pattern took more than ``INSIDER_ROUND_SHARE`` of its
+    work gets no insider round (its pattern is the outsiders'); with the share not
+    reached the same subtable runs its round, which adds the failing insider attacks."""
+    from tablesafe.suppress import subtable_cuts as sc
+
+    p, b, insiders, cand = _with_every_insider()
     calls: list[int] = []
     real = sc.failing_insiders
 
@@ -246,16 +252,9 @@ def test_the_tables_handed_on_answer_the_insiders_check(monkeypatch):
     follows, so the tables found first for the first pattern are found again for the
     next; where none follows, the check's LPs for the outsiders are saved)."""
     from tablesafe.audit.lp import lp_work
-    from tablesafe.structure.insiders import InsiderModel
     from tablesafe.suppress import subtable_cuts as sc
 
-    p = table_problem(21, [[2, 2], [3], [2]], units=90)
-    b = Bounds.of(p, singleton=True)
-    model = InsiderModel.of(p)
-    single = np.flatnonzero(b.singleton)
-    insiders = {int(k): single[~model.overlaps(single, int(k))] for k in np.flatnonzero(p.sensitive)}
-    insiders = {k: v for k, v in insiders.items() if len(v)}
-    cand = candidates(p, b)
+    p, b, insiders, cand = _with_every_insider()
     real = sc.failing_insiders
     given: list[int] = []
 
