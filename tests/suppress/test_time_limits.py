@@ -36,6 +36,41 @@ def test_audit_guided_repair_does_not_start_a_round_past_its_deadline():
     assert out.value.withheld is not None
 
 
+@pytest.mark.parametrize("share,finishes", [(0.5, True), (1.0, False)])
+def test_a_later_audit_round_is_expected_to_take_a_share_of_the_first(monkeypatch, share, finishes):
+    """Each audit of the audit-guided repair is made to seem to take 10 s: with a
+    deadline 16 s away the second round starts when it is expected to take
+    ``RECHECK_SHARE`` (0.5) of the first audit's time, and the repair ends with a pattern
+    the independent audit passes; expected to take as long as the first, it is not
+    started."""
+    import tablesafe.suppress.audit_repair as audit_repair
+
+    p = table_problem(22, [[2, 2], [2], [3]], units=120)
+    b = Bounds.of(p, singleton=False)
+    seemed = [0.0]
+    real_failures = audit_repair._failures
+
+    def slow_failures(*args, **kwargs):
+        seemed[0] += 10.0
+        return real_failures(*args, **kwargs)
+
+    class Clock:
+        @staticmethod
+        def monotonic():
+            return time.monotonic() + seemed[0]
+
+    monkeypatch.setattr(audit_repair, "_failures", slow_failures)
+    monkeypatch.setattr(audit_repair, "time", Clock)
+    monkeypatch.setattr(audit_repair, "RECHECK_SHARE", share)
+    deadline = time.monotonic() + 16.0
+    if finishes:
+        w, rounds, _ = audit_repair_proved(p, b, p.sensitive.copy(), deadline=deadline)
+        assert rounds >= 1 and independent_audit(p, w, singleton=False) == []
+    else:
+        with pytest.raises(OutOfTime):
+            audit_repair_proved(p, b, p.sensitive.copy(), deadline=deadline)
+
+
 @pytest.mark.parametrize("method", ["optimal", "modular"])
 def test_a_repair_out_of_time_falls_back_to_certificates(monkeypatch, method):
     """The repair is made to run out of time at once: the certificates complete the
