@@ -144,8 +144,8 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
 
     ``deadline`` (a ``time.monotonic()`` value): a round is not started when its audit,
     taken to last :data:`RECHECK_SHARE` of the previous one's, would end past it, nor a
-    repair step past it; :class:`OutOfTime`
-    then carries the pattern as far as it got (not proved safe).
+    repair step past it; :class:`OutOfTime` then carries the pattern as far as it got
+    (not proved safe).
     """
     w = withheld.copy() | problem.sensitive
     cand = candidates(problem, bounds)

@@ -307,8 +307,12 @@ NINE5D at 10 s ran up to 24 s with it (fifty-third session): the forked workers'
 threads, spinning on the same two cores, had made the hurried search's rankings up to 15
 times slower (:func:`tablesafe.parallel.one_blas_thread`)."""
 
-SKIPPED_FAST = ("the fast start gave up within its share of the search, so the primaries went to the repair "
-                "that completes the pattern, unchecked by whole-table attacker LPs")
+def _skipped_fast() -> str:
+    """``stats["start_check_skipped"]`` when the ``fast`` start gave up: what it handed on
+    (:data:`KEEP_PARTIAL_START`) went to the completing repair unchecked."""
+    handed = "the primaries and the cells of its certificates" if KEEP_PARTIAL_START else "the primaries"
+    return (f"the fast start gave up within its share of the search, so {handed} went to the repair "
+            "that completes the pattern, unchecked by whole-table attacker LPs")
 
 
 def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock: WorkClock, t0: float,
@@ -350,9 +354,9 @@ def _incumbent(problem: Problem, bounds: Bounds, start: np.ndarray | None, clock
         w, gave_up = _heuristic_start(problem, bounds, share * (deadline - t0), clock, tables=tables,
                                       subtables=subtables)
         if gave_up and skip_unstarted:
-            say("the heuristic start gave up: the primaries" + (" and its partial pattern" if KEEP_PARTIAL_START
-                                                               else "") + " go to the completing repair unchecked")
-            return w, None, SKIPPED_FAST
+            skipped = _skipped_fast()
+            say(skipped)
+            return w, None, skipped
         try:
             if tables:  # the subtables' start (emptied when it gave up)
                 known = whole_table_certificates(problem, bounds, w, tables)
