@@ -236,7 +236,8 @@ class ProtectResult:
             out["repair stopped"] = (f"{st['repair_timed_out']} out of time after adding "
                                      f"{_count(st.get('repair_added_before_timeout', 0), 'cell')}"
                                      + ("; the tables that proved the search's pattern prove it"
-                                        if st.get("repair_by_search_tables") else ""))
+                                        if st.get("repair_by_search_tables") else "")
+                                     + _settled_text(st))
         if "certificate_repair_added" in st:
             out["certificates completing the pattern"] = (
                 f"added {_count(st['certificate_repair_added'], 'cell')} worth "
@@ -449,6 +450,23 @@ def information_loss(problem: Problem, withheld: np.ndarray) -> pd.DataFrame:
             for level in np.unique(col[col >= 0]):
                 row(dim.name, int(level), col == level)
     return pd.DataFrame(rows)
+
+
+def _settled_text(st: dict) -> str:
+    """What a repair out of time had proved already, which the certificates kept."""
+    parts = []
+    if st.get("settled_targets"):
+        parts.append(f"{_count(st['settled_targets'], 'sensitive cell')} proved by its attacks' tables, "
+                     "which serve as their certificates")
+    if st.get("settled_by_audit"):
+        parts.append(f"{_count(st['settled_by_audit'], 'sensitive cell')} proved by its last audit "
+                     "(the pattern audited again for what changed since"
+                     + (f", {st['completion_audit_seconds']:.1f} s)" if "completion_audit_seconds" in st else ")"))
+    if not parts:
+        return ""
+    searched = st.get("certificate_repair_targets")
+    return ("; " + " and ".join(parts)
+            + ("" if searched is None else f"; the certificates searched for the other {searched:,}"))
 
 
 def _quick(stats: dict) -> int:

@@ -94,11 +94,18 @@ class OutOfTime(Exception):
     """A check or repair passed its deadline before it was done.
 
     ``withheld``: the pattern as far as the repair got (not proved safe), when known.
+    ``attacks``: attacks the repair ran on the way, by key (those that passed and whose
+    tables still stand under ``withheld`` prove their targets:
+    :mod:`tablesafe.suppress.settled`), when known. ``audited``: what the last audit
+    that ended proved (:class:`tablesafe.suppress.settled.Audited`), when there was one.
     """
 
-    def __init__(self, withheld: np.ndarray | None = None) -> None:
+    def __init__(self, withheld: np.ndarray | None = None, attacks: dict | None = None,
+                 audited: object | None = None) -> None:
         super().__init__("out of time")
         self.withheld = withheld
+        self.attacks = attacks
+        self.audited = audited
 
     def pattern_or(self, start: np.ndarray) -> np.ndarray:
         """The pattern as far as the repair got, or ``start`` when it is not known."""

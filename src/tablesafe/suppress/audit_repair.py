@@ -37,6 +37,7 @@ from tablesafe.suppress.protection import (
     still_holds,
     widen,
 )
+from tablesafe.suppress.settled import Audited
 
 _DIRECTIONS = {"upper": (UP,), "lower": (DOWN,), "exact": (UP, DOWN), "sliding": (UP, DOWN)}
 
@@ -95,6 +96,14 @@ def _failures(problem: Problem, withheld: np.ndarray, bounds: Bounds,
     return sorted(keys), res
 
 
+def repair_audit(problem: Problem, withheld: np.ndarray, bounds: Bounds, recheck: tuple[np.ndarray, np.ndarray],
+                 seeds: dict, log=None) -> tuple[list[Key], AuditResult]:
+    """A later round's audit of the repair (the failing attacks and the audit) of a
+    pattern ``withheld`` that grew from one an earlier round audited: ``recheck`` and
+    ``seeds`` as :func:`tablesafe.audit.audit` takes them, no deadline."""
+    return _failures(problem, withheld, bounds, recheck, seeds, None, log)
+
+
 HALVES_FROM = 200
 """Fewest attacks named in one inner round that are attacked in two halves
 (:func:`tablesafe.suppress.attack_parts.key_halves`), side by side where two CPUs are
@@ -145,7 +154,9 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
     ``deadline`` (a ``time.monotonic()`` value): a round is not started when its audit,
     taken to last :data:`RECHECK_SHARE` of the previous one's, would end past it, nor a
     repair step past it; :class:`OutOfTime` then carries the pattern as far as it got
-    (not proved safe).
+    (not proved safe), the round's latest attacks and what the last audit that ended
+    proved (:class:`~tablesafe.suppress.settled.Audited`), so that a completion need not
+    search again for the targets settled (:mod:`tablesafe.suppress.settled`).
     """
     w = withheld.copy() | problem.sensitive
     cand = candidates(problem, bounds)
@@ -153,10 +164,16 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
     recheck = None
     given = seeds
     last = 0.0
+    audited: Audited | None = None  # what the last audit that ended proved
+    latest: dict[Key, Attack] = {}  # the round's latest attack of each key
+
+    def out_of_time() -> OutOfTime:
+        return OutOfTime(w, dict(latest), audited)
+
     for rounds in range(max_rounds + 1):
         t0 = time.monotonic()
         if t0 + RECHECK_SHARE * last > deadline:
-            raise OutOfTime(w)
+            raise out_of_time()
         say(f"audit repair round {rounds + 1}: auditing {int(w.sum()):,} withheld cells"
             + (" (single respondents: what changed)" if recheck is not None else ""))
         try:
@@ -165,7 +182,7 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
             # limit it had started with 24 s left
             keys, result = _failures(problem, w, bounds, recheck, seeds, deadline, log)
         except LPOutOfTime:
-            raise OutOfTime(w) from None
+            raise out_of_time() from None
         last = time.monotonic() - t0
         say(f"audit repair round {rounds + 1}: the audit names {len(keys)} failing attack(s) "
             f"({last:.0f} s)")
@@ -173,6 +190,9 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
             result.stats["audit_rounds"] = rounds + 1
             return w, rounds, result
         before, keys_named = w.copy(), keys
+        named = np.zeros(problem.n, dtype=bool)
+        named[[key[0] for key in keys]] = True
+        audited = Audited(pattern=before, named=named, tables={**(seeds or {}), **result.tables})
         # withholding more cells only widens the attacker's intervals, so the attacks the
         # audit named are repaired on their own (attacker LP, complements, again) and the
         # next audit only confirms; the complements are chosen together against every
@@ -181,7 +201,7 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
         # failed is attacked again unless its last table still stands
         choice = Revisable(w, problem.cost)
         ever: set[Key] = set()
-        latest: dict[Key, Attack] = {}
+        latest = {}
         # as in the plain repair (which does so from the first failure), an attack that
         # keeps failing gets its own protection LP, and after some rounds the complements
         # chosen stay (the choice could otherwise swap the same cells in and out: measured
@@ -190,11 +210,11 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
         stubborn = Stubborn(AUDIT_STUBBORN_FAILS)
         for inner in range(max_rounds):
             if time.monotonic() > deadline:
-                raise OutOfTime(w)
+                raise out_of_time()
             try:
                 atts = _attacks(problem, bounds, w, keys, deadline)
             except OutOfTime:
-                raise OutOfTime(w) from None
+                raise out_of_time() from None
             latest.update(atts)
             bad = failing(bounds, atts)
             if not bad:
@@ -209,7 +229,7 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
                 w = revise(problem, bounds, choice, w, atts, bad, cand, deadline)
                 w = stubborn.protect(problem, bounds, choice, w, bad, cand, deadline)
             except OutOfTime:
-                raise OutOfTime(w) from None
+                raise out_of_time() from None
             ever.update(bad)
             # attacked again: those whose last table no longer stands (a complement it
             # moved was given up by the revision, or the attack failed)

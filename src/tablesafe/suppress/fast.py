@@ -76,6 +76,7 @@ from tablesafe.suppress.local import (
     SearchSpace,
     certificate_frame,
 )
+from tablesafe.suppress.settled import Settled
 from tablesafe.suppress.work_clock import GUARD_SLACK
 
 __all__ = ["FastOptions", "fast_pattern"]
@@ -98,6 +99,7 @@ def fast_pattern(
     options: FastOptions | None = None,
     hurry: bool = False,
     hurry_work: float | None = None,
+    settled: Settled | None = None,
 ) -> Pattern:
     """Choose complementary suppressions for a large table and prove them by certificates.
 
@@ -166,6 +168,8 @@ def fast_pattern(
             of the first pass raises :class:`SolverTimeLimit` (the same point in every
             run; ``give_up_after`` is then its guard on the clock).
         options: tuning knobs.
+        settled: targets proved already (:mod:`tablesafe.suppress.settled`; counted in
+            ``stats["found_by"]``): the search is only for the others.
 
     Returns:
         A :class:`Pattern` (method ``fast``) whose ``certificates`` frame proves every
@@ -184,15 +188,14 @@ def fast_pattern(
     t0 = time.perf_counter()
     geometry = Geometry.of(problem)
     opts = (options or FastOptions()).for_table(problem.n, structured=geometry is not None)
-    if insiders is None:
-        insiders = singleton
+    insiders = singleton if insiders is None else insiders
     ranges = CellRanges.of(problem, singleton=singleton, capacity=capacity,
                            singleton_penalty=opts.singleton_penalty)
     sens = problem.sensitive
     withheld = sens.copy()
     if initial is not None:
         withheld |= np.asarray(initial, dtype=bool) & ranges.free
-    targets = np.flatnonzero(sens & ((ranges.upl > 0) | (ranges.lpl > 0)))
+    targets = _targets(sens & ((ranges.upl > 0) | (ranges.lpl > 0)), withheld, settled)
     space = SearchSpace(
         relations=RelationIndex.of(problem.relations), geometry=geometry, scale=ranges.scale,
         free=ranges.free, single=ranges.single, occupied=occupied_cells(problem),
@@ -205,7 +208,7 @@ def fast_pattern(
     run = _OrderRun(problem=problem, space=space, ranges=ranges, withheld=withheld, targets=targets,
                     options=opts, insiders=insiders, workers=int(workers), give_up_after=give_up_after,
                     give_up_work=give_up_work,
-                    hurry=hurry, progress_label=progress_label if progress else None)
+                    hurry=hurry, progress_label=progress_label if progress else None, settled=settled)
     assert opts.order is not None  # settled by for_table
     orders = ("value", "need") if opts.order == "both" else (opts.order,)
     out = run(orders[0], t0, time_limit, hurry_work)
@@ -280,6 +283,7 @@ class _OrderRun:
     give_up_work: int | None
     hurry: bool
     progress_label: str | None
+    settled: Settled | None = None
 
     def __call__(self, order: str, t0: float, time_limit: float | None, hurry_work: float | None) -> _OrderOutcome:
         """Protect every target in ``order``, the run's time counted from ``t0``; each
@@ -312,6 +316,8 @@ class _OrderRun:
         finally:
             if bar is not None:
                 bar.close()
+        if self.settled is not None:
+            first = merge_results([first, _settled_result(self.settled, self.withheld)])
         if first.unprotectable:
             names = ", ".join(str(problem.names[i]) for i in first.unprotectable[:5])
             raise InfeasibleError(
@@ -328,7 +334,7 @@ class _OrderRun:
             res = release_complements(
                 search, withheld, certs, first.held, ranges=ranges,
                 single=ranges.single if self.insiders else np.zeros(problem.n, dtype=bool),
-                candidates=withheld & ~problem.sensitive,
+                candidates=withheld & ~problem.sensitive & ~self._audited_pattern(),
                 max_lps=int(opts.cleanup_effort * max(lps, opts.cleanup_min_lps)), tol=opts.tol,
                 swap=opts.cleanup_swap, deadline=_second_pass_deadline(t0, time_limit, self.give_up_after),
             )
@@ -336,6 +342,42 @@ class _OrderRun:
             second = _second_pass_stats(res)
         return _OrderOutcome(order=order, first=first, withheld=withheld, certs=certs, lps=lps,
                              second=second, workers=workers, work=first.work + lp_work() - work0)
+
+    def _audited_pattern(self) -> np.ndarray:
+        """The pattern an earlier audit proved settled targets on (no certificate of
+        theirs says which of its cells they need, so the second pass keeps them all)."""
+        audit = None if self.settled is None else self.settled.audit
+        return np.zeros(self.problem.n, dtype=bool) if audit is None else audit.pattern
+
+
+def _targets(need: np.ndarray, withheld: np.ndarray, settled: Settled | None) -> np.ndarray:
+    """The targets to search for among the cells of ``need``: all but the ``settled``
+    ones, whose certificates join the search's (the cells they move are withheld, in
+    place); targets an earlier audit proved (``settled.audited``) get no certificate
+    here: the caller audits the pattern again."""
+    targets = np.flatnonzero(need)
+    if settled is None:
+        return targets
+    withheld[settled.cells] = True
+    return np.setdiff1d(targets, settled.skipped)
+
+
+def _settled_result(settled: Settled, withheld: np.ndarray) -> FirstPassResult:
+    """The settled targets as a first pass's result (to merge with the search's)."""
+    cells = withheld.copy()
+    cells[settled.cells] = True
+    return FirstPassResult(withheld=cells, certs=settled.certs, labels=list(settled.labels),
+                           held=list(settled.held), found_by=_settled_counts(settled), searched=0,
+                           shared=0, singleton_used=0, insider_pairs=0, unprotectable=[], insider_open=[],
+                           lp_solves=0, insider_added=np.zeros(len(withheld), dtype=bool))
+
+
+def _settled_counts(settled: Settled) -> dict[str, int]:
+    """How many targets the settled certificates and the earlier audit account for."""
+    counts = {"settled": len(settled.targets)}
+    if len(settled.audited):
+        counts["audited"] = len(settled.audited)
+    return counts
 
 
 def protection_order(targets: np.ndarray, need: np.ndarray, size: np.ndarray, order: str) -> np.ndarray:

@@ -200,7 +200,8 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     answer their attacks in the first check with no LP.
 
     Past ``deadline`` (a ``time.monotonic()`` value) :class:`OutOfTime` is raised with
-    the pattern as far as it got.
+    the pattern as far as it got and the latest attack of each key once the first check
+    is done, the ``known`` tables before (``OutOfTime.attacks``).
     """
     w = withheld.copy() | problem.sensitive
     choice = Revisable(w, problem.cost)
@@ -209,6 +210,7 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     rounds = 0
     ever = np.zeros(problem.n, dtype=bool)
     stubborn = Stubborn()
+    final: dict[Key, Attack] | None = None
     try:
         atts = _attack_all(problem, bounds, w, first, deadline, known, progress, "repair check")
         final = dict(atts)
@@ -242,7 +244,9 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
             final = {key: a for key, a in final.items() if key[0] not in redone}
             final.update(atts)
     except OutOfTime:
-        raise OutOfTime(w) from None
+        # the tables of the attacks settled so far stay with the pattern (their targets
+        # need no new search: :mod:`tablesafe.suppress.settled`)
+        raise OutOfTime(w, final if final is not None else known) from None
     # attacks of insiders that appeared later are included because the insiders are recomputed
     return w, final, rounds
 

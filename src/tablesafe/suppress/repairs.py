@@ -17,15 +17,28 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pandas as pd
 
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.proof import with_true_offsets
 from tablesafe.suppress.protection import OutOfTime, repair
+from tablesafe.suppress.settled import Audited, Settled, settled_targets
 from tablesafe.suppress.subtable_tables import whole_table_certificates
 
-__all__ = ["FALLBACK_SHARE", "audit_guided_repair", "fall_back", "fallback_reserve", "insider_gaps", "lp_repair",
-           "lp_repair_out_of_time", "repair_window"]
+__all__ = [
+    "FALLBACK_SHARE",
+    "audit_after_completion",
+    "audit_guided_repair",
+    "certificate_tables",
+    "fall_back",
+    "fallback_reserve",
+    "insider_gaps",
+    "lp_repair",
+    "lp_repair_out_of_time",
+    "repair_window",
+    "settled_by",
+]
 
 
 def lp_repair(problem: Problem, bounds: Bounds, found: np.ndarray, subtable_tables: list, stats: dict,
@@ -146,6 +159,70 @@ def fall_back(stats: dict, what: str, out: OutOfTime, found: np.ndarray, log) ->
     if log:
         log(f"{what} out of time: local certificates complete and prove the pattern")
     return grown
+
+
+SETTLED_TARGETS = True
+"""Whether the completion of a repair out of time takes the tables of the attacks that
+repair settled as the certificates of their targets (:mod:`tablesafe.suppress.settled`)
+and searches only for the others (off: it searches for every target)."""
+
+
+def settled_by(problem: Problem, bounds: Bounds, attacks: dict | None, pattern: np.ndarray, stats: dict,
+               singleton: bool, audited: Audited | None = None) -> Settled | None:
+    """The targets the ``attacks`` of a repair out of time prove under ``pattern``, and
+    those its last audit (``audited``) proved (None without either, or with
+    :data:`SETTLED_TARGETS` off); ``stats["settled_targets"]``,
+    ``stats["settled_by_audit"]`` and ``stats["settled_seconds"]`` say how many and how
+    long finding them took."""
+    if not (attacks or audited) or not SETTLED_TARGETS:
+        return None
+    t = time.monotonic()
+    settled = settled_targets(problem, bounds, attacks or {}, pattern | problem.sensitive, singleton, audited)
+    stats["settled_targets"] = 0 if settled is None else len(settled.targets)
+    if settled is not None and len(settled.audited):
+        stats["settled_by_audit"] = len(settled.audited)
+    stats["settled_seconds"] = time.monotonic() - t
+    return settled
+
+
+def audit_after_completion(problem: Problem, bounds: Bounds, withheld: np.ndarray, settled: Settled,
+                           certificates: pd.DataFrame, stats: dict, log):
+    """The proof of a pattern completed by certificates for the targets an earlier
+    audit (``settled.audit``) did not prove: the audit once more, of what can have
+    changed since (the single respondents of those targets and of the cells withheld
+    since; the criterion-1 verdicts afresh, settled without LPs where the earlier
+    audit's tables or the certificates reach them), as the audit-guided repair's next
+    round would have done. Returns the audit when it passes, else None (the pattern is
+    then repaired without a deadline, as when certificates fail their check)."""
+    from tablesafe.suppress.audit_repair import repair_audit
+
+    assert settled.audit is not None
+    if log:
+        log("auditing what changed since the last audit of the repair")
+    t = time.monotonic()
+    truth = with_true_offsets(problem)
+    recheck = (problem.sensitive & ~np.isin(np.arange(problem.n), settled.audited), withheld & ~settled.audit.pattern)
+    seeds = {**settled.audit.tables, **certificate_tables(problem, certificates)}
+    keys, result = repair_audit(truth, withheld, bounds, recheck, seeds, log)
+    stats["completion_audit_seconds"] = time.monotonic() - t
+    stats["completion_audit_failures"] = len(keys)
+    return None if keys else result
+
+
+def certificate_tables(problem: Problem, certificates: pd.DataFrame) -> dict:
+    """The tables of a certificates frame (columns ``target``, ``direction``, ``cell``,
+    ``value``, ``insider``) as an audit's seeds: (cell positions, values) per certificate."""
+    if not len(certificates):
+        return {}
+    index = pd.Index(problem.names.astype(str))
+    frame = pd.DataFrame({"key": certificates["target"].astype(str) + "\x00" + certificates["direction"].astype(str)
+                          + "\x00" + certificates["insider"].astype(str),
+                          "cell": index.get_indexer(certificates["cell"].astype(str)),
+                          "value": certificates["value"].to_numpy(dtype=float)})
+    out: dict = {}
+    for key, group in frame.groupby("key", sort=True):
+        out[("certificate", key)] = (group["cell"].to_numpy(dtype=np.int64), group["value"].to_numpy(dtype=float))
+    return out
 
 
 def insider_gaps(problem: Problem, bounds: Bounds, withheld: np.ndarray, gaps: np.ndarray, stats: dict,
