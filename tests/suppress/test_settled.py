@@ -217,3 +217,18 @@ def test_a_repair_out_of_time_in_its_first_check_carries_the_known_tables():
     assert out.value.attacks == known
     got = settled_targets(p, b, out.value.attacks, out.value.withheld)
     assert got is not None and len(got.targets) == len(_needing(p, b))
+
+
+def test_targets_rest_on_the_audit_only_when_its_recheck_fits_the_time_left():
+    """The audit after the completion is taken to last ``RECHECK_SHARE`` of the last
+    audit's seconds: when that does not fit in what the limit leaves, the earlier audit
+    settles nothing (the certificates prove every target, as before)."""
+    from tablesafe.suppress.audit_repair import RECHECK_SHARE
+    from tablesafe.suppress.repairs import audit_fits
+    from tablesafe.suppress.settled import Audited
+
+    audited = Audited(pattern=np.zeros(4, dtype=bool), named=np.zeros(4, dtype=bool), tables={}, seconds=20.0)
+    stats: dict = {}
+    assert audit_fits(audited, RECHECK_SHARE * 20.0 + 0.5, stats) is audited and not stats
+    assert audit_fits(audited, RECHECK_SHARE * 20.0 - 0.5, stats) is None
+    assert "would not fit" in stats["settled_audit_left_out"]

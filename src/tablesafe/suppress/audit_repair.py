@@ -192,7 +192,7 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
         before, keys_named = w.copy(), keys
         named = np.zeros(problem.n, dtype=bool)
         named[[key[0] for key in keys]] = True
-        audited = Audited(pattern=before, named=named, tables={**(seeds or {}), **result.tables})
+        audited = Audited(pattern=before, named=named, tables={**(seeds or {}), **result.tables}, seconds=last)
         # withholding more cells only widens the attacker's intervals, so the attacks the
         # audit named are repaired on their own (attacker LP, complements, again) and the
         # next audit only confirms; the complements are chosen together against every

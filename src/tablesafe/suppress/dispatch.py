@@ -54,6 +54,7 @@ from tablesafe.suppress.repair_estimate import repair_route
 from tablesafe.suppress.repairs import (
     FALLBACK_SHARE,
     audit_after_completion,
+    audit_fits,
     audit_guided_repair,
     fall_back,
     insider_gaps,
@@ -374,7 +375,8 @@ def _repaired(problem: Problem, bounds: Bounds, method: str, route: str, found: 
         except OutOfTime as out:
             withheld, route = fall_back(stats, "audit-guided repair", out, found, log), "certificates"
             carried = {**whole_table_certificates(problem, bounds, found, subtable_tables), **(out.attacks or {})}
-            audited = out.audited if isinstance(out.audited, Audited) else None
+            audited = audit_fits(out.audited if isinstance(out.audited, Audited) else None,
+                                 t0 + time_limit - time.monotonic(), stats)
     if route == "lp":
         if log:
             log("repairing: checking every sensitive cell")

@@ -185,6 +185,20 @@ def settled_by(problem: Problem, bounds: Bounds, attacks: dict | None, pattern: 
     return settled
 
 
+def audit_fits(audited: Audited | None, left: float, stats: dict) -> Audited | None:
+    """``audited`` when the audit after the completion (:func:`audit_after_completion`),
+    taken to last ``RECHECK_SHARE`` of that audit's seconds, fits in the ``left`` seconds
+    of the limit; otherwise None (the certificates then prove every target, as without
+    it; ``stats["settled_audit_left_out"]`` says so)."""
+    from tablesafe.suppress.audit_repair import RECHECK_SHARE
+
+    if audited is None or RECHECK_SHARE * audited.seconds <= left:
+        return audited
+    stats["settled_audit_left_out"] = (f"the audit after the completion (about {RECHECK_SHARE * audited.seconds:.0f} s) "
+                                       f"would not fit in the {max(left, 0.0):.0f} s left")
+    return None
+
+
 def audit_after_completion(problem: Problem, bounds: Bounds, withheld: np.ndarray, settled: Settled,
                            certificates: pd.DataFrame, stats: dict, log):
     """The proof of a pattern completed by certificates for the targets an earlier

@@ -53,11 +53,13 @@ class Audited:
         named: mask of the targets it named a failing attack on.
         tables: its feasible tables (with those it was seeded with): seeds of a later
             audit of a pattern that contains ``pattern``.
+        seconds: how long it took.
     """
 
     pattern: np.ndarray
     named: np.ndarray
     tables: dict
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
