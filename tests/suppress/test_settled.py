@@ -232,3 +232,50 @@ def test_targets_rest_on_the_audit_only_when_its_recheck_fits_the_time_left():
     assert audit_fits(audited, RECHECK_SHARE * 20.0 + 0.5, stats) is audited and not stats
     assert audit_fits(audited, RECHECK_SHARE * 20.0 - 0.5, stats) is None
     assert "would not fit" in stats["settled_audit_left_out"]
+
+
+def test_the_parts_of_a_check_hand_on_what_they_settled_before_their_deadline():
+    """One part of a check ends, the other runs out of time: the exception carries the
+    attacks of both (with one worker or two)."""
+    from tablesafe.suppress.attack_parts import in_parts
+
+    def attack(part):
+        if part[0] == 1:
+            raise OutOfTime(attacks={(1, 1, -1): "late but settled"})
+        return {(0, 1, -1): "first"}
+
+    with pytest.raises(OutOfTime) as out:
+        in_parts(attack, [[0], [1]], OutOfTime)
+    assert out.value.attacks == {(0, 1, -1): "first", (1, 1, -1): "late but settled"}
+
+
+def test_a_check_out_of_time_hands_on_the_attacks_it_settled(monkeypatch):
+    """A clock that moves one tick per look: a check whose deadline comes half-way hands
+    on some of the attacks, each the same as the check without a deadline finds."""
+    import tablesafe.suppress.attack_runs as attack_runs
+    import tablesafe.suppress.neighbourhood_attacks as neighbourhood_attacks
+
+    p = table_problem(36, [[3, 3], [4]], units=150)
+    b = Bounds.of(p)
+    w, _, _ = repair(p, b, p.sensitive.copy())
+    whole = protection.check(p, b, w)
+
+    class Ticks:
+        now = 0.0
+
+        @classmethod
+        def monotonic(cls) -> float:
+            cls.now += 1.0
+            return cls.now
+
+    monkeypatch.setattr(attack_runs, "time", Ticks)
+    monkeypatch.setattr(neighbourhood_attacks, "time", Ticks)
+    protection.check(p, b, w, deadline=1e18)
+    looks = Ticks.now
+    Ticks.now = 0.0
+    with pytest.raises(OutOfTime) as out:
+        protection.check(p, b, w, deadline=looks / 2)
+    got = out.value.attacks
+    assert got and len(got) < len(whole)
+    for key, a in got.items():
+        assert key in whole and a.ok == whole[key].ok

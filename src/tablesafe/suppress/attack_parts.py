@@ -37,7 +37,8 @@ def attack_in_parts(attack: Part, problem: Problem, w: np.ndarray, targets: np.n
 def in_parts(attack: Callable, parts: list, out_of_time: type[Exception]) -> dict:
     """``attack(part)`` for each of ``parts``, in forked workers where two CPUs are free
     and one after the other otherwise, merged in part order; ``out_of_time`` raised by a
-    part is raised here. Each part must build its own models, so that what it finds does
+    part is raised here, carrying (as ``attacks``, when it has that attribute) what every
+    part settled before. Each part must build its own models, so that what it finds does
     not depend on what ran before it in the same process."""
     if len(parts) == 1:
         return attack(parts[0])
@@ -48,10 +49,19 @@ def in_parts(attack: Callable, parts: list, out_of_time: type[Exception]) -> dic
     finally:
         _PART_STATE = None
     merged: dict = {}
+    late = False
     for o in outs:
-        if o is None:
-            raise out_of_time()
-        merged.update(o)
+        if isinstance(o, _Late):
+            late = True
+            merged.update(o.attacks)
+        else:
+            merged.update(o)
+    if late:
+        # what every part settled before its deadline goes with the exception
+        out = out_of_time()
+        if hasattr(out, "attacks"):
+            out.attacks = merged
+        raise out
     return merged
 
 
@@ -116,11 +126,19 @@ def _whole_blocks(problem: Problem, w: np.ndarray, targets: np.ndarray) -> list[
     return [p for p in parts if len(p)] or [targets]
 
 
-def _one_part(j: int) -> dict | None:
-    """Worker: the attacks of part ``j`` of :data:`_PART_STATE` (None: out of time)."""
+class _Late:
+    """A part that ran out of time, with the attacks it settled before (its
+    exception's ``attacks``, when it carries them)."""
+
+    def __init__(self, attacks: dict | None) -> None:
+        self.attacks = attacks or {}
+
+
+def _one_part(j: int) -> dict | _Late:
+    """Worker: the attacks of part ``j`` of :data:`_PART_STATE` (:class:`_Late`: out of time)."""
     assert _PART_STATE is not None
     attack, parts, out_of_time = _PART_STATE
     try:
         return attack(parts[j])
-    except out_of_time:
-        return None
+    except out_of_time as exc:
+        return _Late(getattr(exc, "attacks", None))

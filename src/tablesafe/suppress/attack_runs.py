@@ -165,6 +165,22 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     """
     if deadline is not None and time.monotonic() > deadline:
         raise OutOfTime
+    done: dict[Key, Attack] = {}  # the attacks settled so far (OutOfTime carries them)
+    try:
+        return _run_attacks(problem, bounds, x, keys, want_dual, stop_on_fail, sparse, local, split_insiders,
+                            deadline, also_fixed, insiders, blocks, certify, expect_pass, known, radius, boxes, done)
+    except OutOfTime as out:
+        raise OutOfTime(attacks={**done, **(out.attacks or {})}) from None
+
+
+def _run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], want_dual: bool,
+                 stop_on_fail: bool, sparse: bool, local: bool, split_insiders: bool, deadline: float | None,
+                 also_fixed: dict[Key, tuple[int, ...]] | None, insiders: Insiders | LazyInsiders | None,
+                 blocks: Blocks | None, certify: bool, expect_pass: bool, known: dict[Key, Attack] | None,
+                 radius: dict[tuple[int, int], int] | None, boxes: Callable[..., dict[Key, Attack]] | None,
+                 done: dict[Key, Attack]) -> dict[Key, Attack]:
+    """:func:`run_attacks`, every attack it settles also put into ``done`` as it goes
+    (what an :class:`OutOfTime` part of the way hands on)."""
     insider_keys = [key for key in keys if key[2] >= 0]
     if (insider_keys or insiders) and split_insiders:
         wanted, radius = set(keys), {}
@@ -175,6 +191,7 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                           expect_pass=expect_pass, known=known, radius=radius, boxes=boxes)
         if stop_on_fail and any(not a.ok for a in out.values()):
             return {key: a for key, a in out.items() if key in wanted}
+        done.update(out)
         if insiders:
             # implicit insiders: only those whose cell the outsider's table moves need an
             # attack of their own (a failed outsider attack is repaired first)
@@ -191,12 +208,13 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
         if rest:
             rest = _grouped_insiders(problem, bounds, x, rest, out, sparse, local, deadline, blocks, certify,
                                      expect_pass, known, radius, boxes)
+            done.update(out)
         if rest:
             out.update(run_attacks(problem, bounds, x, rest, want_dual, stop_on_fail, sparse, local,
                                    split_insiders=False, deadline=deadline, blocks=blocks, certify=certify,
                                    expect_pass=expect_pass, known=known, radius=radius, boxes=boxes))
         return {key: a for key, a in out.items() if key in wanted}
-    out = {}  # dict[Key, Attack], as declared by the return above
+    out = done  # dict[Key, Attack], as declared by the return above (filled as it goes)
     if known:
         keys = [key for key in keys if not take_known(known, key, also_fixed, out)]
         count(out)

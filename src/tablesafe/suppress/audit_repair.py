@@ -213,7 +213,8 @@ def audit_repair_proved(problem: Problem, bounds: Bounds, withheld: np.ndarray, 
                 raise out_of_time()
             try:
                 atts = _attacks(problem, bounds, w, keys, deadline)
-            except OutOfTime:
+            except OutOfTime as exc:
+                latest.update(exc.attacks or {})  # what the round settled before its deadline
                 raise out_of_time() from None
             latest.update(atts)
             bad = failing(bounds, atts)

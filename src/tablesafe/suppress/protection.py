@@ -200,8 +200,8 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
     answer their attacks in the first check with no LP.
 
     Past ``deadline`` (a ``time.monotonic()`` value) :class:`OutOfTime` is raised with
-    the pattern as far as it got and the latest attack of each key once the first check
-    is done, the ``known`` tables before (``OutOfTime.attacks``).
+    the pattern as far as it got and the latest attack of each key (``OutOfTime.attacks``:
+    the ``known`` tables and what the check that ran out of time had settled).
     """
     w = withheld.copy() | problem.sensitive
     choice = Revisable(w, problem.cost)
@@ -243,10 +243,11 @@ def repair(problem: Problem, bounds: Bounds, withheld: np.ndarray, *, deadline: 
             redone = set(again.tolist())
             final = {key: a for key, a in final.items() if key[0] not in redone}
             final.update(atts)
-    except OutOfTime:
+    except OutOfTime as out:
         # the tables of the attacks settled so far stay with the pattern (their targets
-        # need no new search: :mod:`tablesafe.suppress.settled`)
-        raise OutOfTime(w, final if final is not None else known) from None
+        # need no new search: :mod:`tablesafe.suppress.settled`), also those a check
+        # settled before its deadline
+        raise OutOfTime(w, {**(final if final is not None else known or {}), **(out.attacks or {})}) from None
     # attacks of insiders that appeared later are included because the insiders are recomputed
     return w, final, rounds
 
