@@ -90,21 +90,11 @@ def test_the_completion_searches_only_for_the_targets_left(monkeypatch, method):
     targets that check proved (``settled_targets``), searches only for the rest, and the
     pattern is proved by certificates and passes an independent audit; without the
     settled targets it searches for all of them."""
-    import tablesafe.suppress.modular as modular
-    import tablesafe.suppress.optimal as optimal
-
     p = table_problem(34, [[3, 3], [4]], units=150)
     b = Bounds.of(p)
     _repair_out_of_time_after_first_check(monkeypatch)
     monkeypatch.setattr(dispatch, "_lp_repair_max", lambda method, problem: 10**9)  # the attacker-LP repair
-    # the search hands on a safe pattern with two complements published again, so that
-    # the repair's first check finds attacks that pass and attacks that fail
-    safe, _, _ = repair(p, b, p.sensitive.copy())
-    short = safe.copy()
-    short[np.flatnonzero(safe & ~p.sensitive)[:2]] = False
-    search = lambda problem, bounds, **kw: (short.copy(), {})
-    monkeypatch.setattr(modular, "modular_pattern", search)
-    monkeypatch.setattr(optimal, "optimal_pattern", search)
+    _search_short_of_two_complements(monkeypatch, p, b)
     pat = suppress(p, method, time_limit=600)
     st = pat.stats
     assert st["repair_timed_out"] == "attacker-LP repair"
