@@ -54,6 +54,38 @@ def test_fast_gives_up_after_its_work_at_the_same_target_in_every_run(problem, m
     assert done.withheld[problem.sensitive].all()
 
 
+def test_the_second_pass_of_a_start_stops_at_what_its_work_leaves(problem, monkeypatch):
+    """The work bound of a ``fast`` start covers its second pass too: that pass stops at
+    what the first left of it, at the same point however slow the machine (each LP made
+    a millisecond slower), not at the clock's guard (on Castro's JJTABEL3 at 10 s the
+    guard ended it at a different complement from run to run, unflagged)."""
+    import time
+
+    import numpy as np
+
+    from tablesafe.audit import lp as lpmod
+
+    free = fast_pattern(problem)
+    assert free.stats["second_pass"]["tried"] > 1
+    bound = free.stats["first_pass_work"] + 1  # the first pass fits; the second has one unit
+    real_run = lpmod._MeteredHighs.run
+
+    def slow_run(self):
+        time.sleep(0.001)
+        return real_run(self)
+
+    patterns = []
+    for slow in (False, True):
+        if slow:
+            monkeypatch.setattr(lpmod._MeteredHighs, "run", slow_run)
+        pat = fast_pattern(problem, give_up_work=bound, give_up_after=600.0)
+        second = pat.stats["second_pass"]
+        assert second["budget_hit"] and not second["clock_stopped"]
+        assert second["tried"] < free.stats["second_pass"]["tried"]
+        patterns.append(pat.withheld)
+    assert np.array_equal(patterns[0], patterns[1])
+
+
 def test_a_start_that_gives_up_part_of_the_way_hands_on_its_pattern(problem, monkeypatch):
     """A ``fast`` pass that gives up says how far it got (``SolverTimeLimit.partial``: the
     primaries and the cells of its certificates, the same in every run under a work

@@ -165,8 +165,8 @@ def fast_pattern(
             :class:`SolverTimeLimit` (for callers with a fallback, such as the start
             pattern of ``optimal``); the second pass then also stops at that time.
         give_up_work: LP work (:func:`~tablesafe.audit.lp.lp_work`) after which a group
-            of the first pass raises :class:`SolverTimeLimit` (the same point in every
-            run; ``give_up_after`` is then its guard on the clock).
+            of the first pass raises :class:`SolverTimeLimit`, and the second pass stops
+            at what is left of it (the same point in every run; ``give_up_after`` guards).
         options: tuning knobs.
         settled: targets proved already (:mod:`tablesafe.suppress.settled`; counted in
             ``stats["found_by"]``): the search is only for the others.
@@ -337,6 +337,8 @@ class _OrderRun:
                 candidates=withheld & ~problem.sensitive & ~self._audited_pattern(),
                 max_lps=int(opts.cleanup_effort * max(lps, opts.cleanup_min_lps)), tol=opts.tol,
                 swap=opts.cleanup_swap, deadline=_second_pass_deadline(t0, time_limit, self.give_up_after),
+                # the work bound holds for each group: what the groups left of it
+                max_work=None if self.give_up_work is None else max(groups * self.give_up_work - first.work, 0),
             )
             withheld, certs, lps = res.withheld, res.certs, lps + res.lp_solves
             second = _second_pass_stats(res)

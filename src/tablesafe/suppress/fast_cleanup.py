@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tablesafe.audit.lp import lp_work
 from tablesafe.suppress.fast_ranges import CellRanges
 from tablesafe.suppress.local import (
     Certificates,
@@ -116,6 +117,7 @@ def release_complements(
     tol: float = 1e-7,
     swap: bool = True,
     deadline: float | None = None,
+    max_work: int | None = None,
 ) -> CleanupResult:
     """Publish complements (most expensive first) whose certificates can be found anew
     without them among the other withheld cells.
@@ -138,6 +140,9 @@ def release_complements(
             (one used by many certificates needs an LP for each: measured on a generated
             3,080-cell three-way table at a 20 s limit, the pass checked the deadline
             only between complements and ended 10 s past it).
+        max_work: most LP work (:func:`~tablesafe.audit.lp.lp_work`) to spend, checked
+            between complements like ``max_lps`` (the same point in every run; the
+            deadline is then the guard).
 
     Returns:
         The reduced pattern and its certificates (a :class:`CleanupResult`).
@@ -159,8 +164,9 @@ def release_complements(
     lps0 = search.lp_solves
     released = tried = swapped = 0
     budget_hit = clock_stopped = False
+    work0 = lp_work()
     for c in cand.tolist():
-        if search.lp_solves - lps0 >= max_lps:
+        if search.lp_solves - lps0 >= max_lps or (max_work is not None and lp_work() - work0 >= max_work):
             budget_hit = True
             break
         if ctx.late():

@@ -591,4 +591,7 @@ def _heuristic_start(problem: Problem, bounds, seconds: float | None = None,
         return problem.sensitive.copy(), True
     except TablesafeError:
         return problem.sensitive.copy(), True
+    # a second pass its guard on the clock ended (not its work bound) leaves a pattern
+    # that depends on the machine
+    clock.guarded |= bool(pat.stats.get("second_pass_clock_stopped"))
     return np.asarray(pat.withheld, dtype=bool) | problem.sensitive, False
