@@ -17,6 +17,22 @@ def problem():
     return table_problem(11, [[3, 2], [4]], units=70)
 
 
+def _slow_lps(monkeypatch) -> None:
+    """Make every LP run a millisecond slower (a slower machine for the clock, the
+    same work for the work bounds)."""
+    import time
+
+    from tablesafe.audit import lp as lpmod
+
+    real_run = lpmod._MeteredHighs.run
+
+    def slow_run(self):
+        time.sleep(0.001)
+        return real_run(self)
+
+    monkeypatch.setattr(lpmod._MeteredHighs, "run", slow_run)
+
+
 def test_fast_gives_up_when_asked(problem):
     with pytest.raises(SolverTimeLimit, match="giving up") as by_time:
         fast_pattern(problem, give_up_after=0.0)
@@ -29,20 +45,10 @@ def test_fast_gives_up_after_its_work_at_the_same_target_in_every_run(problem, m
     """A bound on LP work ends the first pass at the same target whatever the speed of
     the machine (each LP run here made a millisecond slower), and says it was not the
     clock."""
-    import time
-
-    from tablesafe.audit import lp as lpmod
-
-    real_run = lpmod._MeteredHighs.run
-
-    def slow_run(self):
-        time.sleep(0.001)
-        return real_run(self)
-
     messages = []
     for slow in (False, True):
         if slow:
-            monkeypatch.setattr(lpmod._MeteredHighs, "run", slow_run)
+            _slow_lps(monkeypatch)
         with pytest.raises(SolverTimeLimit, match="its work ran out") as by_work:
             fast_pattern(problem, give_up_work=60, give_up_after=600.0)
         assert not by_work.value.by_clock
@@ -59,25 +65,15 @@ def test_the_second_pass_of_a_start_stops_at_what_its_work_leaves(problem, monke
     what the first left of it, at the same point however slow the machine (each LP made
     a millisecond slower), not at the clock's guard (on Castro's JJTABEL3 at 10 s the
     guard ended it at a different complement from run to run, unflagged)."""
-    import time
-
     import numpy as np
-
-    from tablesafe.audit import lp as lpmod
 
     free = fast_pattern(problem)
     assert free.stats["second_pass"]["tried"] > 1
     bound = free.stats["first_pass_work"] + 1  # the first pass fits; the second has one unit
-    real_run = lpmod._MeteredHighs.run
-
-    def slow_run(self):
-        time.sleep(0.001)
-        return real_run(self)
-
     patterns = []
     for slow in (False, True):
         if slow:
-            monkeypatch.setattr(lpmod._MeteredHighs, "run", slow_run)
+            _slow_lps(monkeypatch)
         pat = fast_pattern(problem, give_up_work=bound, give_up_after=600.0)
         second = pat.stats["second_pass"]
         assert second["budget_hit"] and not second["clock_stopped"]
