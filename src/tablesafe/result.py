@@ -236,15 +236,15 @@ class ProtectResult:
             out["repair stopped"] = (f"{st['repair_timed_out']} out of time after adding "
                                      f"{_count(st.get('repair_added_before_timeout', 0), 'cell')}"
                                      + ("; the tables that proved the search's pattern prove it"
-                                        if st.get("repair_by_search_tables") else "")
-                                     + _settled_text(st))
+                                        if st.get("repair_by_search_tables") else ""))
         if "certificate_repair_added" in st:
             out["certificates completing the pattern"] = (
                 f"added {_count(st['certificate_repair_added'], 'cell')} worth "
                 f"{st.get('certificate_repair_added_value', 0.0):,.2f}, {st.get('certificate_repair_seconds', 0.0):.1f} s"
                 + (f"; of these, {_count(st['certificate_repair_insider_added'], 'cell')} worth "
                    f"{st.get('certificate_repair_insider_added_value', 0.0):,.2f} first withheld by "
-                   "single respondents' insider certificates" if st.get("certificate_repair_insider_added") else ""))
+                   "single respondents' insider certificates" if st.get("certificate_repair_insider_added") else "")
+                + _settled_text(st))
         if st.get("insider_added") and "certificate_repair_added" not in st:
             out["insider certificates"] = (
                 f"{_count(st['insider_added'], 'cell')} worth {st.get('insider_added_value', 0.0):,.2f} "
@@ -453,13 +453,14 @@ def information_loss(problem: Problem, withheld: np.ndarray) -> pd.DataFrame:
 
 
 def _settled_text(st: dict) -> str:
-    """What a repair out of time had proved already, which the certificates kept."""
+    """What the repair (or the subtables) had proved already, which the certificates
+    completing the pattern kept."""
     parts = []
     if st.get("settled_targets"):
-        parts.append(f"{_count(st['settled_targets'], 'sensitive cell')} proved by its attacks' tables, "
-                     "which serve as their certificates")
+        parts.append(f"{_count(st['settled_targets'], 'sensitive cell')} proved already by the tables of "
+                     "the repair's or the subtables' attacks, which serve as their certificates")
     if st.get("settled_by_audit"):
-        parts.append(f"{_count(st['settled_by_audit'], 'sensitive cell')} proved by its last audit "
+        parts.append(f"{_count(st['settled_by_audit'], 'sensitive cell')} proved by the repair's last audit "
                      "(the pattern audited again for what changed since"
                      + (f", {st['completion_audit_seconds']:.1f} s)" if "completion_audit_seconds" in st else ")"))
     if not parts:
