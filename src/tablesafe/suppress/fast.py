@@ -365,10 +365,9 @@ def _targets(need: np.ndarray, withheld: np.ndarray, settled: Settled | None) ->
 
 
 def _settled_result(settled: Settled, withheld: np.ndarray) -> FirstPassResult:
-    """The settled targets as a first pass's result (to merge with the search's)."""
-    cells = withheld.copy()
-    cells[settled.cells] = True
-    return FirstPassResult(withheld=cells, certs=settled.certs, labels=list(settled.labels),
+    """The settled targets as a first pass's result (to merge with the search's), on the
+    job's pattern ``withheld``, which holds their cells (:func:`_targets`)."""
+    return FirstPassResult(withheld=withheld, certs=settled.certs, labels=list(settled.labels),
                            held=list(settled.held), found_by=_settled_counts(settled), searched=0,
                            shared=0, singleton_used=0, insider_pairs=0, unprotectable=[], insider_open=[],
                            lp_solves=0, insider_added=np.zeros(len(withheld), dtype=bool))

@@ -215,7 +215,8 @@ def audit_after_completion(problem: Problem, bounds: Bounds, withheld: np.ndarra
         log("auditing what changed since the last audit of the repair")
     t = time.monotonic()
     truth = with_true_offsets(problem)
-    recheck = (problem.sensitive & ~np.isin(np.arange(problem.n), settled.audited), withheld & ~settled.audit.pattern)
+    # the targets that audit named (the others are ``settled.audited``), and the cells since
+    recheck = (problem.sensitive & settled.audit.named, withheld & ~settled.audit.pattern)
     seeds = {**settled.audit.tables, **certificate_tables(problem, certificates)}
     keys, result = repair_audit(truth, withheld, bounds, recheck, seeds, log)
     stats["completion_audit_seconds"] = time.monotonic() - t

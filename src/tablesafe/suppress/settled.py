@@ -34,9 +34,10 @@ import numpy as np
 import pandas as pd
 
 from tablesafe.problem import Problem
-from tablesafe.suppress.attacker import UP, Attack, Bounds
+from tablesafe.suppress.attacker import UP, Bounds
 from tablesafe.suppress.local.certificates import CertificateLog, Certificates, certificate_frame
 from tablesafe.suppress.proof import with_true_offsets
+from tablesafe.suppress.protection import still_holds
 
 __all__ = ["Audited", "Settled", "settled_targets"]
 
@@ -132,9 +133,9 @@ def _certificate_log(problem: Problem, bounds: Bounds, attacks: dict, withheld: 
     (direction 0 up, 1 down; insider attacks labelled by the cell they keep fixed)."""
     log = CertificateLog()
     for (target, direction, insider), a in sorted(attacks.items()):
-        if not _stands(bounds, a, withheld):
+        if not still_holds(bounds, a, withheld):
             continue
-        moved = abs(float(a.dev[a.cells == target].sum()))
+        moved = abs(float(a.dev[a.cells == target].sum()))  # 0 for a table that moves nothing
         if moved <= 0:
             continue
         dev = a.dev * min(1.0, a.required / moved) if a.required > 0 else a.dev
@@ -143,13 +144,6 @@ def _certificate_log(problem: Problem, bounds: Bounds, attacks: dict, withheld: 
         log.add(int(target), [(0 if direction == UP else 1, a.cells[nz].astype(np.int64), dev[nz].astype(float))],
                 label)
     return log
-
-
-def _stands(bounds: Bounds, a: Attack, withheld: np.ndarray) -> bool:
-    """Whether ``a`` passed and its table moves only cells of ``withheld``."""
-    from tablesafe.suppress.protection import still_holds
-
-    return bool(len(a.cells)) and still_holds(bounds, a, withheld)
 
 
 def _proved(problem: Problem, withheld: np.ndarray, certs: Certificates, labels: list[str],
