@@ -118,9 +118,12 @@ def test_a_flat_tables_subtable_takes_far_fewer_attacker_lps_with_boxes(monkeypa
     on from the boxes too), most of its attacks need no LP and its LP work falls by more
     than half; as the small subtable it is (handed-on tables from sparse LPs), the cut
     rounds alone still save LP work. The whole run's pattern passes the independent
-    audit either way."""
+    audit either way. (Its attacks are taken as LPs here: a two-way subtable's are flows
+    otherwise, cheaper than the boxes, which then serve three-way subtables only.)"""
     import tablesafe.suppress.subtable_cuts as subtable_cuts
+    from tablesafe.suppress import flow_attacks
 
+    monkeypatch.setattr(flow_attacks, "USE_FLOWS", False)
     p = table_problem(5, [[30], [12]], units=150)
     b = Bounds.of(p, singleton=True)
     _, without = modular_pattern(p, b, workers=1, boxes=False)

@@ -111,6 +111,13 @@ def fresh_scheduler() -> None:
 
 
 
+def add_work(units: int) -> None:
+    """Count ``units`` of work done outside HiGHS (the attackers' flows of
+    :mod:`tablesafe.suppress.flow_attacks`) in :func:`lp_work`, so that work bounds and
+    work clocks see it."""
+    _WORK[0] += int(units)
+
+
 def run_work(h: highspy.Highs) -> int:
     """The work units of ``h``'s last run: :data:`RUN_WORK`, one per
     :data:`SIZE_PER_UNIT` rows and columns, each simplex iteration

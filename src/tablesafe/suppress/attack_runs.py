@@ -24,6 +24,7 @@ from tablesafe.structure.insiders import InsiderModel
 from tablesafe.structure.neighbours import find_sorted
 from tablesafe.suppress.attack_progress import count
 from tablesafe.suppress.attacker import DOWN, UP, Attack, BlockLP, Blocks, Bounds, Key
+from tablesafe.suppress.flow_attacks import FlowBlock, network_signs, whole_network
 from tablesafe.suppress.neighbourhood_attacks import attack_neighbourhoods
 from tablesafe.suppress.reached_tables import ReachedTables, answer_from_tables
 from tablesafe.suppress.subtable_tables import take_known
@@ -229,7 +230,12 @@ def _run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
             if not keys:
                 _sliding(bounds, out)
                 return out
-    if blocks is None:
+    signs = network_signs(problem)
+    if signs is not None:
+        # flows need no split into blocks: one graph of every withheld cell (a flow
+        # stays within its component)
+        blocks = whole_network(problem, x)
+    elif blocks is None:
         blocks = Blocks(problem.relations, x)
     by_block: dict[int, list[Key]] = {}
     for key in keys:
@@ -247,7 +253,7 @@ def _run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
         by_block.setdefault(b, []).append(key)
     sizes = np.bincount(blocks.label[blocks.label >= 0], minlength=max(blocks.count, 1))
     for b, bkeys in by_block.items():
-        if sizes[b] > LOCAL_FIRST and local:
+        if sizes[b] > LOCAL_FIRST and local and signs is None:
             # big block: try each target on its neighbourhood first (cells further away held
             # at their true values: a feasible point there is feasible for the block too)
             left = attack_neighbourhoods(problem, bounds, x, bkeys, out, relations_by_cell(problem), OutOfTime,
@@ -256,7 +262,11 @@ def _run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
             bkeys = left
             if not bkeys:
                 continue
-        lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
+        lp: BlockLP | FlowBlock
+        if signs is not None:  # a network: the attacks are flows (:mod:`~tablesafe.suppress.flow_attacks`)
+            lp = FlowBlock(problem, bounds, x, blocks.cells(b), blocks.rows(b), signs)
+        else:
+            lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
         found = ReachedTables(lp.cells, lp.up, lp.dn) if REUSE_TABLES else None
         for key in bkeys:
             if deadline is not None and time.monotonic() > deadline:

@@ -27,6 +27,7 @@ import numpy as np
 from tablesafe.audit.lp import lp_work
 from tablesafe.parallel import one_blas_thread, worker_count
 from tablesafe.problem import PRIMARY, SAFE, Problem
+from tablesafe.suppress import flow_attacks
 from tablesafe.suppress.attack_runs import relations_by_cell
 from tablesafe.suppress.attacker import UP, Bounds
 from tablesafe.suppress.compact import CompactResult, attacks_of, compact_pattern, model_size
@@ -193,7 +194,7 @@ def modular_pattern(
     batch_max = BATCH if certified_levels else 1
     batches = 0
     lanes = SUBTABLE_LANES if len(subs) >= PARALLEL_MIN_SUBTABLES and certified_levels else 1
-    pool = _pool(workers if lanes > 1 else 1)
+    pool = _pool(workers if lanes > 1 else 1, problem)
     try:
         while queue:
             if time.monotonic() > deadline:
@@ -458,11 +459,20 @@ PARALLEL_MIN_SUBTABLES = 24
 """Tables with fewer subtables are solved in this process (starting workers costs more)."""
 
 
-def _pool(workers: int | None):
-    """A process pool for subtables, or None to solve them here."""
+FLOW_BOXES_FROM = 1000
+"""Network subtables (of two-way tables) of more cells than this still try box
+certificates before the flows (:mod:`~tablesafe.suppress.subtable_boxes`): on a large
+subtable a box costs less than a flow through thousands of cells."""
+
+
+def _pool(workers: int | None, problem: Problem):
+    """A process pool for subtables, or None to solve them here. The subtables of a
+    two-way table are networks: the flow kernel is loaded before the workers fork."""
     n = worker_count() if workers is None else int(workers)
     if n <= 1:
         return None
+    if problem.model is not None and len(problem.model.dims) <= 2:
+        flow_attacks.warm()
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -508,8 +518,10 @@ def _solve_task(task: tuple):
     clock.guard = min(clock.guard, deadline)
     res: SubtablePattern | CompactResult | None
     if subtable_model == "cuts":
+        # a small network's attacks are flows, cheaper than the box certificates' search
+        boxed = grid is not None and (sub.n > FLOW_BOXES_FROM or flow_attacks.network_signs(sub) is None)
         res = protect_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, reopens=reopens, clock=clock,
-                               boxes=None if grid is None else BoxTables(sub, sb, grid, outer))
+                               boxes=BoxTables(sub, sb, grid, outer) if boxed else None)
     else:
         res = _solve_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens=reopens)
     work = lp_work() - work0

@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from tablesafe.suppress.attacker import UP, Attack, BlockLP, Key, moves_any
+from tablesafe.suppress.flow_attacks import FlowBlock
 
 __all__ = ["ReachedTables", "answer_from_tables"]
 
@@ -116,7 +117,7 @@ class ReachedTables:
         return None
 
 
-def answer_from_tables(found: ReachedTables, lp: BlockLP, key: Key, req: float, extra: tuple[int, ...],
+def answer_from_tables(found: ReachedTables, lp: BlockLP | FlowBlock, key: Key, req: float, extra: tuple[int, ...],
                        certify: bool) -> Attack | None:
     """A passing attack from a table found earlier in the block, or None: first a table
     of the target's own attacks (another insider's) that leaves this insider's cell
