@@ -267,7 +267,7 @@ def _run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
             lp = FlowBlock(problem, bounds, x, blocks.cells(b), blocks.rows(b), signs)
         else:
             lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
-        found = ReachedTables(lp.cells, lp.up, lp.dn) if REUSE_TABLES else None
+        found = ReachedTables(lp.cells, lp.up, lp.dn) if REUSE_TABLES and signs is None else None
         for key in bkeys:
             if deadline is not None and time.monotonic() > deadline:
                 raise OutOfTime

@@ -467,22 +467,56 @@ def row_cuts(problem: Problem, bounds: Bounds, fixed_one: np.ndarray) -> list[Cu
     The relation alone must let the target move by its level: the dual ``u = +-e_r``
     of the attacker's LP, so another cell of the relation must be withheld and able to
     move far enough (the "at least two withheld cells per relation" condition, weighted
-    by capacity).
+    by capacity). The same cuts as :func:`relation_cut` per relation, worked out for all
+    of them at once (a subtable asks for thousands).
     """
-    cuts: list[Cut] = []
     a = problem.relations.tocsc()
-    arow = problem.relations
-    for k in np.flatnonzero(problem.sensitive):
-        for r in a.indices[a.indptr[k]:a.indptr[k + 1]]:
-            s, e = arow.indptr[r], arow.indptr[r + 1]
-            cols = arow.indices[s:e]
-            vals = arow.data[s:e]
-            for direction, req in ((UP, bounds.req_up[k]), (DOWN, bounds.req_dn[k])):
-                if req <= 0:
-                    continue
-                cut = relation_cut(bounds, int(k), direction, float(req), cols, vals, fixed_one)
-                if cut.rhs > 0:
-                    cuts.append(cut)
+    arow = problem.relations.tocsr()
+    sens = np.flatnonzero(problem.sensitive)
+    if not sens.size:
+        return []
+    # one entry per (target, relation): the relations of each sensitive cell
+    per = np.diff(a.indptr)[sens]
+    at = gather(a.indptr, sens)
+    tgt = np.repeat(sens, per)
+    rel = a.indices[at]
+    akr = a.data[at].astype(float)
+    cuts: list[Cut] = []
+    # the cells of each (target, relation), in the order of the relation's row
+    size = np.diff(arow.indptr)[rel]
+    nz = gather(arow.indptr, rel)
+    pair = np.repeat(np.arange(rel.size), size)
+    cols = arow.indices[nz].astype(np.int64)
+    vals = arow.data[nz].astype(float)
+    own = cols == tgt[pair]
+    first = np.concatenate([[0], np.cumsum(size)[:-1]])
+    per_direction = []
+    for direction, req_all in ((UP, bounds.req_up), (DOWN, bounds.req_dn)):
+        req = req_all[tgt]
+        d = vals * (direction / akr[pair])  # d = -vals * (-direction / a_kr), 0 at the target
+        d[own] = 0.0
+        dn = np.where(own, bounds.tdn[cols], bounds.dn[cols])
+        up = np.where(own, bounds.tup[cols], bounds.up[cols])
+        pos = np.maximum(d, 0.0)
+        neg = np.maximum(-d, 0.0)
+        with np.errstate(invalid="ignore"):
+            coef = np.where(pos > 0, pos * dn, 0.0) + np.where(neg > 0, neg * up, 0.0)
+        coef = np.where(np.isnan(coef), INF, coef)
+        const = fixed_one[cols]
+        given = np.add.reduceat(np.where(const, np.minimum(coef, 1e300), 0.0), first)
+        rhs = req - given
+        small = rhs <= RHS_TOLERANCE * np.maximum(np.maximum(1.0, np.abs(req)), given)
+        rhs = np.where(small, np.minimum(rhs, 0.0), rhs)
+        kept = (req > 0) & (rhs > 0)
+        keep = ~const & (coef > 1e-9 * np.maximum(1.0, np.abs(req[pair])))
+        per_direction.append((direction, kept, keep, np.minimum(coef, np.maximum(rhs[pair], 0.0)), rhs))
+    # in the order of a loop over targets, their relations, then the two directions
+    for i in np.flatnonzero(per_direction[0][1] | per_direction[1][1]).tolist():
+        sl = slice(int(first[i]), int(first[i] + size[i]))
+        for direction, kept, keep, capped, rhs in per_direction:
+            if kept[i]:
+                k_ = keep[sl]
+                cuts.append(Cut(cols[sl][k_], capped[sl][k_], float(rhs[i]), int(tgt[i]), direction))
     return cuts
 
 

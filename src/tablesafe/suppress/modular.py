@@ -74,8 +74,8 @@ def subtable_grids(problem: Problem) -> list[tuple[int, np.ndarray, SubtableGrid
     out: list[tuple[int, np.ndarray, SubtableGrid]] = []
     for combo in itertools.product(*per_dim):
         depth = sum(c[0] for c in combo)
-        grids = np.meshgrid(*[c[1] for c in combo], indexing="ij")
-        k = np.ravel_multi_index(tuple(g.ravel() for g in grids), shape)
+        axes = [c[1] for c in combo]
+        k = np.ravel_multi_index(np.ix_(*axes), shape).ravel()  # the grid's cells, C order
         loc = np.searchsorted(skeys, k)
         loc = np.minimum(loc, len(skeys) - 1)
         found = skeys[loc] == k
@@ -83,7 +83,7 @@ def subtable_grids(problem: Problem) -> list[tuple[int, np.ndarray, SubtableGrid
             continue
         at = order[loc]
         cells = np.sort(at)
-        local = np.searchsorted(cells, at).reshape(grids[0].shape)
+        local = np.searchsorted(cells, at).reshape(tuple(len(a) for a in axes))
         out.append((depth, cells, SubtableGrid(local)))
     out.sort(key=lambda t: (t[0], t[1][0]))
     return out
