@@ -183,3 +183,23 @@ def test_a_target_whose_partners_cannot_make_up_its_level_fails_with_a_cut():
     assert set(cut.idx.tolist()) & {at(0, 1), at(1, 0)}
     down = fb.attack(at(1, 1), DOWN, 5.0)
     assert down.ok
+
+
+def test_sliding_levels_on_a_network_go_to_the_lp_with_the_same_verdicts(monkeypatch):
+    """A sliding level compares the reach up and down: such attacks are answered by the
+    block's LP, and the check's verdicts (sliding shortfalls included) are the LPs'."""
+    rng = np.random.default_rng(11)
+    for _ in range(8):
+        p = _random_grid(rng)
+        spl = np.where(p.sensitive, p.value * rng.uniform(0.2, 1.5, p.n), 0.0)
+        p = p.copy(spl=spl)
+        b = Bounds.of(p)
+        assert (b.req_sl > 0).any()
+        x = _pattern(rng, p, fractional=False)
+        keys = [(int(k), d, -1) for k in np.flatnonzero(p.sensitive) for d in (UP, DOWN)]
+        by_flow = attack_runs.run_attacks(p, b, x, keys, want_dual=True)
+        monkeypatch.setattr(flow_attacks, "USE_FLOWS", False)
+        by_lp = attack_runs.run_attacks(p, b, x, keys, want_dual=True)
+        monkeypatch.setattr(flow_attacks, "USE_FLOWS", True)
+        assert {k: (a.ok, a.sliding_short > 0) for k, a in by_flow.items()} == \
+            {k: (a.ok, a.sliding_short > 0) for k, a in by_lp.items()}
