@@ -203,3 +203,51 @@ def test_sliding_levels_on_a_network_go_to_the_lp_with_the_same_verdicts(monkeyp
         monkeypatch.setattr(flow_attacks, "USE_FLOWS", True)
         assert {k: (a.ok, a.sliding_short > 0) for k, a in by_flow.items()} == \
             {k: (a.ok, a.sliding_short > 0) for k, a in by_lp.items()}
+
+
+def test_a_table_with_few_sensitive_cells_keeps_its_subtables_on_lps(monkeypatch):
+    """Below ``FLOW_MIN_SENSITIVE`` sensitive cells the subtables' attacks are LPs (the
+    kernel's loading would cost more than it saves); at or above it, flows. The choice
+    comes from the table, and the pattern passes the independent audit either way."""
+    from _suppress_gen import independent_audit, table_problem
+
+    from tablesafe.suppress import modular, suppress
+
+    p = table_problem(5, [[4], [3, 2]], units=90)
+    calls = []
+    real = FlowBlock.attack
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(FlowBlock, "attack", counted)
+    monkeypatch.setattr(modular, "FLOW_MIN_SENSITIVE", int(p.sensitive.sum()) + 1)
+    few = suppress(p, "modular")
+    assert calls == []
+    monkeypatch.setattr(modular, "FLOW_MIN_SENSITIVE", int(p.sensitive.sum()))
+    many = suppress(p, "modular")
+    assert len(calls) > 0
+    for pattern in (few, many):
+        assert independent_audit(p, pattern.withheld) == []
+
+
+def test_every_flow_counts_its_work():
+    """Work clocks see the flows: each attack adds at least ``FLOW_RUN_WORK`` units to
+    ``lp_work``, and the same attacks add the same work every time."""
+    from tablesafe.audit.lp import lp_work
+
+    rng = np.random.default_rng(3)
+    p = _random_grid(rng)
+    b = Bounds.of(p)
+    x = _pattern(rng, p, fractional=False)
+    blocks = whole_network(p, x)
+    keys = [(int(k), d) for k in np.flatnonzero(p.sensitive) for d in (UP, DOWN)]
+    spent = []
+    for _ in range(2):
+        fb = FlowBlock(p, b, x, blocks.cells(0), blocks.rows(0), network_signs(p))
+        before = lp_work()
+        for k, d in keys:
+            fb.attack(k, d, float(b.req_up[k] if d == UP else b.req_dn[k]))
+        spent.append(lp_work() - before)
+    assert spent[0] == spent[1] >= flow_attacks.FLOW_RUN_WORK * len(keys)

@@ -179,11 +179,10 @@ def test_modular_subtables_stop_by_work_whatever_the_speed(monkeypatch):
     _, free = modular_pattern(p, b, time_limit=60.0, workers=1)
     assert free["subtables_clock_guarded"] == 0 and free["subtable_work"] > 0
 
-    # a work clock that counts 100 units as a second (its guard a minute away): a
-    # subtable's share of 0.5 s is then 50 units, less than its solve needs (its
-    # attacks are flows, a unit or so each, its masters MIPs)
+    # a work clock that counts 400 units as a second (its guard a minute away): a
+    # subtable's share of 0.5 s is then 200 units, less than its solve needs
     def scarce(cls, seconds, slack=1.2):
-        return cls(rate=100.0, guard=time.monotonic() + 60.0)
+        return cls(rate=400.0, guard=time.monotonic() + 60.0)
 
     monkeypatch.setattr(subtable_cuts.WorkClock, "for_limit", classmethod(scarce))
     first, st = modular_pattern(p, b, time_limit=60.0, workers=1, subtable_limit=0.5)

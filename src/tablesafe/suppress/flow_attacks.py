@@ -29,6 +29,9 @@ of the same block.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -51,11 +54,27 @@ SCANS_PER_UNIT = 4000
 _SIGNS: dict[int, tuple[sp.csr_matrix, np.ndarray | None]] = {}
 
 
+_ALLOWED = [True]
+
+
+@contextlib.contextmanager
+def allowed(flag: bool) -> Iterator[None]:
+    """Within the block, flows answer attacks only if ``flag`` (a caller's choice made
+    from its input, so the same input gets the same attacks in every process)."""
+    saved = _ALLOWED[0]
+    _ALLOWED[0] = bool(flag)
+    try:
+        yield
+    finally:
+        _ALLOWED[0] = saved
+
+
 def network_signs(problem: Problem) -> np.ndarray | None:
     """A sign per relation that makes ``problem``'s relations a node-edge incidence
     matrix (each cell's column one +1 and one -1, or a single +-1), or None when there is
-    none (or the flow kernel cannot be loaded). Worked out once per relations matrix."""
-    if not USE_FLOWS:
+    none (or the flow kernel cannot be loaded, or flows are not :func:`allowed` here).
+    Worked out once per relations matrix."""
+    if not (USE_FLOWS and _ALLOWED[0]):
         return None
     rel = problem.relations
     hit = _SIGNS.get(id(rel))
@@ -148,8 +167,7 @@ def whole_network(problem: Problem, x: np.ndarray) -> Blocks:
     blocks.label = np.where(active, 0, -1).astype(np.int64)
     csc = _csc(problem)
     cols = np.flatnonzero(active)
-    per = np.diff(csc.indptr)[cols]
-    at = np.repeat(csc.indptr[cols], per) + (np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per))
+    at, _ = _entries(csc, cols)
     blocks.row_label = np.full(m, -1, dtype=np.int64)
     blocks.row_label[csc.indices[at]] = 0
     blocks.count = 1 if cols.size else 0
@@ -189,13 +207,10 @@ class FlowBlock:
         self.nn = nr + 1
         local = np.full(problem.relations.shape[0], -1, dtype=np.int64)
         local[rows] = np.arange(nr)
-        self.local_row = local
         csc = _csc(problem)
         tail = np.full(nc, nr, dtype=np.int64)
         head = np.full(nc, nr, dtype=np.int64)
-        per = np.diff(csc.indptr)[cells]
-        at = np.repeat(csc.indptr[cells], per) + (np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per))
-        owner = np.repeat(np.arange(nc), per)
+        at, owner = _entries(csc, cells)
         node = local[csc.indices[at]]
         plus = signs[csc.indices[at]] * csc.data[at] > 0
         head[owner[plus]] = node[plus]
@@ -281,6 +296,14 @@ class FlowBlock:
             return known
         return Attack(known.target, known.direction, known.insider, known.reached, known.required,
                       cells=att.cells, dev=att.dev)
+
+
+def _entries(csc: sp.csc_matrix, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions in ``csc``'s arrays of the entries of columns ``cols``, and for each
+    the index into ``cols`` of its column."""
+    per = np.diff(csc.indptr)[cols]
+    at = np.repeat(csc.indptr[cols], per) + (np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per))
+    return at, np.repeat(np.arange(len(cols)), per)
 
 
 _CSC_CACHE: dict[int, tuple[sp.csr_matrix, sp.csc_matrix]] = {}
