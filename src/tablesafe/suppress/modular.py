@@ -532,8 +532,10 @@ def _solve_task(task: tuple):
                        sensitive_here, grid, outer, deadline)
 
 
-def _solved(sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells,
-            sensitive_here, grid, outer, deadline) -> tuple:
+def _solved(sub: Problem, sb: Bounds, cand: np.ndarray, ins: dict, seconds: float, mip_gap: float, seed: int,
+            compact_max: int, reopens: np.ndarray, subtable_model: str, cells: np.ndarray,
+            sensitive_here: np.ndarray, grid: SubtableGrid | None, outer: np.ndarray | None,
+            deadline: float) -> tuple:
     """:func:`_solve_task` once the task is unpacked."""
     work0 = lp_work()
     clock = WorkClock.for_limit(seconds)
@@ -543,7 +545,7 @@ def _solved(sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, su
         # a small network's attacks are flows, cheaper than the box certificates' search
         boxed = grid is not None and (sub.n > FLOW_BOXES_FROM or flow_attacks.network_signs(sub) is None)
         res = protect_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, reopens=reopens, clock=clock,
-                               boxes=BoxTables(sub, sb, grid, outer) if boxed else None)
+                               boxes=BoxTables(sub, sb, grid, outer) if boxed and grid is not None else None)
     else:
         res = _solve_subtable(sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens=reopens)
     work = lp_work() - work0
