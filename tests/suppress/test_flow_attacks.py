@@ -14,6 +14,12 @@ from tablesafe.suppress.attacker import DOWN, UP, BlockLP, Blocks, Bounds, cut_f
 from tablesafe.suppress.flow_attacks import FlowBlock, network_signs, whole_network
 
 
+@pytest.fixture(autouse=True)
+def _flows_on_small_tables(monkeypatch):
+    """The random tables here have a few sensitive cells: flows for them all the same."""
+    monkeypatch.setattr(flow_attacks, "FLOW_MIN_SENSITIVE", 0)
+
+
 def _random_grid(rng: np.random.Generator):
     r, c = (int(v) for v in rng.integers(2, 7, 2))
     inner = np.round(rng.lognormal(3, 1.5, (r, c)))
@@ -211,7 +217,7 @@ def test_a_table_with_few_sensitive_cells_keeps_its_subtables_on_lps(monkeypatch
     comes from the table, and the pattern passes the independent audit either way."""
     from _suppress_gen import independent_audit, table_problem
 
-    from tablesafe.suppress import modular, suppress
+    from tablesafe.suppress import suppress
 
     p = table_problem(5, [[4], [3, 2]], units=90)
     calls = []
@@ -222,10 +228,10 @@ def test_a_table_with_few_sensitive_cells_keeps_its_subtables_on_lps(monkeypatch
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(FlowBlock, "attack", counted)
-    monkeypatch.setattr(modular, "FLOW_MIN_SENSITIVE", int(p.sensitive.sum()) + 1)
+    monkeypatch.setattr(flow_attacks, "FLOW_MIN_SENSITIVE", int(p.sensitive.sum()) + 1)
     few = suppress(p, "modular")
     assert calls == []
-    monkeypatch.setattr(modular, "FLOW_MIN_SENSITIVE", int(p.sensitive.sum()))
+    monkeypatch.setattr(flow_attacks, "FLOW_MIN_SENSITIVE", int(p.sensitive.sum()))
     many = suppress(p, "modular")
     assert len(calls) > 0
     for pattern in (few, many):

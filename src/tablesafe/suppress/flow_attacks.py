@@ -54,13 +54,21 @@ SCANS_PER_UNIT = 4000
 _SIGNS: dict[int, tuple[sp.csr_matrix, np.ndarray | None]] = {}
 
 
-_ALLOWED = [True]
+FLOW_MIN_SENSITIVE = 200
+"""A problem with fewer sensitive cells has its attacks answered by LPs, not flows: its
+few attacks do not make up for loading the flow kernel (0.2-0.3 s once per process;
+measured on the generated 1,044-cell two-way table with 10 sensitive cells, 0.27 s by
+LPs and 0.55 s by flows, fifty-sixth session). A HiTaS subtable is told what its whole
+table decided (:func:`allowed`)."""
+
+_ALLOWED: list[bool | None] = [None]
 
 
 @contextlib.contextmanager
 def allowed(flag: bool) -> Iterator[None]:
-    """Within the block, flows answer attacks only if ``flag`` (a caller's choice made
-    from its input, so the same input gets the same attacks in every process)."""
+    """Within the block, flows answer attacks only if ``flag``, whatever the problem's
+    own number of sensitive cells (a subtable's whole table decides for it, so the same
+    table gets the same attacks in every process)."""
     saved = _ALLOWED[0]
     _ALLOWED[0] = bool(flag)
     try:
@@ -69,12 +77,21 @@ def allowed(flag: bool) -> Iterator[None]:
         _ALLOWED[0] = saved
 
 
+def flows_pay(problem: Problem) -> bool:
+    """Whether a problem's attacks are worth the flow kernel (:data:`FLOW_MIN_SENSITIVE`)."""
+    return int(problem.sensitive.sum()) >= FLOW_MIN_SENSITIVE
+
+
 def network_signs(problem: Problem) -> np.ndarray | None:
     """A sign per relation that makes ``problem``'s relations a node-edge incidence
     matrix (each cell's column one +1 and one -1, or a single +-1), or None when there is
-    none (or the flow kernel cannot be loaded, or flows are not :func:`allowed` here).
-    Worked out once per relations matrix."""
-    if not (USE_FLOWS and _ALLOWED[0]):
+    none, when the flow kernel cannot be loaded, or when flows are not for this problem
+    (:func:`allowed`; outside it, :func:`flows_pay`). Worked out once per relations
+    matrix."""
+    if not USE_FLOWS:
+        return None
+    chosen = _ALLOWED[0]
+    if not (flows_pay(problem) if chosen is None else chosen):
         return None
     rel = problem.relations
     hit = _SIGNS.get(id(rel))

@@ -459,20 +459,6 @@ PARALLEL_MIN_SUBTABLES = 24
 """Tables with fewer subtables are solved in this process (starting workers costs more)."""
 
 
-FLOW_MIN_SENSITIVE = 200
-"""Tables with fewer sensitive cells have their subtables' attacks answered by LPs, not
-flows: their few attacks do not make up for loading the flow kernel (0.2-0.3 s once per
-process; measured on the generated 1,044-cell two-way table with 10 sensitive cells,
-0.27 s by LPs and 0.55 s by flows, fifty-sixth session). Decided from the table, so the
-same table gets the same attacks in every process."""
-
-
-def _flows_pay(problem: Problem) -> bool:
-    """Whether the subtables of ``problem`` answer their attacks by flows where they are
-    networks (:data:`FLOW_MIN_SENSITIVE`)."""
-    return int(problem.sensitive.sum()) >= FLOW_MIN_SENSITIVE
-
-
 FLOW_BOXES_FROM = 1000
 """Network subtables (of two-way tables) of more cells than this still try box
 certificates before the flows (:mod:`~tablesafe.suppress.subtable_boxes`): on a large
@@ -485,7 +471,7 @@ def _pool(workers: int | None, problem: Problem):
     n = worker_count() if workers is None else int(workers)
     if n <= 1:
         return None
-    if problem.model is not None and len(problem.model.dims) <= 2 and _flows_pay(problem):
+    if problem.model is not None and len(problem.model.dims) <= 2 and flow_attacks.flows_pay(problem):
         flow_attacks.warm()
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -517,7 +503,7 @@ def _task(problem: Problem, bounds: Bounds, w: np.ndarray, seen: np.ndarray, cel
         in_table = ptr[cells + 1] - ptr[cells]
         outer = in_table > np.bincount(sub.relations.indices, minlength=sub.n)
     return (sub, sb, cand, ins, seconds, mip_gap, seed, compact_max, reopens, subtable_model, cells,
-            problem.sensitive[cells], grid, outer, deadline, _flows_pay(problem))
+            problem.sensitive[cells], grid, outer, deadline, flow_attacks.flows_pay(problem))
 
 
 def _solve_task(task: tuple):
