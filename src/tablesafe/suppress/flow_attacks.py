@@ -97,7 +97,9 @@ def network_signs(problem: Problem) -> np.ndarray | None:
     hit = _SIGNS.get(id(rel))
     if hit is not None and hit[0] is rel:
         return hit[1]
-    signs = _signs(rel) if kernel() is not None else None
+    signs = _signs(rel)
+    if signs is not None and kernel() is None:
+        signs = None  # (the kernel is loaded only for a network)
     if len(_SIGNS) > 64:
         _SIGNS.clear()
     _SIGNS[id(rel)] = (rel, signs)
