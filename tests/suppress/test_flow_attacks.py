@@ -257,3 +257,13 @@ def test_every_flow_counts_its_work():
             fb.attack(k, d, float(b.req_up[k] if d == UP else b.req_dn[k]))
         spent.append(lp_work() - before)
     assert spent[0] == spent[1] >= flow_attacks.FLOW_RUN_WORK * len(keys)
+
+
+def test_a_table_that_is_no_network_does_not_load_the_kernel(monkeypatch):
+    """Loading the kernel costs a fraction of a second: only a network asks for it."""
+    def no_kernel():
+        raise AssertionError("the flow kernel was asked for")
+
+    monkeypatch.setattr(flow_attacks, "kernel", no_kernel)
+    flow_attacks._SIGNS.clear()
+    assert network_signs(_table(["a", "b"], ["x", "y"], ["u", "v"])) is None
