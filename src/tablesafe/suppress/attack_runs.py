@@ -17,32 +17,25 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
-import scipy.sparse as sp
 
 from tablesafe.problem import Problem
 from tablesafe.structure.insiders import InsiderModel
 from tablesafe.structure.neighbours import find_sorted
 from tablesafe.suppress.attack_progress import count
-from tablesafe.suppress.attacker import DOWN, UP, Attack, BlockLP, Blocks, Bounds, Key
+from tablesafe.suppress.attacker import (
+    DOWN,
+    UP,
+    Attack,
+    BlockLP,
+    Blocks,
+    Bounds,
+    Key,
+    relations_by_cell,
+)
 from tablesafe.suppress.flow_attacks import FlowBlock, network_signs, whole_network
 from tablesafe.suppress.neighbourhood_attacks import attack_neighbourhoods
 from tablesafe.suppress.reached_tables import ReachedTables, answer_from_tables
 from tablesafe.suppress.subtable_tables import take_known
-
-_CSC_CACHE: dict[int, tuple[sp.csr_matrix, sp.csc_matrix]] = {}
-
-
-def relations_by_cell(problem: Problem) -> sp.csc_matrix:
-    """``problem.relations`` as CSC (the relations of each cell), built once per relations
-    matrix and shared by the attack and cleanup stages."""
-    key = id(problem.relations)
-    hit = _CSC_CACHE.get(key)
-    if hit is None or hit[0] is not problem.relations:
-        hit = (problem.relations, problem.relations.tocsc())
-        _CSC_CACHE.clear()
-        _CSC_CACHE[key] = hit
-    return hit[1]
-
 
 Insiders = dict[int, np.ndarray]
 """Per target, the cells whose single respondent attacks it, ascending (see

@@ -162,6 +162,59 @@ class Blocks:
         return np.flatnonzero(self.row_label == b)
 
 
+_CSC_CACHE: dict[int, tuple[sp.csr_matrix, sp.csc_matrix]] = {}
+
+
+CSC_CACHE_SIZE = 8
+"""Relations matrices :func:`relations_by_cell` keeps: a table's and the subtables solved
+in the same process between its uses (the flows of :mod:`~tablesafe.suppress.flow_attacks`
+read each subtable's)."""
+
+
+def relations_by_cell(problem: Problem) -> sp.csc_matrix:
+    """``problem.relations`` as CSC (the relations of each cell), built once per relations
+    matrix and shared by the attack, flow and cleanup stages."""
+    key = id(problem.relations)
+    hit = _CSC_CACHE.get(key)
+    if hit is None or hit[0] is not problem.relations:
+        hit = (problem.relations, problem.relations.tocsc())
+        if len(_CSC_CACHE) >= CSC_CACHE_SIZE:
+            _CSC_CACHE.pop(next(iter(_CSC_CACHE)))  # the oldest
+        _CSC_CACHE[key] = hit
+    return hit[1]
+
+
+def block_bounds(bounds: Bounds, x: np.ndarray,
+                 cells: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """How far each of ``cells`` may move under the pattern ``x`` (possibly fractional):
+    up and down as a complement, up and down as the target, each scaled by ``x``; a
+    published cell (x = 0) cannot move, whatever its bounds (inf * 0 is 0 here)."""
+    xs = x[cells]
+    on = xs > 0
+    scale = np.where(on, xs, 1.0)
+    return tuple(np.where(on, b[cells] * scale, 0.0)  # type: ignore[return-value]
+                 for b in (bounds.up, bounds.dn, bounds.tup, bounds.tdn))
+
+
+def movement_weights(problem: Problem, bounds: Bounds, cells: np.ndarray) -> np.ndarray:
+    """Per cell, the weight of a unit of its movement in a sparse certificate: 1 plus its
+    cost relative to the block's largest, and single respondents' cells moved as little
+    as possible (``SINGLETON_WEIGHT``)."""
+    c = np.abs(problem.cost[cells]).astype(float)
+    weight = 1.0 + c / (float(c.max()) if len(cells) and c.max() > 0 else 1.0)
+    return np.where(bounds.singleton[cells], weight * SINGLETON_WEIGHT, weight)
+
+
+def reduced_costs(arows: sp.csr_matrix, y: np.ndarray, target: int, direction: int) -> tuple[np.ndarray, np.ndarray]:
+    """The attacker's reduced costs ``d = c - A^T y`` (``c = -direction e_target``) over the
+    cells of the relations ``arows`` with multipliers ``y``: the cells where ``d`` is not
+    zero and its values (what :func:`cut_from` reads)."""
+    d_all = -(arows.T @ y)
+    d_all[target] -= direction
+    cols = np.flatnonzero(np.abs(d_all) > 1e-12)
+    return cols, d_all[cols]
+
+
 class BlockLP:
     """One HiGHS model of the attacker's deviations over a block of active cells.
 
@@ -192,18 +245,9 @@ class BlockLP:
         order = np.lexsort((row_of, col))
         row_of, col, val = row_of[order], col[order], val[order]
         ptr = np.concatenate([[0], np.cumsum(np.bincount(col, minlength=nc))])
-        xs = x[cells]
         self.nc = nc
-        # a published cell (x = 0) cannot move, whatever its bounds (inf * 0 is 0 here)
-        on = xs > 0
-        self.up = np.where(on, bounds.up[cells] * np.where(on, xs, 1.0), 0.0)
-        self.dn = np.where(on, bounds.dn[cells] * np.where(on, xs, 1.0), 0.0)
-        self.tup = np.where(on, bounds.tup[cells] * np.where(on, xs, 1.0), 0.0)
-        self.tdn = np.where(on, bounds.tdn[cells] * np.where(on, xs, 1.0), 0.0)
-        c = np.abs(problem.cost[cells]).astype(float)
-        self.weight = 1.0 + c / (float(c.max()) if nc and c.max() > 0 else 1.0)
-        # single respondents' cells moved as little as possible (SINGLETON_WEIGHT)
-        self.weight = np.where(bounds.singleton[cells], self.weight * SINGLETON_WEIGHT, self.weight)
+        self.up, self.dn, self.tup, self.tdn = block_bounds(bounds, x, cells)
+        self.weight = movement_weights(problem, bounds, cells)
         h = new_highs()
         h.setOptionValue("presolve", "off")
         h.setOptionValue("simplex_strategy", SIMPLEX_STRATEGY)
@@ -322,12 +366,7 @@ class BlockLP:
             z = self._z()
             res.reached = float(direction * z[j])
             if want_dual and (force_dual or not res.ok):
-                y = np.asarray(sol.row_dual)
-                d_all = -(self.arows.T @ y)
-                d_all[target] -= direction
-                cols = np.flatnonzero(np.abs(d_all) > 1e-12)
-                res.dual_cells = cols
-                res.dual_d = d_all[cols]
+                res.dual_cells, res.dual_d = reduced_costs(self.arows, np.asarray(sol.row_dual), target, direction)
         elif status in (highspy.HighsModelStatus.kUnbounded, highspy.HighsModelStatus.kUnboundedOrInfeasible):
             res.reached = INF
         else:

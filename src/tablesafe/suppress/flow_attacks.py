@@ -37,7 +37,19 @@ import scipy.sparse as sp
 
 from tablesafe.audit.lp import add_work
 from tablesafe.problem import Problem
-from tablesafe.suppress.attacker import INF, SINGLETON_WEIGHT, UP, Attack, BlockLP, Blocks, Bounds
+from tablesafe.structure.neighbours import gather
+from tablesafe.suppress.attacker import (
+    INF,
+    UP,
+    Attack,
+    BlockLP,
+    Blocks,
+    Bounds,
+    block_bounds,
+    movement_weights,
+    reduced_costs,
+    relations_by_cell,
+)
 
 USE_FLOWS = True
 """Whether :func:`~tablesafe.suppress.attack_runs.run_attacks` solves the attacks of a
@@ -97,7 +109,7 @@ def network_signs(problem: Problem) -> np.ndarray | None:
     hit = _SIGNS.get(id(rel))
     if hit is not None and hit[0] is rel:
         return hit[1]
-    signs = _signs(rel)
+    signs = _signs(relations_by_cell(problem))
     if signs is not None and kernel() is None:
         signs = None  # (the kernel is loaded only for a network)
     if len(_SIGNS) > 64:
@@ -106,11 +118,10 @@ def network_signs(problem: Problem) -> np.ndarray | None:
     return signs
 
 
-def _signs(rel: sp.csr_matrix) -> np.ndarray | None:
-    m = rel.shape[0]
+def _signs(csc: sp.csc_matrix) -> np.ndarray | None:
+    m = csc.shape[0]
     if m == 0:
         return None
-    csc = rel.tocsc()
     per_col = np.diff(csc.indptr)
     if per_col.size == 0 or per_col.max() > 2 or not np.all(np.abs(csc.data) == 1.0):
         return None
@@ -184,9 +195,9 @@ def whole_network(problem: Problem, x: np.ndarray) -> Blocks:
     m = problem.relations.shape[0]
     blocks.active = active
     blocks.label = np.where(active, 0, -1).astype(np.int64)
-    csc = _csc(problem)
+    csc = relations_by_cell(problem)
     cols = np.flatnonzero(active)
-    at, _ = _entries(csc, cols)
+    at = gather(csc.indptr, cols)
     blocks.row_label = np.full(m, -1, dtype=np.int64)
     blocks.row_label[csc.indices[at]] = 0
     blocks.count = 1 if cols.size else 0
@@ -211,25 +222,18 @@ class FlowBlock:
         nc = len(cells)
         self.nc = nc
         self.pos = {int(c): j for j, c in enumerate(cells)}
-        xs = x[cells]
-        on = xs > 0
-        scale = np.where(on, xs, 1.0)
-        self.up = np.where(on, bounds.up[cells] * scale, 0.0)
-        self.dn = np.where(on, bounds.dn[cells] * scale, 0.0)
-        self.tup = np.where(on, bounds.tup[cells] * scale, 0.0)
-        self.tdn = np.where(on, bounds.tdn[cells] * scale, 0.0)
-        c = np.abs(problem.cost[cells]).astype(float)
-        weight = 1.0 + c / (float(c.max()) if nc and c.max() > 0 else 1.0)
-        self.weight = np.where(bounds.singleton[cells], weight * SINGLETON_WEIGHT, weight)
+        self.up, self.dn, self.tup, self.tdn = block_bounds(bounds, x, cells)
+        self.weight = movement_weights(problem, bounds, cells)
         # nodes: the block's relations 0..R-1, then the ground R
         nr = len(rows)
         self.nn = nr + 1
         local = np.full(problem.relations.shape[0], -1, dtype=np.int64)
         local[rows] = np.arange(nr)
-        csc = _csc(problem)
+        csc = relations_by_cell(problem)
         tail = np.full(nc, nr, dtype=np.int64)
         head = np.full(nc, nr, dtype=np.int64)
-        at, owner = _entries(csc, cells)
+        at = gather(csc.indptr, cells)
+        owner = np.repeat(np.arange(nc), np.diff(csc.indptr)[cells])
         node = local[csc.indices[at]]
         plus = signs[csc.indices[at]] * csc.data[at] > 0
         head[owner[plus]] = node[plus]
@@ -297,14 +301,9 @@ class FlowBlock:
         u = np.where(side[:nr], -1.0, 0.0)
         if side[nr]:
             u += 1.0
-        y = u * self.signs[self.rows]
         if self._arows is None:
             self._arows = self.problem.relations[self.rows]
-        d_all = -(self._arows.T @ y)
-        d_all[target] -= direction
-        cols = np.flatnonzero(np.abs(d_all) > 1e-12)
-        res.dual_cells = cols
-        res.dual_d = d_all[cols]
+        res.dual_cells, res.dual_d = reduced_costs(self._arows, u * self.signs[self.rows], target, direction)
 
     def certify(self, known: Attack, also_fixed: tuple[int, ...] = ()) -> Attack:
         """As :meth:`BlockLP.certify <tablesafe.suppress.attacker.BlockLP.certify>`: the
@@ -315,25 +314,3 @@ class FlowBlock:
             return known
         return Attack(known.target, known.direction, known.insider, known.reached, known.required,
                       cells=att.cells, dev=att.dev)
-
-
-def _entries(csc: sp.csc_matrix, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The positions in ``csc``'s arrays of the entries of columns ``cols``, and for each
-    the index into ``cols`` of its column."""
-    per = np.diff(csc.indptr)[cols]
-    at = np.repeat(csc.indptr[cols], per) + (np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per))
-    return at, np.repeat(np.arange(len(cols)), per)
-
-
-_CSC_CACHE: dict[int, tuple[sp.csr_matrix, sp.csc_matrix]] = {}
-
-
-def _csc(problem: Problem) -> sp.csc_matrix:
-    rel = problem.relations
-    hit = _CSC_CACHE.get(id(rel))
-    if hit is None or hit[0] is not rel:
-        hit = (rel, rel.tocsc())
-        if len(_CSC_CACHE) > 64:
-            _CSC_CACHE.clear()
-        _CSC_CACHE[id(rel)] = hit
-    return hit[1]

@@ -28,8 +28,7 @@ from tablesafe.audit.lp import lp_work
 from tablesafe.parallel import one_blas_thread, worker_count
 from tablesafe.problem import PRIMARY, SAFE, Problem
 from tablesafe.suppress import flow_attacks
-from tablesafe.suppress.attack_runs import relations_by_cell
-from tablesafe.suppress.attacker import UP, Bounds
+from tablesafe.suppress.attacker import UP, Bounds, relations_by_cell
 from tablesafe.suppress.compact import CompactResult, attacks_of, compact_pattern, model_size
 from tablesafe.suppress.optimal import optimal_pattern
 from tablesafe.suppress.protection import candidates, run_attacks

@@ -33,8 +33,7 @@ import scipy.sparse as sp
 
 from tablesafe.audit.lp import INF, new_highs, pass_lp
 from tablesafe.problem import Problem
-from tablesafe.suppress.attack_runs import relations_by_cell
-from tablesafe.suppress.attacker import UP, Bounds
+from tablesafe.suppress.attacker import UP, Bounds, relations_by_cell
 
 WITHHELD_WEIGHT = 1e-4
 """Weight per unit of movement of a withheld cell, relative to a published cell of the
