@@ -78,7 +78,7 @@ def test_repair_reports_its_check_and_rounds(monkeypatch):
 def test_cleanup_reports_complements_tried(monkeypatch):
     p, b, w = _pattern(11)
     out, atts, _ = repair(p, b, w)
-    monkeypatch.setattr(live_counts, "REPORT_EVERY", 0.0)
+    monkeypatch.setattr(live_counts, "REPORT_EVERY", 0.001)
     lines: list[str] = []
     said, _, removed = cleanup(p, b, out, atts, progress=lines.append)
     quiet, _, removed2 = cleanup(p, b, out, atts)

@@ -267,3 +267,32 @@ def test_a_table_that_is_no_network_does_not_load_the_kernel(monkeypatch):
     monkeypatch.setattr(flow_attacks, "kernel", no_kernel)
     flow_attacks._SIGNS.clear()
     assert network_signs(_table(["a", "b"], ["x", "y"], ["u", "v"])) is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_network_subtable_hands_on_its_flows_tables_without_solving_them_again(seed, monkeypatch):
+    """A subtable attacked by flows (no boxes) already holds the sparse certificates of its
+    pattern: ``_moves`` takes them from the attacks (``flows=True``) and gives the very
+    moves and tables that solving them again gives."""
+    from tablesafe.suppress import subtable_cuts as sc
+    from tablesafe.suppress.protection import candidates
+
+    real = sc._moves
+    compared = []
+
+    def both(sub, bounds, x, keys, clock, found=None, boxes=None, flows=False):
+        got = real(sub, bounds, x, keys, clock, found, boxes, flows)
+        again = real(sub, bounds, x, keys, clock, found, boxes, False)
+        assert np.array_equal(got[0], again[0]) and np.array_equal(got[1], again[1])
+        assert [key for key, _ in got[2]] == [key for key, _ in again[2]]
+        for (_, a), (_, b) in zip(got[2], again[2]):
+            assert np.array_equal(a.cells, b.cells) and np.array_equal(a.dev, b.dev)
+        compared.append(flows)
+        return got
+
+    monkeypatch.setattr(sc, "_moves", both)
+    rng = np.random.default_rng(100 + seed)
+    p = _random_grid(rng)
+    b = Bounds.of(p, singleton=False)
+    res = sc.protect_subtable(p, b, candidates(p, b), {}, 60.0, 0.0, 0)
+    assert res is not None and res.safe and compared == [True]

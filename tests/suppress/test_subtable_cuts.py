@@ -274,3 +274,23 @@ def test_the_tables_handed_on_answer_the_insiders_check(monkeypatch):
     assert (runs[True][0] == runs[False][0]).all()
     assert runs[False][2] == 0 and runs[True][2] > 0
     assert runs[True][1] <= 1.05 * runs[False][1]
+
+
+def test_a_subtable_hands_on_its_insiders_tables(monkeypatch):
+    """A subtable hands on the tables of its single respondents' passing attacks too
+    (``HAND_ON_INSIDERS``): each leaves the insider's cell at its value, meets the
+    relations within the bounds and moves its target by its level on the subtable's
+    pattern, so the full-table check can take it instead of solving that attack's LP."""
+    from tablesafe.suppress import subtable_cuts as sc
+    from tablesafe.suppress.subtable_tables import tables_under
+
+    p, b, insiders, cand = _with_every_insider()
+    res = protect_subtable(p, b, cand, insiders, 60.0, 0.0, 0)
+    assert res is not None and res.safe
+    own = [(key, np.asarray(a.cells), np.asarray(a.dev)) for key, a in res.tables if key[2] >= 0]
+    assert own
+    assert set(tables_under(p, b, res.withheld.astype(float), own)) == {key for key, _, _ in own}
+    monkeypatch.setattr(sc, "HAND_ON_INSIDERS", False)
+    plain = protect_subtable(p, b, cand, insiders, 60.0, 0.0, 0)
+    assert plain is not None and np.array_equal(plain.withheld, res.withheld)
+    assert len([key for key, _ in plain.tables if key[2] >= 0]) < len(own)

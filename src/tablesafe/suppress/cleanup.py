@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
 
 from tablesafe import live_counts
 from tablesafe.audit.lp import LPOutOfTime, lp_work, stop_at
+from tablesafe.parallel import map_forked, worker_count
 from tablesafe.problem import Problem
 from tablesafe.structure.neighbours import find_sorted
 from tablesafe.suppress.attack_runs import (
@@ -207,34 +209,149 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
     models, those that turned down earlier removals first, then those of targets that
     share a relation with the complement, then insiders before outsiders, then the
     attacks whose tables lean hardest on it.
+
+    The blocks of the pattern are independent: publishing a cell changes only the
+    attacks on its own block, once every table is cut down to its target's block
+    (:func:`within_blocks`, still a certificate). So the complements are tried in two
+    parts of whole blocks (:func:`cleanup_parts`), side by side in forked workers when
+    there are two CPUs, one after the other otherwise, each part from the same starting
+    pattern with its share of ``work``: the pattern does not depend on the number of
+    workers, and within a part every complement is tried as in one pass.
     """
-    w = withheld.copy()
-    atts = dict(atts)
+    w0 = withheld.copy()
+    blocks = Blocks(problem.relations, w0.astype(float))
+    atts = within_blocks(atts, blocks.label)
+    sec = np.flatnonzero(w0 & ~problem.sensitive)
+    order = sec[np.lexsort((sec, -problem.cost[sec]))]
+    parts, shares = cleanup_parts(blocks, order)
+    global _CLEANUP_STATE
+    _CLEANUP_STATE = (problem, bounds, w0, atts, blocks, parts, shares, deadline, work)
+    try:
+        with live_counts.reporting(progress, ("tried", "removed", "work"), _progress_line(len(order), work)):
+            outs = map_forked(_clean_part, range(len(parts)), worker_count())
+    finally:
+        _CLEANUP_STATE = None
+    w = w0.copy()
+    out_atts = dict(atts)
+    removed = 0
+    spent = 0
+    stopped = ""
+    for dropped, part_atts, part_work, part_stopped in outs:
+        w[dropped] = False
+        out_atts.update(part_atts)
+        removed += len(dropped)
+        spent += part_work
+        stopped = stopped or part_stopped
+    if report is not None:
+        report["work"] = spent
+        report["stopped"] = stopped
+    return w, out_atts, removed
+
+
+CLEANUP_PARTS_FROM = 150
+"""Fewest complements for which :func:`cleanup_parts` cuts the cleanup into two parts
+of whole blocks."""
+
+CLEANUP_MOST_IN_ONE_PART = 0.7
+"""Share of the cleanup's estimated work above which two parts of whole blocks count as
+unbalanced (the cleanup then runs in one part)."""
+
+_CLEANUP_STATE: tuple | None = None  # what the forked workers read (set while they run)
+
+
+def within_blocks(atts: dict[Key, Attack], label: np.ndarray) -> dict[Key, Attack]:
+    """Each attack's table cut down to the cells of its target's block (``label``: the
+    blocks of the pattern). Every relation's withheld cells lie in one block, so the
+    part of a feasible table on one block meets every relation as well, within the same
+    bounds, with the same move of the target: still a certificate. A table shared by
+    several keys stays shared."""
+    out: dict[Key, Attack] = {}
+    cut: dict[int, Attack] = {}
+    for key, a in atts.items():
+        c = cut.get(id(a))
+        if c is None:
+            cells = np.asarray(a.cells, dtype=np.int64)
+            mine = label[cells] == label[a.target] if len(cells) else np.zeros(0, dtype=bool)
+            c = a if mine.all() else replace(a, cells=cells[mine], dev=np.asarray(a.dev)[mine])
+            cut[id(a)] = c
+        out[key] = c
+    return out
+
+
+def cleanup_parts(blocks: Blocks, order: np.ndarray) -> tuple[list[np.ndarray], list[float]]:
+    """The complements ``order`` (in the order they are tried) in two parts of whole
+    blocks, each in that order, with each part's share of the estimated work; one part
+    when there are fewer than :data:`CLEANUP_PARTS_FROM` complements or no balanced cut.
+    A block's estimated work is its complements times its cells (each trial solves LPs on
+    the block); blocks go largest first to the part with less."""
+    if len(order) < CLEANUP_PARTS_FROM:
+        return [order], [1.0]
+    label = blocks.label[order]
+    ids, counts = np.unique(label, return_counts=True)
+    sizes = np.bincount(blocks.label[blocks.label >= 0], minlength=int(ids.max()) + 1)[ids]
+    weight = counts.astype(float) * sizes
+    load = [0.0, 0.0]
+    part_of: dict[int, int] = {}
+    for i in np.lexsort((ids, -weight)).tolist():
+        j = 0 if load[0] <= load[1] else 1
+        part_of[int(ids[i])] = j
+        load[j] += float(weight[i])
+    total = sum(load)
+    if min(load) <= 0 or max(load) > CLEANUP_MOST_IN_ONE_PART * total:
+        return [order], [1.0]
+    which = np.array([part_of[int(b)] for b in label.tolist()])
+    return [order[which == 0], order[which == 1]], [load[0] / total, load[1] / total]
+
+
+def _progress_line(total: int, work: int | None) -> live_counts.Line:
+    def line(c, seconds: float) -> str:
+        spent = "" if not work else f", {100 * c['work'] / work:.0f} % of its work bound spent"
+        return f"cleanup: {c['tried']:,} of {total:,} complements tried, {c['removed']:,} published again{spent}"
+    return line
+
+
+def _clean_part(j: int) -> tuple[np.ndarray, dict[Key, Attack], int, str]:
+    """Part ``j`` of :data:`_CLEANUP_STATE`'s cleanup, from the starting pattern: (the
+    complements it published, the attacks of its targets, its LP work, why it stopped)."""
+    assert _CLEANUP_STATE is not None
+    problem, bounds, w0, atts, blocks, parts, shares, deadline, work = _CLEANUP_STATE
+    order = parts[j]
+    mine = np.zeros(blocks.count, dtype=bool)
+    mine[np.unique(blocks.label[order])] = True
+    part_atts = {key: a for key, a in atts.items() if mine[blocks.label[key[0]]]}
+    bound = None if work is None else max(1, int(work * shares[j])) if len(parts) > 1 else work
+    w, part_atts, spent, stopped = _clean(problem, bounds, w0.copy(), part_atts, blocks, order, mine,
+                                          deadline, bound)
+    return order[~w[order]], part_atts, spent, stopped
+
+
+def _clean(problem: Problem, bounds: Bounds, w: np.ndarray, atts: dict[Key, Attack], blocks: Blocks,
+           order: np.ndarray, mine: np.ndarray, deadline: float, work: int | None,
+           ) -> tuple[np.ndarray, dict[Key, Attack], int, str]:
+    """The cleanup's trials of the complements ``order`` (whose blocks ``mine`` marks; the
+    attacks ``atts`` are those of their targets) on ``w``: (pattern, attacks, LP work,
+    why it stopped)."""
     # insiders whose attacks the outsider's tables answer have no key: when an outsider's
     # attack is solved again, those its new table leaves open are attacked too
-    ins = insiders_of(problem, bounds, w, np.flatnonzero(problem.sensitive))
-    # the blocks of the starting pattern serve every trial (a trial only publishes cells)
-    blocks = Blocks(problem.relations, w.astype(float))
-    sec = np.flatnonzero(w & ~problem.sensitive)
-    order = sec[np.lexsort((sec, -problem.cost[sec]))]
+    targets = np.flatnonzero(problem.sensitive)
+    ins = insiders_of(problem, bounds, w, targets[mine[blocks.label[targets]]])
     uses: dict[int, set[Key]] = {}
     for key, a in atts.items():
         for c in a.cells:
             uses.setdefault(int(c), set()).add(key)
-    removed = 0
     screens = _Screens(problem, bounds, blocks, ins)
     rel = problem.relations
     by_cell = relations_by_cell(problem)
     turned_down: dict[Key, int] = {}  # attacks that failed a removal, and how often
     work0 = lp_work()
+    counted = work0
     stopped = ""
-    said = time.monotonic()
-    for i, r in enumerate(order.tolist()):
-        if progress is not None and time.monotonic() - said >= live_counts.REPORT_EVERY:
-            said = time.monotonic()
-            spent = "" if not work else f", {100 * (lp_work() - work0) / work:.0f} % of its work bound spent"
-            progress(f"cleanup: {i:,} of {len(order):,} complements tried, {removed:,} published again{spent}")
-        if work is not None and lp_work() - work0 >= work:
+    for r in order.tolist():
+        live_counts.add("tried")
+        now = lp_work()
+        live_counts.add("work", now - counted)
+        counted = now
+        if work is not None and now - work0 >= work:
             stopped = "work"
             break
         if time.monotonic() > deadline:
@@ -244,7 +361,7 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
         if not users:
             w[r] = False
             screens.publish(r)
-            removed += 1
+            live_counts.add("removed")
             continue
         if _relation_short(rel, by_cell, bounds, w, r, ins):
             continue  # a relation alone keeps an attack short without r: r stays
@@ -267,9 +384,9 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
             w[r] = True
             stopped = halt.why
             break
-        removed += 1
+        live_counts.add("removed")
         screens.publish(r)
-        for key, a in new.items():
+        for key, a in within_blocks(new, blocks.label).items():
             old = atts.get(key)
             for c in (old.cells if old is not None else ()):
                 s = uses.get(int(c))
@@ -278,10 +395,8 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
             atts[key] = a
             for c in a.cells:
                 uses.setdefault(int(c), set()).add(key)
-    if report is not None:
-        report["work"] = lp_work() - work0
-        report["stopped"] = stopped
-    return w, atts, removed
+    live_counts.add("work", lp_work() - counted)
+    return w, atts, lp_work() - work0, stopped
 
 
 def _screen_order(problem: Problem, atts: dict[Key, Attack], users: set[Key], r: int,

@@ -20,6 +20,7 @@ import numpy as np
 
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import Attack, Bounds, row_cuts
+from tablesafe.suppress.flow_attacks import network_signs
 from tablesafe.suppress.optimal import _lp_rounds, _Master
 from tablesafe.suppress.protection import Key, cuts_for, failing, outsider_keys, run_attacks
 from tablesafe.suppress.subtable_boxes import BoxTables
@@ -65,6 +66,11 @@ insider fails (otherwise they are found again for the next pattern). Measured wi
 two-way table with holdings 493,021 -> 477,760 units (7.9 and 8.5 s -> 7.7 and 8.1 s), on
 the 2,368-cell one 64,377 -> 56,286 (1.8 and 1.9 s -> 1.7 and 1.6 s); with ``auto`` the same
 patterns there and on deep2d, skew2d, irr2d_a and 2k3d."""
+
+HAND_ON_INSIDERS = True
+"""Whether a subtable hands on the tables of its single respondents' passing attacks too
+(found for its pattern if its insiders' check did not run on it), so that the full-table
+check reuses those that are certificates of the whole table instead of solving their LPs."""
 
 INSIDER_ROUND_SHARE = 0.4
 """A subtable whose pattern against outsiders took more than this share of its work
@@ -190,11 +196,15 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
     # the tables a subtable hands on (moves, insiders, the full-table check) come from
     # the boxes only on large subtables (BOX_TABLES_FROM)
     handing_on = boxes if sub.n > BOX_TABLES_FROM else None
+    # a network's attacks without boxes carry their sparse certificates already
+    flows = boxes is None and network_signs(sub) is not None
     cuts.relax(keys, deadline, clock)
     best: np.ndarray | None = None
     best_atts: dict[Key, Attack] = {}
     partial: np.ndarray | None = None
     moved = None  # best's moves and tables (:func:`_moves`), once found
+    best_insiders: dict[Key, Attack] | None = None  # best's passing insider attacks, once checked
+    short = False  # too little work left for the insiders
     have = set(keys)
     per_round = 2 * max(int(sens.sum()), 1)
     done = 0
@@ -207,17 +217,21 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
             break
         if best is not None and reopens is not None and int((x & reopens).sum()) > int((best & reopens).sum()):
             break
-        best, best_atts, moved = x, cuts.last, None
+        best, best_atts, moved, best_insiders = x, cuts.last, None, None
         if not insiders or done == rounds:
             break
         if clock.now() - start > INSIDER_ROUND_SHARE * seconds:
+            short = True
             break  # too little work left for an insider round (the full-table repair takes them)
         if REUSE_MOVES:
             # the certificates the subtable hands on, found first: they answer the
             # outsiders' attacks of the insiders' check, and stand when no insider fails
-            moved = _moves(sub, bounds, best, keys, clock, best_atts, handing_on)
+            moved = _moves(sub, bounds, best, keys, clock, best_atts, handing_on, flows)
+        best_insiders = {}
         more = clock.until_guard(failing_insiders, sub, bounds, x, keys, insiders, have, boxes=handing_on,
-                                 known=dict(moved[2]) if moved is not None else None)
+                                 known=dict(moved[2]) if moved is not None else None, passed=best_insiders)
+        if more is None:
+            best_insiders = None  # past the clock's guard: not all checked
         if not more:
             break  # none failing, or past the clock's guard
         more = more[:per_round]
@@ -230,13 +244,33 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
         return SubtablePattern(partial, False, *_moves(sub, bounds, partial, [k for k in keys if k[2] < 0], clock,
                                                        boxes=handing_on))
     if moved is None:
-        moved = _moves(sub, bounds, best, keys, clock, best_atts, handing_on)
-    return SubtablePattern(best, True, *moved)
+        moved = _moves(sub, bounds, best, keys, clock, best_atts, handing_on, flows)
+    up, dn, tables = moved
+    if insiders and HAND_ON_INSIDERS and not short:
+        tables = tables + _insider_tables(sub, bounds, best, keys, insiders, clock, handing_on, tables,
+                                          best_insiders)
+    return SubtablePattern(best, True, up, dn, tables)
+
+
+def _insider_tables(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], insiders: dict[int, np.ndarray],
+                    clock: WorkClock, boxes: BoxTables | None, tables: tuple[tuple[Key, Attack], ...],
+                    checked: dict[Key, Attack] | None) -> tuple[tuple[Key, Attack], ...]:
+    """The passing insider attacks on the subtable's pattern ``x`` with tables of their own
+    that ``tables`` (the pattern's sparse certificates) does not hold: ``checked`` when
+    the insiders' check ran on ``x``, else found now (none past the clock's guard)."""
+    if checked is None:
+        checked = {}
+        if clock.until_guard(failing_insiders, sub, bounds, x, keys, insiders, set(keys), boxes=boxes,
+                             known=dict(tables), passed=checked) is None:
+            return ()
+    have = {key for key, _ in tables}
+    return tuple((key, a) for key, a in sorted(checked.items()) if key not in have and len(a.cells))
 
 
 def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
                       insiders: dict[int, np.ndarray], have: set, deadline: float | None = None,
-                      boxes: BoxTables | None = None, known: dict[Key, Attack] | None = None) -> list[Key]:
+                      boxes: BoxTables | None = None, known: dict[Key, Attack] | None = None,
+                      passed: dict[Key, Attack] | None = None) -> list[Key]:
     """Insider attacks on the pattern that reach no level, in a fixed order.
 
     Each insider of an outsider attack among ``keys`` is attacked by LP on the subtable
@@ -247,6 +281,8 @@ def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
     Past ``deadline`` (``time.monotonic()``) it raises
     :class:`~tablesafe.suppress.attack_runs.OutOfTime`. ``known``: certificates of the
     outsiders' attacks under ``x`` found already (their attacks take them with no LP).
+    ``passed`` (a dict), when given, gets the insider attacks that pass with a table of
+    their own (not the outsider's).
     """
     outer = [key for key in keys if key[2] < 0 and len(insiders.get(key[0], ()))]
     if not outer:
@@ -255,6 +291,9 @@ def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
                         expect_pass=True, insiders={k: insiders[k] for k, _, _ in outer}, deadline=deadline,
                         boxes=boxes, known=known)
     bad = {key for key, att in found.items() if key[2] >= 0 and not att.ok}
+    if passed is not None:
+        passed.update((key, att) for key, att in found.items()
+                      if key[2] >= 0 and att.ok and att is not found.get((key[0], key[1], -1)))
     for k, d, _ in outer:
         if not found[(k, d, -1)].ok:  # its insiders know more: they fail as well
             bad.update((k, d, int(c)) for c in insiders[k])
@@ -263,18 +302,42 @@ def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
 
 def _moves(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], clock: WorkClock,
            found: dict[Key, Attack] | None = None,
-           boxes: BoxTables | None = None) -> tuple[np.ndarray, np.ndarray, tuple[tuple[Key, Attack], ...]]:
+           boxes: BoxTables | None = None,
+           flows: bool = False) -> tuple[np.ndarray, np.ndarray, tuple[tuple[Key, Attack], ...]]:
     """Per cell, the largest move up and down of the pattern's sparse certificates of
     ``keys``, and those of them that pass as (key, attack). Past the clock's guard the
     tables the pattern's check ``found`` take their place (no LP; they move more cells),
-    or none when there are none."""
-    atts = clock.until_guard(run_attacks, sub, bounds, x.astype(float), sorted(keys), want_dual=False,
-                             sparse=True, expect_pass=True, boxes=boxes)
+    or none when there are none.
+
+    ``flows``: ``found`` comes from the attacks of a network subtable without boxes on
+    ``x`` (:mod:`~tablesafe.suppress.flow_attacks`), whose tables are the sparse
+    certificates already (the cheapest flow at the level, whether or not the run went on
+    to the maximum flow); those keys are taken from it with no flow of their own, and only
+    the attacks a flow does not model (:func:`by_flow`) are solved again."""
+    keys = sorted(keys)
+    have = ({key: found[key] for key in keys if key in found and by_flow(bounds, key)}
+            if flows and found else {})
+    rest = [key for key in keys if key not in have]
+    atts = (clock.until_guard(run_attacks, sub, bounds, x.astype(float), rest, want_dual=False,
+                              sparse=True, expect_pass=True, boxes=boxes, known=have or None)
+            if rest else {})
     if atts is None:
-        atts = {key: found[key] for key in sorted(keys) if found and key in found}
+        atts = {key: found[key] for key in keys if found and key in found}
+    else:
+        atts = {key: atts[key] if key in atts else have[key] for key in keys}
     up, dn = scaled_moves(list(atts.values()), sub.n)
     tables = tuple((key, a) for key, a in sorted(atts.items()) if a.ok and len(a.cells))
     return up, dn, tables
+
+
+def by_flow(bounds: Bounds, key: Key) -> bool:
+    """Whether :class:`~tablesafe.suppress.flow_attacks.FlowBlock` answers attack ``key``
+    on a withheld target by a flow (not a sliding level, a level within the target's own
+    interval), so that its table is the sparse certificate."""
+    k, d, _ = key
+    req = bounds.req_up[k] if d > 0 else bounds.req_dn[k]
+    own = bounds.tup[k] if d > 0 else bounds.tdn[k]
+    return bool(bounds.req_sl[k] <= 0 and 0 < req <= own)
 
 
 def scaled_moves(attacks: list[Attack], n: int) -> tuple[np.ndarray, np.ndarray]:
