@@ -280,8 +280,8 @@ def test_a_network_subtable_hands_on_its_flows_tables_without_solving_them_again
     real = sc._moves
     compared = []
 
-    def both(sub, bounds, x, keys, clock, found=None, boxes=None, flows=False):
-        got = real(sub, bounds, x, keys, clock, found, boxes, flows)
+    def both(sub, bounds, x, keys, clock, found=None, boxes=None, flows=False, fresh=None):
+        got = real(sub, bounds, x, keys, clock, found, boxes, flows, fresh)
         again = real(sub, bounds, x, keys, clock, found, boxes, False)
         assert np.array_equal(got[0], again[0]) and np.array_equal(got[1], again[1])
         assert [key for key, _ in got[2]] == [key for key, _ in again[2]]

@@ -34,6 +34,7 @@ import numpy as np
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import Attack, Bounds, row_cuts
 from tablesafe.suppress.cleanup import cleanup
+from tablesafe.suppress.kept_tables import KeptTables
 from tablesafe.suppress.master_problem import _Master
 from tablesafe.suppress.protection import (
     Key,
@@ -216,21 +217,20 @@ def _hand_over(atts: dict[Key, Attack], proofs: list | None) -> None:
 
 def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, deadline: float,
                stats: dict, keys: list[Key] | None = None, clock: WorkClock | None = None,
-               boxes=None) -> float:
+               boxes=None, kept: KeptTables | None = None) -> float:
     """Rounds of the master's LP relaxation, each followed by the inequalities of the
     attacks its fractional pattern fails; returns the best lower bound (and counts the
     rounds in ``stats["lp_rounds"]``). Stops when the bound stalls or no cut is new.
 
     ``keys``: the attacks to run (default: every outsider attack on the sensitive
     cells, and the attack of each single respondent withheld under the rounded pattern
-    whose cell the outsider's table moves (:func:`lazy_insiders`: only those cells are
-    looked at); the others fail or pass with the outsider's table. Spelt out, the
-    insiders' keys of the first round, where only the primaries
-    are withheld, numbered 4.3 million on the 4,961-cell generated ``wide2d`` table;
-    at a 10 s limit listing them ran the search 4.5 s past its guard). ``deadline`` is on ``clock``
+    whose cell the outsider's table moves (:func:`lazy_insiders`); the others fail or
+    pass with the outsider's table. Spelt out, the insiders' keys of the first round
+    numbered 4.3 million on the 4,961-cell ``wide2d`` table, 4.5 s past a 10 s guard). ``deadline`` is on ``clock``
     (:class:`~tablesafe.suppress.work_clock.WorkClock`), or ``time.monotonic()`` without;
     with a clock, a round's attacks also stop at its guard (the rounds end there).
-    ``boxes``: certificates tried before any LP (:func:`run_attacks`)."""
+    ``boxes``: certificates tried before any LP (:func:`run_attacks`); ``kept``: a network's
+    tables kept from round to round (:mod:`~tablesafe.suppress.kept_tables`)."""
     sens = problem.sensitive
     targets = np.flatnonzero(sens)
     if master.nv == 0:
@@ -255,10 +255,13 @@ def _lp_rounds(problem: Problem, bounds: Bounds, master: _Master, rounds: int, d
             outsider_keys(bounds, targets), lazy_insiders(problem, bounds, x > 0.5, targets))
         if (time.monotonic() > deadline) if clock is None else clock.passed(deadline):
             break
-        atts = (run_attacks(problem, bounds, x, run, boxes=boxes, insiders=ins) if clock is None
-                else clock.until_guard(run_attacks, problem, bounds, x, run, boxes=boxes, insiders=ins))
+        known = kept.known(x) if kept is not None else None
+        atts = (run_attacks(problem, bounds, x, run, boxes=boxes, insiders=ins, known=known) if clock is None
+                else clock.until_guard(run_attacks, problem, bounds, x, run, boxes=boxes, insiders=ins, known=known))
         if atts is None:
             break  # past the clock's guard
+        if kept is not None:
+            kept.update(atts, known)
         cuts = [c for c in cuts_for(problem, bounds, atts, failing(bounds, atts), sens)
                 if float(np.dot(c.coef, x[c.idx])) < c.rhs * (1 - 1e-6)]
         stats["lp_rounds"] = rnd + 1

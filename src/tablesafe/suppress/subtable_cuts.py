@@ -21,6 +21,7 @@ import numpy as np
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import Attack, Bounds, row_cuts
 from tablesafe.suppress.flow_attacks import network_signs
+from tablesafe.suppress.kept_tables import KeptTables, by_flow
 from tablesafe.suppress.optimal import _lp_rounds, _Master
 from tablesafe.suppress.protection import Key, cuts_for, failing, outsider_keys, run_attacks
 from tablesafe.suppress.subtable_boxes import BoxTables
@@ -66,6 +67,12 @@ insider fails (otherwise they are found again for the next pattern). Measured wi
 two-way table with holdings 493,021 -> 477,760 units (7.9 and 8.5 s -> 7.7 and 8.1 s), on
 the 2,368-cell one 64,377 -> 56,286 (1.8 and 1.9 s -> 1.7 and 1.6 s); with ``auto`` the same
 patterns there and on deep2d, skew2d, irr2d_a and 2k3d."""
+
+KEEP_FLOW_TABLES = True
+"""Whether a network subtable's attacks keep their last passing tables from one master's
+pattern to the next while every cell they move stays withheld (:meth:`_Cuts._attack`);
+the tables it hands on are found again on its final pattern, so the subtable's result
+is the same either way."""
 
 HAND_ON_INSIDERS = True
 """Whether a subtable hands on the tables of its single respondents' passing attacks too
@@ -121,17 +128,33 @@ class _Cuts:
             self.master.h.setOptionValue(name, value)
         self.master.add(row_cuts(sub, bounds, self.sens))
         self.last: dict[Key, Attack] = {}  # the attacks of the last pattern that passed them all
+        self.last_fresh: set[Key] = set()  # those of them attacked on that pattern (no table kept)
+        # a network's passing tables, kept for the next pattern (:mod:`~tablesafe.suppress.kept_tables`)
+        self.kept = (KeptTables(bounds) if KEEP_FLOW_TABLES and boxes is None and network_signs(sub) is not None
+                     else None)
 
     def _attack(self, x: np.ndarray, keys: list[Key], clock: WorkClock) -> dict[Key, Attack] | None:
         """The attacks of ``keys`` on ``x``; ``None`` past the clock's guard (a round's
-        attacks on a block of thousands of cells can take seconds)."""
-        return clock.until_guard(run_attacks, self.sub, self.bounds, x, keys, want_dual=True, boxes=self.boxes)
+        attacks on a block of thousands of cells can take seconds). On a network the
+        last round's passing tables that still fit answer their attacks
+        (:class:`~tablesafe.suppress.kept_tables.KeptTables`)."""
+        known = self.kept.known(x) if self.kept is not None else None
+        atts = clock.until_guard(run_attacks, self.sub, self.bounds, x, keys, want_dual=True, boxes=self.boxes,
+                                 known=known)
+        if atts is not None and self.kept is not None:
+            self.kept.update(atts, known)
+        return atts
+
+    @property
+    def fresh(self) -> set[Key]:
+        """The keys of the last round's attacks whose tables are new (all without kept tables)."""
+        return self.kept.fresh if self.kept is not None else set(self.last)
 
     def relax(self, keys: list[Key], deadline: float, clock: WorkClock) -> None:
         """Strengthen the master on its LP relaxation (at most ``LP_ROUNDS`` rounds),
         then make it integral. ``deadline`` is on ``clock``."""
         _lp_rounds(self.sub, self.bounds, self.master, LP_ROUNDS, deadline, {}, keys=keys, clock=clock,
-                   boxes=self.boxes)
+                   boxes=self.boxes, kept=self.kept)
         self.master.integral(True)
 
     def solve(self, keys: list[Key], deadline: float, clock: WorkClock) -> tuple[np.ndarray | None, bool]:
@@ -145,6 +168,7 @@ class _Cuts:
                 return self.sens.copy(), False
             safe = not failing(self.bounds, atts)
             self.last = atts if safe else {}
+            self.last_fresh = self.fresh if safe else set()
             return self.sens.copy(), safe
         last = None
         while True:
@@ -161,6 +185,7 @@ class _Cuts:
             bad = failing(self.bounds, atts)
             if not bad:
                 self.last = atts
+                self.last_fresh = self.fresh
                 return x, True
             last = x
             if self.master.add(cuts_for(self.sub, self.bounds, atts, bad, self.sens)) == 0:
@@ -201,6 +226,7 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
     cuts.relax(keys, deadline, clock)
     best: np.ndarray | None = None
     best_atts: dict[Key, Attack] = {}
+    best_fresh: set[Key] = set()  # the keys of best_atts attacked on best itself
     partial: np.ndarray | None = None
     moved = None  # best's moves and tables (:func:`_moves`), once found
     best_insiders: dict[Key, Attack] | None = None  # best's passing insider attacks, once checked
@@ -218,6 +244,7 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
         if best is not None and reopens is not None and int((x & reopens).sum()) > int((best & reopens).sum()):
             break
         best, best_atts, moved, best_insiders = x, cuts.last, None, None
+        best_fresh = cuts.last_fresh if cuts.kept is not None else set(best_atts)
         if not insiders or done == rounds:
             break
         if clock.now() - start > INSIDER_ROUND_SHARE * seconds:
@@ -226,7 +253,7 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
         if REUSE_MOVES:
             # the certificates the subtable hands on, found first: they answer the
             # outsiders' attacks of the insiders' check, and stand when no insider fails
-            moved = _moves(sub, bounds, best, keys, clock, best_atts, handing_on, flows)
+            moved = _moves(sub, bounds, best, keys, clock, best_atts, handing_on, flows, best_fresh)
         best_insiders = {}
         more = clock.until_guard(failing_insiders, sub, bounds, x, keys, insiders, have, boxes=handing_on,
                                  known=dict(moved[2]) if moved is not None else None, passed=best_insiders)
@@ -244,7 +271,7 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
         return SubtablePattern(partial, False, *_moves(sub, bounds, partial, [k for k in keys if k[2] < 0], clock,
                                                        boxes=handing_on))
     if moved is None:
-        moved = _moves(sub, bounds, best, keys, clock, best_atts, handing_on, flows)
+        moved = _moves(sub, bounds, best, keys, clock, best_atts, handing_on, flows, best_fresh)
     up, dn, tables = moved
     if insiders and HAND_ON_INSIDERS and not short:
         tables = tables + _insider_tables(sub, bounds, best, keys, insiders, clock, handing_on, tables,
@@ -303,7 +330,8 @@ def failing_insiders(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
 def _moves(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], clock: WorkClock,
            found: dict[Key, Attack] | None = None,
            boxes: BoxTables | None = None,
-           flows: bool = False) -> tuple[np.ndarray, np.ndarray, tuple[tuple[Key, Attack], ...]]:
+           flows: bool = False, fresh: set[Key] | None = None,
+           ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[Key, Attack], ...]]:
     """Per cell, the largest move up and down of the pattern's sparse certificates of
     ``keys``, and those of them that pass as (key, attack). Past the clock's guard the
     tables the pattern's check ``found`` take their place (no LP; they move more cells),
@@ -313,9 +341,11 @@ def _moves(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], clock: 
     ``x`` (:mod:`~tablesafe.suppress.flow_attacks`), whose tables are the sparse
     certificates already (the cheapest flow at the level, whether or not the run went on
     to the maximum flow); those keys are taken from it with no flow of their own, and only
-    the attacks a flow does not model (:func:`by_flow`) are solved again."""
+    the attacks a flow does not model (:func:`by_flow`) are solved again, and those whose
+    table was kept from an earlier pattern (not in ``fresh``, when given)."""
     keys = sorted(keys)
-    have = ({key: found[key] for key in keys if key in found and by_flow(bounds, key)}
+    have = ({key: found[key] for key in keys
+             if key in found and by_flow(bounds, key) and (fresh is None or key in fresh)}
             if flows and found else {})
     rest = [key for key in keys if key not in have]
     atts = (clock.until_guard(run_attacks, sub, bounds, x.astype(float), rest, want_dual=False,
@@ -328,16 +358,6 @@ def _moves(sub: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key], clock: 
     up, dn = scaled_moves(list(atts.values()), sub.n)
     tables = tuple((key, a) for key, a in sorted(atts.items()) if a.ok and len(a.cells))
     return up, dn, tables
-
-
-def by_flow(bounds: Bounds, key: Key) -> bool:
-    """Whether :class:`~tablesafe.suppress.flow_attacks.FlowBlock` answers attack ``key``
-    on a withheld target by a flow (not a sliding level, a level within the target's own
-    interval), so that its table is the sparse certificate."""
-    k, d, _ = key
-    req = bounds.req_up[k] if d > 0 else bounds.req_dn[k]
-    own = bounds.tup[k] if d > 0 else bounds.tdn[k]
-    return bool(bounds.req_sl[k] <= 0 and 0 < req <= own)
 
 
 def scaled_moves(attacks: list[Attack], n: int) -> tuple[np.ndarray, np.ndarray]:
