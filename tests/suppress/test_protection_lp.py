@@ -137,3 +137,32 @@ def test_stubborn_attacks_stop_at_the_deadline(monkeypatch):
     out = stubborn.protect(p, b, Revisable(w, p.cost), w, bad, cand, deadline=time.monotonic() + 600)
     assert limits and all(0 < x <= 600 for x in limits)
     assert out.sum() > w.sum()
+
+
+def test_stubborn_attacks_that_pass_already_get_no_protection_lp(monkeypatch):
+    """On tables of ``SKIP_PASSING_FROM`` cells or more, the stubborn attacks that the
+    round's complements protect already get no protection LP (on a larger pattern they
+    pass too): fewer LPs, and the repair gives the same safe pattern."""
+    from tablesafe.suppress import protection_lp
+
+    asked: list[tuple] = []
+    real = protection_lp.ProtectionLP.cells
+
+    def counted(self, withheld, *key, **kw):
+        asked.append(key)
+        return real(self, withheld, *key, **kw)
+
+    monkeypatch.setattr(protection_lp.ProtectionLP, "cells", counted)
+    lps = {10**9: 0, 0: 0}
+    for seed, shape, units in CASES:
+        p = table_problem(seed, shape, units=units)
+        b = Bounds.of(p, singleton=True)
+        out = {}
+        for skip_from in lps:
+            monkeypatch.setattr(protection, "SKIP_PASSING_FROM", skip_from)
+            asked.clear()
+            out[skip_from], _, _ = repair(p, b, p.sensitive.copy())
+            lps[skip_from] += len(asked)
+        assert np.array_equal(out[10**9], out[0])
+        assert independent_audit(p, out[0]) == []
+    assert lps[0] < lps[10**9]
