@@ -115,15 +115,23 @@ def _whole_blocks(problem: Problem, w: np.ndarray, targets: np.ndarray) -> list[
     smaller part), each in ascending order (one part when there is only one block)."""
     label = Blocks(problem.relations, w.astype(float)).label[targets]
     blocks, counts = np.unique(label, return_counts=True)
-    size = [0, 0]
-    part_of: dict[int, int] = {}
-    for i in np.lexsort((blocks, -counts)).tolist():
-        j = 0 if size[0] <= size[1] else 1
-        part_of[int(blocks[i])] = j
-        size[j] += int(counts[i])
+    part_of, _ = two_parts(blocks, counts.astype(float))
     which = np.array([part_of[int(b)] for b in label.tolist()])
     parts = [np.sort(targets[which == j]) for j in (0, 1)]
     return [p for p in parts if len(p)] or [targets]
+
+
+def two_parts(blocks: np.ndarray, weight: np.ndarray) -> tuple[dict[int, int], list[float]]:
+    """``blocks`` (their numbers) in two parts balanced by ``weight``: the heaviest first,
+    each to the lighter part (ties by number). Returns each block's part and the parts'
+    weights."""
+    load = [0.0, 0.0]
+    part_of: dict[int, int] = {}
+    for i in np.lexsort((blocks, -weight)).tolist():
+        j = 0 if load[0] <= load[1] else 1
+        part_of[int(blocks[i])] = j
+        load[j] += float(weight[i])
+    return part_of, load
 
 
 class _Late:

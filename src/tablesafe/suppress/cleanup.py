@@ -17,6 +17,7 @@ from tablesafe.audit.lp import LPOutOfTime, lp_work, stop_at
 from tablesafe.parallel import map_forked, worker_count
 from tablesafe.problem import Problem
 from tablesafe.structure.neighbours import find_sorted
+from tablesafe.suppress.attack_parts import two_parts
 from tablesafe.suppress.attack_runs import (
     Insiders,
     moved_insiders,
@@ -289,13 +290,7 @@ def cleanup_parts(blocks: Blocks, order: np.ndarray) -> tuple[list[np.ndarray], 
     label = blocks.label[order]
     ids, counts = np.unique(label, return_counts=True)
     sizes = np.bincount(blocks.label[blocks.label >= 0], minlength=int(ids.max()) + 1)[ids]
-    weight = counts.astype(float) * sizes
-    load = [0.0, 0.0]
-    part_of: dict[int, int] = {}
-    for i in np.lexsort((ids, -weight)).tolist():
-        j = 0 if load[0] <= load[1] else 1
-        part_of[int(ids[i])] = j
-        load[j] += float(weight[i])
+    part_of, load = two_parts(ids, counts.astype(float) * sizes)
     total = sum(load)
     if min(load) <= 0 or max(load) > CLEANUP_MOST_IN_ONE_PART * total:
         return [order], [1.0]
