@@ -118,6 +118,14 @@ def add_work(units: int) -> None:
     _WORK[0] += int(units)
 
 
+def credit_work(spent: int, before: int) -> None:
+    """Count in this process the ``spent`` units of a step that may have run in forked
+    workers, ``before`` being :func:`lp_work` when it started: what this process did
+    not count itself is added, so that a work clock reads the same whether the step
+    ran here or in workers."""
+    add_work(max(int(spent) - (_WORK[0] - int(before)), 0))
+
+
 def run_work(h: highspy.Highs) -> int:
     """The work units of ``h``'s last run: :data:`RUN_WORK`, one per
     :data:`SIZE_PER_UNIT` rows and columns, each simplex iteration
@@ -152,7 +160,8 @@ def lp_work() -> int:
     A measure of the work done that, unlike the clock, is the same in every run on the
     same input (HiGHS runs single-threaded with a fixed seed): a step bounded by it
     stops at the same point however loaded or fast the machine is. Work done in worker
-    processes is counted there, not here.
+    processes is counted there, and here only where the step that forked them credits
+    it (:func:`credit_work`: the repair check's and the cleanup's parts).
     """
     return _WORK[0]
 

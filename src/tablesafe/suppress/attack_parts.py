@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tablesafe.audit.lp import credit_work, lp_work
 from tablesafe.parallel import map_forked, worker_count
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import Blocks
@@ -44,10 +45,13 @@ def in_parts(attack: Callable, parts: list, out_of_time: type[Exception]) -> dic
         return attack(parts[0])
     global _PART_STATE
     _PART_STATE = (attack, parts, out_of_time)
+    before = lp_work()
     try:
-        outs = map_forked(_one_part, range(len(parts)), worker_count())
+        done = map_forked(_one_part, range(len(parts)), worker_count())
     finally:
         _PART_STATE = None
+    credit_work(sum(work for _, work in done), before)  # the same work clock either way
+    outs = [out for out, _ in done]
     merged: dict = {}
     late = False
     for o in outs:
@@ -142,11 +146,14 @@ class _Late:
         self.attacks = attacks or {}
 
 
-def _one_part(j: int) -> dict | _Late:
-    """Worker: the attacks of part ``j`` of :data:`_PART_STATE` (:class:`_Late`: out of time)."""
+def _one_part(j: int) -> tuple[dict | _Late, int]:
+    """Worker: the attacks of part ``j`` of :data:`_PART_STATE` (:class:`_Late`: out of
+    time) and the LP work they took."""
     assert _PART_STATE is not None
     attack, parts, out_of_time = _PART_STATE
+    w0 = lp_work()
     try:
-        return attack(parts[j])
+        out: dict | _Late = attack(parts[j])
     except out_of_time as exc:
-        return _Late(getattr(exc, "attacks", None))
+        out = _Late(getattr(exc, "attacks", None))
+    return out, lp_work() - w0

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from tablesafe import live_counts
-from tablesafe.audit.lp import LPOutOfTime, lp_work, stop_at
+from tablesafe.audit.lp import LPOutOfTime, credit_work, lp_work, stop_at
 from tablesafe.parallel import map_forked, worker_count
 from tablesafe.problem import Problem
 from tablesafe.structure.neighbours import find_sorted
@@ -227,6 +227,7 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
     parts, shares = cleanup_parts(blocks, order)
     global _CLEANUP_STATE
     _CLEANUP_STATE = (problem, bounds, w0, atts, blocks, parts, shares, deadline, work)
+    before = lp_work()
     try:
         with live_counts.reporting(progress, ("tried", "removed", "work"), _progress_line(len(order), work)):
             outs = map_forked(_clean_part, range(len(parts)), worker_count())
@@ -243,6 +244,7 @@ def cleanup(problem: Problem, bounds: Bounds, withheld: np.ndarray, atts: dict[K
         removed += len(dropped)
         spent += part_work
         stopped = stopped or part_stopped
+    credit_work(spent, before)  # the same work clock whether the parts ran here or in workers
     if report is not None:
         report["work"] = spent
         report["stopped"] = stopped
