@@ -241,3 +241,17 @@ def assert_certificate(p: Problem, b, w: np.ndarray, key: tuple[int, int, int], 
         assert d * z[k] >= req - 1e-6 * max(1.0, req)
     if s >= 0 and s != k:
         assert z[s] == 0.0, "the insider's own cell moves"
+
+
+def work_by_workers(monkeypatch, module, run) -> list[tuple[int, object]]:
+    """This process's LP work for ``run()`` (and what it returned) with one worker and with
+    two (``module.worker_count`` patched)."""
+    from tablesafe.audit.lp import lp_work
+
+    out = []
+    for cpus in (1, 2):
+        monkeypatch.setattr(module, "worker_count", lambda most=2, cpus=cpus: cpus)
+        before = lp_work()
+        got = run()
+        out.append((lp_work() - before, got))
+    return out

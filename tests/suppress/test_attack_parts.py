@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _suppress_gen import random_complements, table_problem
+from _suppress_gen import random_complements, table_problem, work_by_workers
 
 from tablesafe.suppress import attack_parts
 from tablesafe.suppress.attacker import Blocks, Bounds
@@ -127,16 +127,10 @@ def test_parts_count_the_same_work_with_one_worker_or_two(seed, monkeypatch):
     """The LP work of the parts is counted in this process's work meter whether they ran
     here or in forked workers (``credit_work``), so a work clock read after them reads
     the same with one worker or two."""
-    from tablesafe.audit.lp import lp_work
-
     p, b, w = _pattern(seed)
     targets = np.flatnonzero(p.sensitive)
     monkeypatch.setattr(attack_parts, "PARALLEL_MIN_TARGETS", 1)
     monkeypatch.setattr(attack_parts, "MOST_IN_ONE_PART", 1.0)
-    spent = []
-    for cpus in (1, 2):
-        monkeypatch.setattr(attack_parts, "worker_count", lambda most=2, cpus=cpus: cpus)
-        before = lp_work()
-        attack_parts.attack_in_parts(lambda part: attack_part(p, b, w, part, None), p, w, targets, OutOfTime)
-        spent.append(lp_work() - before)
-    assert spent[0] > 0 and spent[0] == spent[1]
+    (one, _), (two, _) = work_by_workers(monkeypatch, attack_parts, lambda: attack_parts.attack_in_parts(
+        lambda part: attack_part(p, b, w, part, None), p, w, targets, OutOfTime))
+    assert one > 0 and one == two

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _suppress_gen import independent_audit, spare_pattern
+from _suppress_gen import independent_audit, spare_pattern, work_by_workers
 
 from tablesafe.suppress import cleanup as cleaning
 from tablesafe.suppress.attacker import Blocks
@@ -107,17 +107,15 @@ def test_a_work_bound_is_shared_by_the_parts(monkeypatch):
 def test_the_parts_work_is_counted_here_with_one_worker_or_two(monkeypatch):
     """The parts' LP work reaches this process's work meter whether they ran here or in
     forked workers, the same amount either way."""
-    from tablesafe.audit.lp import lp_work
-
     seed, shape, units = CASES[0]
     p, b, w, atts = spare_pattern(seed, shape, units, 30)
     monkeypatch.setattr(cleaning, "CLEANUP_PARTS_FROM", 1)
     monkeypatch.setattr(cleaning, "CLEANUP_MOST_IN_ONE_PART", 1.0)
-    spent = []
-    for cpus in (1, 2):
-        monkeypatch.setattr(cleaning, "worker_count", lambda most=2, cpus=cpus: cpus)
-        before = lp_work()
+
+    def run() -> int:
         report: dict = {}
         cleaning.cleanup(p, b, w, atts, report=report)
-        spent.append((lp_work() - before, report["work"]))
-    assert spent[0][0] > 0 and spent[0] == spent[1] and spent[0][0] == spent[0][1]
+        return report["work"]
+
+    (one, reported), (two, reported2) = work_by_workers(monkeypatch, cleaning, run)
+    assert one > 0 and one == two == reported == reported2
