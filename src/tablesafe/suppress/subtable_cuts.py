@@ -70,9 +70,11 @@ patterns there and on deep2d, skew2d, irr2d_a and 2k3d."""
 
 KEEP_FLOW_TABLES = True
 """Whether a network subtable's attacks keep their last passing tables from one master's
-pattern to the next while every cell they move stays withheld (:meth:`_Cuts._attack`);
-the tables it hands on are found again on its final pattern, so the subtable's result
-is the same either way."""
+pattern to the next while every cell they move may still move that far
+(:class:`~tablesafe.suppress.kept_tables.KeptTables`); the tables it hands on are found
+again on its final pattern, so the subtable's result is the same either way. Measured on
+the generated 13,167-cell two-way table (``modular_pattern``, one CPU): 48,265 flows ->
+32,924, 2.83-2.96 -> 2.57-2.70 CPU seconds, the same pattern and tables."""
 
 HAND_ON_INSIDERS = True
 """Whether a subtable hands on the tables of its single respondents' passing attacks too
