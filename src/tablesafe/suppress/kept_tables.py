@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from tablesafe.suppress.attacker import UP, Attack, Bounds, Key
+from tablesafe.suppress.subtable_tables import outside_box
 
 __all__ = ["KeptTables", "by_flow"]
 
@@ -55,15 +56,7 @@ class KeptTables:
         dev = np.concatenate([np.asarray(a.dev, dtype=float) for a in atts])
         owner = np.repeat(np.arange(len(atts)), lens)
         target = np.array([key[0] for key in keys], dtype=np.int64)[owner]
-        b = self.bounds
-        is_t = cells == target
-        share = x[cells]
-        on = share > 0
-        scale = np.where(on, share, 1.0)  # a published cell fails below (inf times 0 is no bound)
-        up = np.where(is_t, b.tup[cells], b.up[cells]) * scale
-        dn = np.where(is_t, b.tdn[cells], b.dn[cells]) * scale
-        slack = 1e-9 * np.maximum(1.0, np.abs(dev))
-        bad = ~on | (dev > up + slack) | (-dev > dn + slack)
+        bad = outside_box(self.bounds, x, cells, dev, cells == target)
         fits = np.bincount(owner[bad], minlength=len(atts)) == 0
         return {key: a for key, a, ok in zip(keys, atts, fits.tolist()) if ok} or None
 

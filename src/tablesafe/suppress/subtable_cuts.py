@@ -130,10 +130,10 @@ class _Cuts:
             self.master.h.setOptionValue(name, value)
         self.master.add(row_cuts(sub, bounds, self.sens))
         self.last: dict[Key, Attack] = {}  # the attacks of the last pattern that passed them all
-        self.last_fresh: set[Key] = set()  # those of them attacked on that pattern (no table kept)
-        # a network's passing tables, kept for the next pattern (:mod:`~tablesafe.suppress.kept_tables`)
-        self.kept = (KeptTables(bounds) if KEEP_FLOW_TABLES and boxes is None and network_signs(sub) is not None
-                     else None)
+        # a network without boxes: its attacks are flows, whose tables are sparse certificates
+        self.flows = boxes is None and network_signs(sub) is not None
+        # its passing tables, kept for the next pattern (:mod:`~tablesafe.suppress.kept_tables`)
+        self.kept = KeptTables(bounds) if KEEP_FLOW_TABLES and self.flows else None
 
     def _attack(self, x: np.ndarray, keys: list[Key], clock: WorkClock) -> dict[Key, Attack] | None:
         """The attacks of ``keys`` on ``x``; ``None`` past the clock's guard (a round's
@@ -149,7 +149,8 @@ class _Cuts:
 
     @property
     def fresh(self) -> set[Key]:
-        """The keys of the last round's attacks whose tables are new (all without kept tables)."""
+        """The keys of the last round's attacks whose tables are new (all without kept
+        tables); right after :meth:`solve` found a safe pattern, those of ``last``."""
         return self.kept.fresh if self.kept is not None else set(self.last)
 
     def relax(self, keys: list[Key], deadline: float, clock: WorkClock) -> None:
@@ -170,7 +171,6 @@ class _Cuts:
                 return self.sens.copy(), False
             safe = not failing(self.bounds, atts)
             self.last = atts if safe else {}
-            self.last_fresh = self.fresh if safe else set()
             return self.sens.copy(), safe
         last = None
         while True:
@@ -187,7 +187,6 @@ class _Cuts:
             bad = failing(self.bounds, atts)
             if not bad:
                 self.last = atts
-                self.last_fresh = self.fresh
                 return x, True
             last = x
             if self.master.add(cuts_for(self.sub, self.bounds, atts, bad, self.sens)) == 0:
@@ -223,8 +222,6 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
     # the tables a subtable hands on (moves, insiders, the full-table check) come from
     # the boxes only on large subtables (BOX_TABLES_FROM)
     handing_on = boxes if sub.n > BOX_TABLES_FROM else None
-    # a network's attacks without boxes carry their sparse certificates already
-    flows = boxes is None and network_signs(sub) is not None
     cuts.relax(keys, deadline, clock)
     best: np.ndarray | None = None
     best_atts: dict[Key, Attack] = {}
@@ -246,7 +243,7 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
         if best is not None and reopens is not None and int((x & reopens).sum()) > int((best & reopens).sum()):
             break
         best, best_atts, moved, best_insiders = x, cuts.last, None, None
-        best_fresh = cuts.last_fresh if cuts.kept is not None else set(best_atts)
+        best_fresh = cuts.fresh
         if not insiders or done == rounds:
             break
         if clock.now() - start > INSIDER_ROUND_SHARE * seconds:
@@ -255,7 +252,7 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
         if REUSE_MOVES:
             # the certificates the subtable hands on, found first: they answer the
             # outsiders' attacks of the insiders' check, and stand when no insider fails
-            moved = _moves(sub, bounds, best, keys, clock, best_atts, handing_on, flows, best_fresh)
+            moved = _moves(sub, bounds, best, keys, clock, best_atts, handing_on, cuts.flows, best_fresh)
         best_insiders = {}
         more = clock.until_guard(failing_insiders, sub, bounds, x, keys, insiders, have, boxes=handing_on,
                                  known=dict(moved[2]) if moved is not None else None, passed=best_insiders)
@@ -273,7 +270,7 @@ def protect_subtable(sub: Problem, bounds: Bounds, cand: np.ndarray, insiders: d
         return SubtablePattern(partial, False, *_moves(sub, bounds, partial, [k for k in keys if k[2] < 0], clock,
                                                        boxes=handing_on))
     if moved is None:
-        moved = _moves(sub, bounds, best, keys, clock, best_atts, handing_on, flows, best_fresh)
+        moved = _moves(sub, bounds, best, keys, clock, best_atts, handing_on, cuts.flows, best_fresh)
     up, dn, tables = moved
     if insiders and HAND_ON_INSIDERS and not short:
         tables = tables + _insider_tables(sub, bounds, best, keys, insiders, clock, handing_on, tables,

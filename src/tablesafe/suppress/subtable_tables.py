@@ -66,15 +66,7 @@ def tables_under(problem: Problem, bounds: Bounds, x: np.ndarray, found: list[Fo
     keys = np.array([key for key, _, _ in found], dtype=np.int64).reshape(len(found), 3)
     tgt, direction, ins = keys[:, 0], keys[:, 1], keys[:, 2]
     is_tgt = rows == tgt[col]
-    # within the attacker's box: a target over its whole a priori interval, the others as
-    # complements; only withheld cells move
-    on = x[rows] > 0
-    share = np.where(on, x[rows], 1.0)  # (inf times a share is inf; a published cell fails below)
-    up = np.where(is_tgt, bounds.tup[rows], bounds.up[rows]) * share
-    dn = np.where(is_tgt, bounds.tdn[rows], bounds.dn[rows]) * share
-    slack = 1e-9 * np.maximum(1.0, np.abs(devs))
-    bad_row = ((devs > up + slack) | (-devs > dn + slack) | ~on | (rows == ins[col])
-               | ~np.isfinite(devs))
+    bad_row = outside_box(bounds, x, rows, devs, is_tgt) | (rows == ins[col]) | ~np.isfinite(devs)
     ok = np.bincount(col[bad_row], minlength=len(found)) == 0
     # every relation of the whole table met
     y = sp.csc_matrix((devs, (rows, col)), shape=(problem.n, len(found)))
@@ -99,6 +91,20 @@ def tables_under(problem: Problem, bounds: Bounds, x: np.ndarray, found: list[Fo
         if key not in out:
             out[key] = Attack(key[0], key[1], key[2], float(moved[i]), float(required[i]), cells=cells, dev=dev)
     return out
+
+
+def outside_box(bounds: Bounds, x: np.ndarray, cells: np.ndarray, devs: np.ndarray,
+                is_target: np.ndarray) -> np.ndarray:
+    """Per entry of tables flattened to ``cells`` and their deviations ``devs``, whether it
+    leaves the attacker's box under the pattern ``x`` (possibly fractional: bounds scale
+    with a cell's share): a target (``is_target``) may move over its whole a priori
+    interval, the other cells as complements, and only withheld cells move."""
+    on = x[cells] > 0
+    share = np.where(on, x[cells], 1.0)  # (inf times a share is inf; a published cell fails below)
+    up = np.where(is_target, bounds.tup[cells], bounds.up[cells]) * share
+    dn = np.where(is_target, bounds.tdn[cells], bounds.dn[cells]) * share
+    slack = 1e-9 * np.maximum(1.0, np.abs(devs))
+    return (devs > up + slack) | (-devs > dn + slack) | ~on
 
 
 def take_known(known: dict[Key, Attack], key: Key, also_fixed: dict[Key, tuple[int, ...]] | None,
