@@ -402,3 +402,24 @@ def test_the_cells_only_insider_certificates_need_are_counted(table, pattern):
     outsiders_only = fast_pattern(problem, singleton=False)
     assert outsiders_only.stats["insider_added"] == 0
     assert outsiders_only.stats["insider_added_value"] == 0.0
+
+
+def test_insider_certificates_found_within_a_few_hops_leave_the_pattern_as_it_was(monkeypatch):
+    """``FastOptions.insider_inner_hops`` (fifty-eighth session): an insider's certificate
+    is first sought among the withheld cells within a few relation hops of its target,
+    before the first box. It adds no cell either way, so ``fast`` withholds the same
+    cells and protects the same insiders with the reach as without it; some insiders'
+    certificates come from those hops, and every certificate passes the check."""
+    import tablesafe.suppress.local.search as search
+
+    # on the 13,851-cell three-way table the rule applies to boxes of thousands of
+    # withheld cells; here, on a table of 1,040 cells, to boxes of more than 20
+    monkeypatch.setattr(search, "INSIDER_HOPS_FROM", 20)
+    problem = problem_from_data(synthetic_data([[3, 4], [2, 5], [4]], 800, seed=3, holding_cohesion=0.7), p=15)
+    without = fast_pattern(problem, options=FastOptions(insider_inner_hops=0))
+    within = fast_pattern(problem, options=FastOptions(insider_inner_hops=5))
+    assert within.stats["found_by"].get("inner-hops5", 0) > 0
+    assert not any("inner-hops" in how for how in without.stats["found_by"])
+    assert np.array_equal(within.withheld, without.withheld)
+    assert within.stats["insider_unprotected"] == without.stats["insider_unprotected"] == 0
+    assert check_certificates(problem, within.withheld, within.certificates, insiders=True) == []

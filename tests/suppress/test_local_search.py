@@ -10,6 +10,8 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tablesafe.problem import Problem
 from tablesafe.structure.hierarchy import Hierarchy
@@ -183,3 +185,18 @@ def test_the_search_among_withheld_cells_tries_the_smaller_box_first():
     plain = LocalSearch(replace(space, options=replace(space.options, inner_first=())))
     t = int(np.flatnonzero(table.sensitive & (ranges.upl > 0))[0])
     assert plain._inner_levels(t, plain.levels(t)) == plain.levels(t)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=40), max_size=60), st.integers(min_value=0, max_value=2000))
+def test_relation_codes_equal_numpy_unique_whichever_way_they_are_found(values, extra):
+    """The local LP's rows are numbered by marking flags where the table has few
+    relations and by sorting where it has many: the same rows and positions either way."""
+    from tablesafe.suppress.local.search import _codes
+
+    a = np.array(values, dtype=np.int64)
+    expect_rows, expect_at = np.unique(a, return_inverse=True)
+    for bound in (41, 41 + extra, 4 * len(a) + 1 + extra):  # marking, either, sorting
+        rows, at = _codes(a, bound)
+        assert np.array_equal(rows, expect_rows)
+        assert np.array_equal(at, expect_at)

@@ -315,9 +315,10 @@ class FirstPass:
 
     def protect(
         self, t: int, movable: np.ndarray | None = None, *, strict: bool = True, local: bool | int = False,
+        insider: bool = False,
     ) -> tuple[list[Part] | None, Direction | None]:
         """``(certificates, direction)`` for ``t`` moving only ``movable`` cells (``None``:
-        every free cell); ``strict`` and ``local`` as in :meth:`LocalSearch.certify`.
+        every free cell); ``strict``, ``local`` and ``insider`` as in :meth:`LocalSearch.certify`.
 
         ``certificates`` lists the parts (``None`` if there is none); ``direction`` is the
         unit deviation when one symmetric deviation serves both ways (``None`` otherwise).
@@ -325,7 +326,7 @@ class FirstPass:
         r, tol = self.job.ranges, self.job.options.tol
         amount = max(r.upl[t], r.lpl[t])
         query = Query(t, amount, r.cap, r.cap, r.weight, self.withheld)
-        d, cells, how = self.search.certify(query, movable, strict=strict, local=local)
+        d, cells, how = self.search.certify(query, movable, strict=strict, local=local, insider=insider)
         if d is not None:
             cells, unit = unit_deviation(cells, d, amount, tol)
             self.found_by[how] += 1
@@ -340,7 +341,7 @@ class FirstPass:
             if amt <= 0:
                 continue
             query = Query(t, amt, cu, cdn, r.weight, self.withheld)
-            d, cells, how = self.search.certify(query, movable, strict=strict, local=local)
+            d, cells, how = self.search.certify(query, movable, strict=strict, local=local, insider=insider)
             if d is None:
                 return None, None
             keep = np.abs(d) > tol * amt
@@ -491,14 +492,14 @@ class FirstPass:
             held = free.copy()
             held[leaning] = False
             # (within the boxes only: the fallback below covers what it misses)
-            alt, _ = self.protect(t, held, strict=False, local=True)
+            alt, _ = self.protect(t, held, strict=False, local=True, insider=True)
         if alt:
             self._record(t, alt, self.log.label(leaning, names))
             return
         for s_cell in leaning.tolist():
             held = free.copy()
             held[s_cell] = False
-            alt, _ = self.protect(t, held, strict=False, local=self.job.options.insider_hops)
+            alt, _ = self.protect(t, held, strict=False, local=self.job.options.insider_hops, insider=True)
             if alt:
                 self._record(t, alt, self.log.label(np.array([s_cell]), names))
             else:
