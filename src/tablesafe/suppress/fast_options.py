@@ -113,9 +113,10 @@ class FastOptions:
             cover are reported in ``stats["insider_unprotected"]``.
         insider_inner_hops: reach (relation hops) of a first search among the cells
             already withheld for an insider's certificate, before the first box, where
-            the cells withheld in that box are more than ``INSIDER_HOPS_FROM`` (0:
-            none). Such a certificate adds no cell, so any one that is found serves as
-            well as the box's; a smaller LP finds it. Measured with ``suppress(problem,
+            the cells withheld in that box are more than
+            :data:`tablesafe.suppress.local.search.INSIDER_HOPS_FROM` (with a table
+            structure; 0: never). Such a certificate adds no cell, so any one that is
+            found serves as well as the box's; a smaller LP finds it. Measured with ``suppress(problem,
             "auto")`` (``fast``) on the generated 13,851-cell three-way table with
             holdings (fifty-eighth session; its first box is the whole table, the LP
             there about 6,000 withheld cells): the same 61.70 M in 76.6 s instead of
