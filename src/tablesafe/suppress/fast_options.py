@@ -116,12 +116,13 @@ class FastOptions:
             the cells withheld in that box are more than
             :data:`tablesafe.suppress.local.search.INSIDER_HOPS_FROM` (with a table
             structure; 0: never). Such a certificate adds no cell, so any one that is
-            found serves as well as the box's; a smaller LP finds it. Measured with ``suppress(problem,
-            "auto")`` (``fast``) on the generated 13,851-cell three-way table with
-            holdings (fifty-eighth session; its first box is the whole table, the LP
-            there about 6,000 withheld cells): the same 61.70 M in 76.6 s instead of
-            94-99 s; reaches 2, 3 and 4 found none, 6 found 1,385 of 2,919, 7 1,866, 8
-            2,040 and 9 (fewer tried, its region often half the box) 1,942 (83.2 s).
+            found serves as well as the box's; a smaller LP finds it. Measured with
+            ``suppress(problem, "auto")`` (``fast``) on the generated 13,851-cell
+            three-way table with holdings (fifty-eighth session; its first box is the
+            whole table, the LP there about 6,000 withheld cells): the same 61.70 M in
+            76.6 s instead of 94-99 s; reaches 2, 3 and 4 found none, 6 found 1,385 of
+            2,919, 7 1,866, 8 2,040 and 9 (fewer tried, its region often half the box)
+            1,942 (83.2 s).
             The search for the target's own certificate keeps the box: with this reach
             there too, 70.5 s but 62.47 M (the certificates it finds lean on other
             single respondents, whose certificates then add cells).
