@@ -35,6 +35,7 @@ from tablesafe.suppress.attacker import (
 from tablesafe.suppress.flow_attacks import FlowBlock, network_signs, whole_network
 from tablesafe.suppress.neighbourhood_attacks import attack_neighbourhoods
 from tablesafe.suppress.reached_tables import ReachedTables, answer_from_tables
+from tablesafe.suppress.relaxed_attacks import attack_relaxations
 from tablesafe.suppress.subtable_tables import take_known
 
 Insiders = dict[int, np.ndarray]
@@ -115,7 +116,8 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
                 certify: bool = True, expect_pass: bool = False,
                 known: dict[Key, Attack] | None = None,
                 radius: dict[tuple[int, int], int] | None = None,
-                boxes: Callable[..., dict[Key, Attack]] | None = None) -> dict[Key, Attack]:
+                boxes: Callable[..., dict[Key, Attack]] | None = None,
+                relax_first: bool = False) -> dict[Key, Attack]:
     """Solve the attacker's LPs for ``keys`` under the (possibly fractional) pattern ``x``.
 
     ``stop_on_fail``: return as soon as one attack succeeds (for removal trials).
@@ -156,13 +158,20 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
 
     ``radius`` (internal): where the outsider's attacks passed on a neighbourhood, so that
     the insiders' attacks start there (:func:`~tablesafe.suppress.neighbourhood_attacks.attack_neighbourhoods`).
+
+    ``relax_first``: the attacks are expected to fail (the audit named them): on a large
+    block each is first attacked on relaxations around its target
+    (:mod:`tablesafe.suppress.relaxed_attacks`), whose failure and duals stand for the
+    block's; only the attacks none decides go on to the neighbourhoods and the block's
+    LP.
     """
     if deadline is not None and time.monotonic() > deadline:
         raise OutOfTime
     done: dict[Key, Attack] = {}  # the attacks settled so far (OutOfTime carries them)
     try:
         return _run_attacks(problem, bounds, x, keys, want_dual, stop_on_fail, sparse, local, split_insiders,
-                            deadline, also_fixed, insiders, blocks, certify, expect_pass, known, radius, boxes, done)
+                            deadline, also_fixed, insiders, blocks, certify, expect_pass, known, radius, boxes, done,
+                            relax_first)
     except OutOfTime as out:
         raise OutOfTime(attacks={**done, **(out.attacks or {})}) from None
 
@@ -172,7 +181,7 @@ def _run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
                  also_fixed: dict[Key, tuple[int, ...]] | None, insiders: Insiders | LazyInsiders | None,
                  blocks: Blocks | None, certify: bool, expect_pass: bool, known: dict[Key, Attack] | None,
                  radius: dict[tuple[int, int], int] | None, boxes: Callable[..., dict[Key, Attack]] | None,
-                 done: dict[Key, Attack]) -> dict[Key, Attack]:
+                 done: dict[Key, Attack], relax_first: bool = False) -> dict[Key, Attack]:
     """:func:`run_attacks`, every attack it settles also put into ``done`` as it goes
     (what an :class:`OutOfTime` part of the way hands on)."""
     insider_keys = [key for key in keys if key[2] >= 0]
@@ -246,6 +255,13 @@ def _run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
         by_block.setdefault(b, []).append(key)
     sizes = np.bincount(blocks.label[blocks.label >= 0], minlength=max(blocks.count, 1))
     for b, bkeys in by_block.items():
+        if sizes[b] > LOCAL_FIRST and local and signs is None and relax_first:
+            tried = bkeys
+            bkeys = attack_relaxations(problem, bounds, x, tried, out, relations_by_cell(problem), OutOfTime,
+                                       also_fixed, deadline, int(sizes[b]))
+            count(key for key in tried if key in out)
+            if not bkeys:
+                continue
         if sizes[b] > LOCAL_FIRST and local and signs is None:
             # big block: try each target on its neighbourhood first (cells further away held
             # at their true values: a feasible point there is feasible for the block too)

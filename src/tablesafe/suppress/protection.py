@@ -285,8 +285,9 @@ class Stubborn:
     audit-guided repair waits longer), the published cells of the attack's protection LP
     (:func:`~tablesafe.suppress.protection_lp.protecting_cells`) are withheld for good."""
 
-    def __init__(self, fails: int | None = None) -> None:
+    def __init__(self, fails: int | None = None, relax: bool = False) -> None:
         self.limit = STUBBORN_FAILS if fails is None else fails
+        self.relax = relax  # attacks that failed so often are tried on relaxations first
         self.fails: dict[Key, int] = {}
         self._model: ProtectionLP | None = None  # the protection LP, kept while it serves
 
@@ -305,7 +306,8 @@ class Stubborn:
             # attack already: it then passes on every larger pattern, and its protection
             # LP (on the whole table) is not needed
             now = run_attacks(problem, bounds, w.astype(float), stubborn, want_dual=False, sparse=True,
-                              expect_pass=True, deadline=None if not np.isfinite(deadline) else deadline)
+                              expect_pass=True, deadline=None if not np.isfinite(deadline) else deadline,
+                              split_insiders=not self.relax, relax_first=self.relax)
             stubborn = [key for key in stubborn if not now[key].ok]
         for key in stubborn:
             left = deadline - time.monotonic()
