@@ -1,5 +1,4 @@
-"""Failing attacks proved on relaxations (:mod:`tablesafe.suppress.relaxed_attacks`) and
-the audit's findings settled the same way (``audit(..., exact_findings=False)``).
+"""Failing attacks proved on relaxations (:mod:`tablesafe.suppress.relaxed_attacks`).
 
 The table: a generated three-way table with holdings whose `modular` subtables,
 protected against outsiders only, leave one block of withheld cells and many attacks
@@ -11,8 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import tablesafe.audit.singletons as singletons
-from tablesafe.audit import audit
 from tablesafe.suppress.attacker import BlockLP, Blocks, Bounds, cut_from, relations_by_cell
 from tablesafe.suppress.audit_repair import audit_failures
 from tablesafe.suppress.modular import modular_pattern
@@ -69,23 +66,3 @@ def test_a_relaxation_that_misses_the_level_proves_the_block_misses_it_and_cuts_
                 tried += 1
                 assert float(cut.coef[m[cut.idx]].sum()) >= cut.rhs - 1e-6 * max(1.0, cut.rhs)
     assert tried > 0
-
-
-def test_relaxed_findings_name_the_same_attackers_with_outer_bounds(outsider_pattern, monkeypatch):
-    """``exact_findings=False``: the single respondents found are the same pairs (target,
-    attacker); a finding settled on a relaxation carries a bound no tighter than the exact
-    one, and the criterion-1 verdicts do not change."""
-    problem, _, w = outsider_pattern
-    truth = with_true_offsets(problem)
-    monkeypatch.setattr(singletons, "RELAX_FROM", 0)  # the table's block is small
-    exact = audit(truth, w, insider=True)
-    relaxed = audit(truth, w, insider=True, exact_findings=False)
-    assert relaxed.stats.get("insider_relaxed", 0) > 0
-    assert exact.stats.get("insider_relaxed", 0) == 0
-    assert np.array_equal(exact.verdict, relaxed.verdict)
-    fe = exact.insider_findings.set_index(["target", "attacker"]).sort_index()
-    fr = relaxed.insider_findings.set_index(["target", "attacker"]).sort_index()
-    assert len(fe) > 0 and list(fe.index) == list(fr.index)
-    tol = 1e-6 * (1.0 + fe["audit_upper"].abs().to_numpy())
-    assert (fr["audit_upper"].to_numpy() >= fe["audit_upper"].to_numpy() - tol).all()
-    assert (fr["audit_lower"].to_numpy() <= fe["audit_lower"].to_numpy() + tol).all()

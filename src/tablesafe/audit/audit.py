@@ -30,7 +30,6 @@ def audit(
     seeds: dict | None = None,
     keep_tables: bool = False,
     deadline: float | None = None,
-    exact_findings: bool = True,
 ) -> AuditResult:
     """Audit a suppression pattern: the attacker's feasibility interval of every withheld
     sensitive cell (Statistical Policy Working Paper 22, chapter IV; Daalmans and de Waal;
@@ -72,25 +71,18 @@ def audit(
         deadline: a ``time.monotonic()`` value past which no LP starts: the audit then
             raises :class:`tablesafe.audit.lp.LPOutOfTime` (for an audit inside a
             time-limited step; a final audit has none).
-        exact_findings: each single respondent's finding carries the exact bound it
-            reaches (one LP on the block with its cell fixed). ``False`` (a repair, which
-            only needs to know which attacks fail): a relaxation around the target that
-            misses the goal (the block's other relations dropped) settles the finding
-            with its bound, an outer one. Verdicts 'protected' and every criterion-1
-            verdict are the same either way.
 
     Returns:
         :class:`AuditResult`. Sensitive cells that are published count as ``exact``.
     """
     with stop_at(deadline), reporting(progress):
         return _audit(problem, pattern_or_mask, insider, contributions, rule, all_cells, rel_tol,
-                      exact_intervals, recheck, seeds, keep_tables, exact_findings)
+                      exact_intervals, recheck, seeds, keep_tables)
 
 
 def _audit(problem: Problem, pattern_or_mask, insider: bool, contributions: pd.DataFrame | None,
            rule: tuple | None, all_cells: bool, rel_tol: float, exact_intervals: bool,
-           recheck: tuple[np.ndarray, np.ndarray] | None, seeds: dict | None, keep_tables: bool,
-           exact_findings: bool = True) -> AuditResult:
+           recheck: tuple[np.ndarray, np.ndarray] | None, seeds: dict | None, keep_tables: bool) -> AuditResult:
     """:func:`audit` within its deadline."""
     t0 = time.perf_counter()
     mask = as_mask(problem, pattern_or_mask)
@@ -113,7 +105,7 @@ def _audit(problem: Problem, pattern_or_mask, insider: bool, contributions: pd.D
         t1 = time.perf_counter()
         result.insider_findings = insider_findings(
             problem, mask, contributions=contributions, base=res, rel_tol=rel_tol, stats=stats,
-            recheck=recheck, exact=exact_findings)
+            recheck=recheck)
         stats["insider_recheck"] = recheck is not None
         stats["seconds_insider"] = time.perf_counter() - t1
     if rule is not None and contributions is not None:

@@ -83,8 +83,7 @@ def _scenarios(problem: Problem, mask: np.ndarray, base: IntervalResult,
 def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame | None = None,
                      base: IntervalResult | None = None, rel_tol: float = REL_TOL,
                      stats: dict | None = None,
-                     recheck: tuple[np.ndarray, np.ndarray] | None = None,
-                     exact: bool = True) -> pd.DataFrame:
+                     recheck: tuple[np.ndarray, np.ndarray] | None = None) -> pd.DataFrame:
     """Sensitive cells that an insider bounds too closely, and by whom.
 
     Args:
@@ -122,7 +121,7 @@ def insider_findings(problem: Problem, withheld, *, contributions: pd.DataFrame 
     up_need, dn_need = _needs(problem, rel_tol)
     counts: dict = {"insider_lp_solves": 0}
     records = singleton_findings(problem, mask, base, sens & (base_verdict == "protected"),
-                                 up_need, dn_need, rel_tol, counts, recheck=recheck, exact=exact)
+                                 up_need, dn_need, rel_tol, counts, recheck=recheck)
     cache: dict[int, _BlockView] = {}
     lp_count = 0
     for label, kind, cells, lo, hi, own in _scenarios(problem, mask, base, contributions):

@@ -50,7 +50,7 @@ from tablesafe import live_counts
 from tablesafe.audit import lp as _lp
 from tablesafe.audit.block import Block
 from tablesafe.audit.intervals import IntervalResult
-from tablesafe.audit.neighbourhood import RELAX_FROM, Neighbourhoods, ReachingTables, Relaxations
+from tablesafe.audit.neighbourhood import Neighbourhoods, ReachingTables
 from tablesafe.audit.result import verdict_of
 from tablesafe.audit.stored_tables import StoredTables
 from tablesafe.parallel import map_forked, worker_count
@@ -101,7 +101,7 @@ def singleton_findings(problem: Problem, mask: np.ndarray, base: IntervalResult,
                        eligible: np.ndarray, up_need: np.ndarray, dn_need: np.ndarray,
                        rel_tol: float, counts: dict,
                        recheck: tuple[np.ndarray, np.ndarray] | None = None,
-                       workers: int | None = None, exact: bool = True) -> list[dict]:
+                       workers: int | None = None) -> list[dict]:
     """Findings (records for :func:`tablesafe.audit.insider.insider_findings`) of the
     single respondents of withheld cells against the ``eligible`` targets (with
     ``recheck = (targets, cells)``: only pairs whose target is in ``targets`` or whose
@@ -111,15 +111,14 @@ def singleton_findings(problem: Problem, mask: np.ndarray, base: IntervalResult,
     contiguous runs of targets) that are checked side by side by ``workers`` forked
     processes (default: :func:`tablesafe.parallel.worker_count`) when there are at least ``PARALLEL_MIN_TARGETS``.
     The parts do not depend on the number of workers, and every verdict is decided
-    exactly, so the findings do not either. Without ``exact`` a finding may carry the
-    bound of a relaxation that misses the goal (:class:`Relaxations`), not the exact one.
+    exactly, so the findings do not either.
     """
     model = InsiderModel.of(problem)
     free = mask & ~base.exact & (base.block >= 0) & model.single
     if not free.any():
         return []
     parts = _parts(base, free, eligible, recheck)
-    job = _Job(problem, base, free, model, up_need, dn_need, rel_tol, recheck, exact)
+    job = _Job(problem, base, free, model, up_need, dn_need, rel_tol, recheck)
     job.share(parts)
     n = worker_count() if workers is None else int(workers)
     total = sum(t.size for _, t in parts)
@@ -173,10 +172,9 @@ class _Job:
 
     def __init__(self, problem: Problem, base: IntervalResult, free: np.ndarray, model: InsiderModel,
                  up_need: np.ndarray, dn_need: np.ndarray, rel_tol: float,
-                 recheck: tuple[np.ndarray, np.ndarray] | None, exact: bool = True) -> None:
+                 recheck: tuple[np.ndarray, np.ndarray] | None) -> None:
         self.problem, self.base, self.free, self.model = problem, base, free, model
         self.up_need, self.dn_need, self.rel_tol, self.recheck = up_need, dn_need, rel_tol, recheck
-        self.exact = exact
         self.stored: dict[int, StoredTables] = {}
 
     def run(self, part: tuple[int, np.ndarray]) -> tuple[list[dict], dict]:
@@ -187,7 +185,7 @@ class _Job:
         counts: dict = {}
         records: list[dict] = []
         _BlockCheck(self.problem, b, self.base, single, self.model, self.up_need, self.dn_need,
-                    self.rel_tol, counts, self.recheck, self.stored.get(bi), self.exact).run(targets, records)
+                    self.rel_tol, counts, self.recheck, self.stored.get(bi)).run(targets, records)
         return records, counts
 
     def share(self, parts: list[tuple[int, np.ndarray]]) -> None:
@@ -213,7 +211,7 @@ class _BlockCheck:
                  model: InsiderModel, up_need: np.ndarray, dn_need: np.ndarray,
                  rel_tol: float, counts: dict,
                  recheck: tuple[np.ndarray, np.ndarray] | None = None,
-                 stored: StoredTables | None = None, exact: bool = True) -> None:
+                 stored: StoredTables | None = None) -> None:
         self.p = problem
         self.two_way = problem.model is not None and len(problem.model.dims) <= 2
         self.recheck = recheck
@@ -237,7 +235,6 @@ class _BlockCheck:
         self.csc = sp.csc_matrix(b.matrix)
         self.csr = sp.csr_matrix(b.matrix)
         self._nb = Neighbourhoods(b, self.csc, self.csr)
-        self._relax = None if exact or b.cols.size < RELAX_FROM else Relaxations(b, self.csc, self.csr)
         self._reaching: dict[tuple[int, int], list[np.ndarray]] = {}
         self._warm_key: tuple[int, int] | None = None
         self._side = np.zeros(self.truth.size, dtype=np.int8)
@@ -350,11 +347,6 @@ class _BlockCheck:
                     continue
                 if self._answered(k, d, s):
                     self.counts["insider_reused"] = self.counts.get("insider_reused", 0) + 1
-                    continue
-                missed = None if self._relax is None else self._relax.misses(k, d, need, s)
-                if missed is not None:
-                    self.counts["insider_relaxed"] = self.counts.get("insider_relaxed", 0) + 1
-                    found.setdefault(k, {}).setdefault(s, {})[d] = missed
                     continue
                 val, x = b.optimise(k, d)
                 self.counts["insider_lp_solves"] = self.counts.get("insider_lp_solves", 0) + 1

@@ -74,8 +74,7 @@ def _failures(problem: Problem, withheld: np.ndarray, bounds: Bounds,
     from tablesafe.audit import audit
 
     res = audit(problem, withheld, insider=bool(bounds.singleton.any()), recheck=recheck,
-                seeds=seeds, keep_tables=True, deadline=deadline, progress=log or False,
-                exact_findings=not RELAXED_FINDINGS)
+                seeds=seeds, keep_tables=True, deadline=deadline, progress=log or False)
     keys: set[Key] = set()
     sens = problem.sensitive
     for k in np.flatnonzero(sens & (res.verdict != "protected")).tolist():
@@ -118,17 +117,10 @@ RELAX_FIRST = True
 tried on relaxations around their targets first
 (:mod:`tablesafe.suppress.relaxed_attacks`): a relaxation that misses the level proves
 the failure and gives the capacity inequality with a small LP instead of the block's.
-The audits' single respondents likewise (``audit(..., exact_findings=False)``). The
-attacks attacked again because a revision gave up a cell their table moved mostly pass,
+The attacks attacked again because a revision gave up a cell their table moved mostly pass,
 and go to the block's LP directly (on the generated 61,215-cell two-way table, relaxing
 them too cost 22.6 s in relaxations that mostly did not decide, against 1.4 s for those
 the audit named)."""
-
-
-RELAXED_FINDINGS = True
-"""The audits name their failing single respondents from relaxations where one misses
-the goal (``audit(..., exact_findings=False)``): the repair needs which attacks fail,
-not how far each reaches."""
 
 
 def _attacks(problem: Problem, bounds: Bounds, w: np.ndarray, keys: list[Key], deadline: float,
