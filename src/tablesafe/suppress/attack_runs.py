@@ -159,11 +159,11 @@ def run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key]
     ``radius`` (internal): where the outsider's attacks passed on a neighbourhood, so that
     the insiders' attacks start there (:func:`~tablesafe.suppress.neighbourhood_attacks.attack_neighbourhoods`).
 
-    ``relax_first``: the attacks are expected to fail (the audit named them): on a large
-    block each is first attacked on relaxations around its target
-    (:mod:`tablesafe.suppress.relaxed_attacks`), whose failure and duals stand for the
-    block's; only the attacks none decides go on to the neighbourhoods and the block's
-    LP.
+    ``relax_first``: the attacks are expected to fail (the audit named them, or they
+    failed before): on a large block each is first attacked on relaxations around its
+    target (:mod:`tablesafe.suppress.relaxed_attacks`), whose failure and duals stand
+    for the block's; only the attacks none decides go on to the neighbourhoods and the
+    block's LP.
     """
     if deadline is not None and time.monotonic() > deadline:
         raise OutOfTime
