@@ -29,7 +29,7 @@ def outsider_pattern():
 def _block_lp(problem, bounds, x, k):
     blocks = Blocks(problem.relations, x)
     b = int(blocks.label[k])
-    return BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b)), blocks.cells(b).size
+    return BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
 
 
 def test_a_relaxation_that_misses_the_level_proves_the_block_misses_it_and_cuts_off_the_pattern(outsider_pattern):
@@ -54,14 +54,14 @@ def test_a_relaxation_that_misses_the_level_proves_the_block_misses_it_and_cuts_
     for key, att in sorted(out.items())[:25]:
         k, d, s = key
         assert not att.ok and att.cells.size == 0  # failed, and no table of the block kept
-        lp, _ = _block_lp(problem, bounds, x, k)
+        lp = _block_lp(problem, bounds, x, k)
         block = lp.attack(k, d, att.required, s, want_dual=False)
         assert not block.ok
         assert att.reached >= block.reached - 1e-6 * max(1.0, abs(block.reached))
         cut = cut_from(att, bounds, problem.sensitive)
         assert float(cut.coef[w[cut.idx]].sum()) < cut.rhs
         for m in larger:
-            lp_m, _ = _block_lp(problem, bounds, m.astype(float), k)
+            lp_m = _block_lp(problem, bounds, m.astype(float), k)
             if lp_m.attack(k, d, att.required, s, want_dual=False).ok:
                 tried += 1
                 assert float(cut.coef[m[cut.idx]].sum()) >= cut.rhs - 1e-6 * max(1.0, cut.rhs)
