@@ -255,17 +255,20 @@ def _run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
         by_block.setdefault(b, []).append(key)
     sizes = np.bincount(blocks.label[blocks.label >= 0], minlength=max(blocks.count, 1))
     for b, bkeys in by_block.items():
-        if sizes[b] > LOCAL_FIRST and local and signs is None and relax_first:
-            tried = bkeys
-            bkeys = attack_relaxations(problem, bounds, x, tried, out, relations_by_cell(problem), OutOfTime,
-                                       also_fixed, deadline, int(sizes[b]))
-            count(key for key in tried if key in out)
-            if not bkeys:
-                continue
         if sizes[b] > LOCAL_FIRST and local and signs is None:
+            by_cell = relations_by_cell(problem)
+            if relax_first:
+                # attacks expected to fail: relaxations around the target first (a miss
+                # there is a miss on the block, with the duals of a valid inequality)
+                left = attack_relaxations(problem, bounds, x, bkeys, out, by_cell, OutOfTime, also_fixed,
+                                          deadline, int(sizes[b]))
+                count(key for key in bkeys if key in out)
+                bkeys = left
+                if not bkeys:
+                    continue
             # big block: try each target on its neighbourhood first (cells further away held
             # at their true values: a feasible point there is feasible for the block too)
-            left = attack_neighbourhoods(problem, bounds, x, bkeys, out, relations_by_cell(problem), OutOfTime,
+            left = attack_neighbourhoods(problem, bounds, x, bkeys, out, by_cell, OutOfTime,
                                          sparse, also_fixed, deadline, int(sizes[b]), radius)
             count(key for key in bkeys if key in out)  # those it settled (read only while reporting)
             bkeys = left
