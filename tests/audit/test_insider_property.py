@@ -5,7 +5,8 @@ read from the codes or from the relations), random single respondents and levels
 reference solves, with scipy's ``linprog`` (a fresh model each time), the attacker's
 bounds of every protected sensitive cell with one insider's cell fixed, for every
 insider whose cell does not overlap the target (decided here from the codes). The
-shortcuts are forced on small tables: neighbourhoods of a few cells at two levels (``LOCAL_LEVELS``), no
+shortcuts are forced on small tables: neighbourhoods of a few cells at two levels (``LOCAL_LEVELS``),
+relaxations of two hops (``RELAX_LEVELS``), no
 stored tables (``POOL_MAX_ENTRIES``), one stored table per target (``POOL_ROWS``) and batch LPs for a single open target (``BATCH_MIN``).
 """
 
@@ -96,6 +97,7 @@ def test_insider_findings_equal_fresh_lps(case, knobs):
     p, withheld, codes = case
     cap, pool, batch, rows = knobs
     with mock.patch.object(singletons, "LOCAL_LEVELS", ((2, cap), (5, 2 * cap))), \
+            mock.patch.object(singletons, "RELAX_LEVELS", ((2, 2 * cap),)), \
             mock.patch.object(singletons, "POOL_MAX_ENTRIES", pool), \
             mock.patch.object(singletons, "POOL_ROWS", rows), \
             mock.patch.object(singletons, "BATCH_MIN", batch):

@@ -78,24 +78,37 @@ class ReachingTables:
 
 
 class Neighbourhoods:
-    """The neighbourhoods of one target of a block at the levels tried, each with its LP
-    model once asked for, its objective set for the target and direction last asked
-    (a new target starts them afresh)."""
+    """The neighbourhoods and relaxations of one target of a block at the levels tried,
+    each with its LP model once asked for, its objective set for the target and
+    direction last asked (a new target starts them afresh)."""
 
     def __init__(self, b: Block, csc: sp.csc_matrix, csr: sp.csr_matrix) -> None:
         self.b, self.csc, self.csr = b, csc, csr
-        self._k = -1
-        self._got: dict[int, tuple[np.ndarray, Any]] = {}
-        self._cost: dict[int, tuple[int, int]] = {}
+        self.clear()
 
     def clear(self) -> None:
-        """Forget the current target's neighbourhoods."""
-        self._k, self._got, self._cost = -1, {}, {}
+        """Forget the current target's neighbourhoods and relaxations."""
+        self._k = -1
+        self._got: dict[int, tuple[np.ndarray, Any]] = {}
+        self._cost: dict[tuple[str, int], int] = {}
+        self._relax: dict[int, tuple[np.ndarray, Any] | None] = {}
+
+    def _target(self, k: int) -> None:
+        if self._k != k:
+            self.clear()
+            self._k = k
+
+    def _aim(self, kind: str, level: int, cells: np.ndarray, h: Any, d: int) -> None:
+        """Set ``h``'s objective to maximise ``d`` times the current target."""
+        if self._cost.get((kind, level)) != d:
+            cost = np.zeros(cells.size)
+            cost[int(np.searchsorted(cells, self._k))] = -float(d)
+            h.changeColsCost(cells.size, np.arange(cells.size, dtype=np.int32), cost)
+            self._cost[(kind, level)] = d
 
     def cells(self, level: int, k: int, hops: int, cap: int) -> np.ndarray:
         """:func:`neighbourhood_cells` of local cell ``k`` at ``level`` (``hops``, ``cap``)."""
-        if self._k != k:
-            self._k, self._got, self._cost = k, {}, {}
+        self._target(k)
         got = self._got.get(level)
         if got is None:
             got = self._got[level] = (neighbourhood_cells(self.csc, self.csr, k, hops, cap), None)
@@ -108,9 +121,54 @@ class Neighbourhoods:
         if h is None:
             h = neighbourhood_lp(self.b, self.csc, self.csr, cells)
             self._got[level] = (cells, h)
-        if self._cost.get(level) != (k, d):
-            cost = np.zeros(cells.size)
-            cost[int(np.searchsorted(cells, k))] = -float(d)
-            h.changeColsCost(cells.size, np.arange(cells.size, dtype=np.int32), cost)
-            self._cost[level] = (k, d)
+        self._aim("near", level, cells, h, d)
         return cells, h
+
+    def relaxed_reach(self, level: int, k: int, hops: int, cap: int, d: int,
+                      s: int) -> tuple[bool, float]:
+        """The ``d``-optimum of local cell ``k`` on its :func:`relaxation_lp` at ``level``
+        with local cell ``s`` held at its true value: ``(False, nan)`` when the
+        relaxation passes ``cap`` cells or does not hold ``s`` (holding it changes
+        nothing there), ``d`` times infinity when the LP is unbounded or not solved."""
+        self._target(k)
+        if level not in self._relax:
+            self._relax[level] = relaxation_lp(self.b, self.csc, self.csr, k, hops, cap)
+        got = self._relax[level]
+        if got is None:
+            return False, float("nan")
+        cells, h = got
+        i = int(np.searchsorted(cells, s))
+        if i >= cells.size or cells[i] != s:
+            return False, float("nan")
+        self._aim("relaxed", level, cells, h, d)
+        b, sc = self.b, self.b._units()
+        idx = np.array([i], dtype=np.int32)
+        v = _lp._finite(b.truth[[s]] / sc)
+        h.changeColsBounds(1, idx, v, v)
+        try:
+            h.run()
+            if _lp.status(h) != "optimal":
+                return True, d * float("inf")
+            return True, float(h.getSolution().col_value[int(np.searchsorted(cells, k))]) * sc
+        finally:
+            h.changeColsBounds(1, idx, _lp._finite(b.lower[[s]] / sc), _lp._finite(b.upper[[s]] / sc))
+
+
+def relaxation_lp(b: Block, csc: sp.csc_matrix, csr: sp.csr_matrix, k: int,
+                  hops: int, cap: int) -> tuple[np.ndarray, Any] | None:
+    """The HiGHS model of a relaxation around local cell ``k``: the relations of the
+    cells within ``hops`` relation hops, with every cell they hold as a column
+    (ascending, in the block's units, zero costs), the other relations dropped; ``None``
+    when it would hold more than ``cap`` cells. Every table of the block is one of it,
+    so a goal its LP misses the block's LP misses too."""
+    near = neighbourhood_cells(csc, csr, k, hops, cap)
+    rows = neighbours(csc, near)
+    cells = neighbours(csr, rows)
+    if cells.size > cap:
+        return None
+    s = b._units()
+    h = _lp.new_highs()
+    h.setOptionValue("presolve", "off")
+    _lp.pass_lp(h, np.zeros(cells.size), b.lower[cells] / s, b.upper[cells] / s,
+                csr[rows][:, cells], b.rhs[rows] / s, b.rhs[rows] / s)
+    return cells, h

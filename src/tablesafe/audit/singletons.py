@@ -24,6 +24,10 @@ lpl``). Feasible tables form a convex set, so
    single insider misses the goal exactly when held at its value does (the largest
    ``d x_t`` with ``x_s`` fixed is concave in the value it is fixed at, and a reaching
    table has ``x_s`` beyond it).
+   A single test that misses on a neighbourhood is tried on a relaxation around the
+   target (the relations within a few hops, every cell they hold free, the rest
+   dropped): every table of the block is one of it, so a miss there means the block's
+   LP misses too, and the pair goes to step 5 without the larger neighbourhoods.
 4. *Kept tables.* The block tables these LPs find that reach a target's goal are kept
    (a few per target and direction) and answer the target's later insiders the way the
    stored tables of step 1 do, before their own LP.
@@ -56,17 +60,21 @@ from tablesafe.audit.stored_tables import StoredTables
 from tablesafe.parallel import map_forked, worker_count
 from tablesafe.problem import Problem
 from tablesafe.structure.insiders import InsiderModel
-from tablesafe.structure.neighbours import find_sorted
 
 DUAL_TOL = 1e-9
 """Reduced cost (in the LP's units) above which a fixed cell counts as binding."""
-LOCAL_LEVELS = ((5, 2000), (12, 4500))
+LOCAL_LEVELS = ((5, 2000), (8, 3000), (12, 4500))
 """Neighbourhoods tried around a target, smallest first: (relation hops, most cells; a
 hop that would pass the cap is not taken). A three-way table's smallest cycle, a cube of
 eight cells, spans three hops. On the one 6,445-cell block of a generated 13,851-cell
 three-way `modular` pattern (100 sampled targets, one process) the insider checks took
 65 s with the first level alone (440 whole-block LPs for single insiders, 65-75 ms each,
-and 169 for joint tests, 190 ms), 41 s with the second alone (1,168 of its LPs, 31 ms)."""
+and 169 for joint tests, 190 ms), 41 s with the second alone (1,168 of its LPs, 31 ms).
+In that table's blocks a relation holds two or three withheld cells, so each hop adds
+few: 5 hops reach about 500 cells, 8 about 2,000, 10 about 4,000. The middle level
+(sixtieth session, with ``RELAX_LEVELS``; 300 sampled targets of the 6,511-cell block of
+its subtables' pattern, one process): 28.1 s without it and relaxations, 24.3 s with it
+alone, 18.0 s with both."""
 TWO_WAY_LOCAL_SHARE = 1 / 3
 """On tables of one or two dimensions, a neighbourhood of ``LOCAL_LEVELS`` holding more
 than this share of its block's cells is passed over for the block's LP, warm-started
@@ -95,6 +103,11 @@ REUSE_LOCAL = True
 (:class:`~tablesafe.audit.neighbourhood.ReachingTables`)."""
 KEEP_TABLES = 8
 """Most block tables kept per target and direction for the insiders still to check."""
+RELAX_LEVELS: tuple[tuple[int, int], ...] = ((5, 2000),)
+"""Relaxations (relation hops, most cells; one that would pass the cap is not tried) on
+which an insider whose single test missed its goal on a neighbourhood is tried, once
+per target and direction: a miss there proves the pair fails on the block, which sends
+it to its block LP without the larger neighbourhoods' tests."""
 
 
 def singleton_findings(problem: Problem, mask: np.ndarray, base: IntervalResult,
@@ -227,11 +240,7 @@ class _BlockCheck:
         self.tol = 1e-9 * (1.0 + np.abs(self.truth))
         if stored is None:
             stored = StoredTables(b, base, single, POOL_MAX_ENTRIES)
-        self._own = stored.own          # (local target, direction) -> its stored row
-        self.pool = stored.rows, stored.cols
-        self._pool_single = stored.single_rows
-        self._tol_single = self.tol[single]
-        self._scratch = np.zeros(single.size)
+        self.stored = stored
         self.csc = sp.csc_matrix(b.matrix)
         self.csr = sp.csr_matrix(b.matrix)
         self._nb = Neighbourhoods(b, self.csc, self.csr)
@@ -280,11 +289,15 @@ class _BlockCheck:
         Each neighbourhood of ``LOCAL_LEVELS`` smaller than the block in turn: when all
         open insiders held at once reach the goal, one LP answers them all; when the
         neighbourhood reaches it at all, the tests that miss name the cells to set aside
-        (:meth:`_peel`) and each of those is tested alone; what stays open goes to the
-        next level. When no neighbourhood reaches the goal, joint block LPs decide."""
+        (:meth:`_peel`) and each of those is tested alone; one that misses and also misses
+        on a relaxation (:meth:`_relaxed_misses`) is a suspect for certain, the rest goes
+        on to the next level. When no neighbourhood reaches the goal, joint block LPs
+        decide."""
         reached = False
         self._found.clear()
         last = None
+        sure: list[int] = []        # suspects proved on relaxations
+        tried = group[:0]           # the insiders tried on them
         for level, (hops, cap) in enumerate(LOCAL_LEVELS):
             if self.b.cols.size <= cap:
                 break
@@ -296,7 +309,7 @@ class _BlockCheck:
                 continue  # the block's warm-started LP is quicker than a new model this large
             first = self._local_reaches(level, k, d, need, group)
             if first[0]:
-                return group[:0]
+                return np.array(sorted(sure), dtype=np.int64)
             if self._local_reaches(level, k, d, need, group[:0])[0]:
                 reached = True
                 cands = self._peel(lambda f, lv=level: self._local_reaches(lv, k, d, need, f),
@@ -304,11 +317,30 @@ class _BlockCheck:
                 group = np.array([s for s in cands.tolist() if not self._reached(s)
                                   and not self._local_reaches(level, k, d, need, np.array([s]))[0]],
                                  dtype=np.int64)
+                new = np.setdiff1d(group, tried)    # a relaxation's verdict does not change
+                if new.size:
+                    tried = np.union1d(tried, new)
+                    miss = np.isin(group, [s for s in new.tolist() if self._relaxed_misses(k, d, need, s)])
+                    sure.extend(group[miss].tolist())
+                    group = group[~miss]
                 if group.size == 0:
-                    return group
-        if reached or group.size <= 1:
-            return group
-        return self._peel(lambda f: self._block_reaches(k, d, need, f), group)
+                    return np.array(sorted(sure), dtype=np.int64)
+        if not (reached or group.size <= 1):
+            group = self._peel(lambda f: self._block_reaches(k, d, need, f), group)
+        return np.union1d(group, np.array(sure, dtype=np.int64)).astype(np.int64)
+
+    def _relaxed_misses(self, k: int, d: int, need: float, s: int) -> bool:
+        """Whether a relaxation of ``RELAX_LEVELS`` around ``k`` (smallest first) with
+        insider ``s``'s cell at its true value misses the goal: then the block's LP
+        does too."""
+        for level, (hops, cap) in enumerate(RELAX_LEVELS):
+            ran, val = self._nb.relaxed_reach(level, k, hops, cap, d, s)
+            if not ran:
+                continue
+            self.counts["insider_relaxed_lps"] = self.counts.get("insider_relaxed_lps", 0) + 1
+            if d * val < d * need - self.tol[k]:
+                return True
+        return False
 
     def _by_insider(self, s: int, todo: list[tuple[int, int, float]],
                     found: dict[int, dict[int, dict[int, float]]]) -> None:
@@ -376,58 +408,15 @@ class _BlockCheck:
         return bool(np.any(dev >= -tol) and np.any(dev <= tol))
 
     def _open_after_pool(self, k: int, d: int, need: float, att: np.ndarray) -> np.ndarray:
-        """Attackers not answered by (convex combinations of) stored tables.
-
-        Stored tables that reach the goal answer insider ``s`` when one of them has
-        ``x_s`` at or below its true value and one at or above it (within ``tol``); a
-        table that leaves ``s`` alone does both.
-        """
-        rows, cols = self.pool
+        """Attackers not answered by (convex combinations of) stored tables
+        (:meth:`StoredTables.open_after`), with the side the reaching tables move each
+        to (:attr:`_side`)."""
         self.counts["insider_pairs"] = self.counts.get("insider_pairs", 0) + att.size
-        at_k = np.zeros(rows.shape[0])
-        lo, hi = cols.indptr[k], cols.indptr[k + 1]
-        at_k[cols.indices[lo:hi]] = cols.data[lo:hi]
-        reach = np.flatnonzero(d * (self.truth[k] + at_k) >= d * need)
-        # the side the reaching tables move each open insider's cell to (0: no table)
-        self._side = np.zeros(self.truth.size, dtype=np.int8)
-        if reach.size == 0:
-            return att
-        own = self._own.get((k, d))
-        if own is not None and bool(np.any(reach == own)):
-            reach = np.concatenate([[own], reach[reach != own]])
-        # an insider needs a reaching table at or below its value and one at or above;
-        # the target's own optimum first, then other reaching tables, up to POOL_ROWS
-        # positions among the insiders' cells (``att`` is a sorted subset of them)
-        rows = self._pool_single
-        cand = np.searchsorted(self.single, att)
-        open_lo = np.ones(att.size, dtype=bool)
-        open_hi = np.ones(att.size, dtype=bool)
-        scratch = self._scratch
-        for r in reach[:POOL_ROWS].tolist():
-            lo, hi = rows.indptr[r], rows.indptr[r + 1]
-            idx = rows.indices[lo:hi]
-            if idx.size == 0:
-                # a table that moves no insider's cell answers them all
-                cand, open_lo, open_hi = cand[:0], open_lo[:0], open_hi[:0]
-                break
-            if 16 * cand.size < idx.size:
-                # few candidates left: look them up in the row (sorted indices)
-                pos, hit = find_sorted(idx, cand)
-                dev = np.where(hit, rows.data[lo:hi][pos], 0.0)
-            else:
-                scratch[idx] = rows.data[lo:hi]
-                dev = scratch[cand]
-                scratch[idx] = 0.0
-            tol = self._tol_single[cand]
-            open_lo &= dev > tol
-            open_hi &= dev < -tol
-            keep = open_lo | open_hi
-            cand, open_lo, open_hi = cand[keep], open_lo[keep], open_hi[keep]
-            if cand.size == 0:
-                break
+        cand, side = self.stored.open_after(k, d, need, att, self.truth, self.tol, POOL_ROWS)
         self.counts["insider_pool"] = self.counts.get("insider_pool", 0) + att.size - cand.size
-        self._side[self.single[cand]] = np.where(open_lo, 1, -1)
-        return self.single[cand]
+        self._side = np.zeros(self.truth.size, dtype=np.int8)
+        self._side[cand] = side
+        return cand
 
     def _reached(self, s: int) -> bool:
         """Whether a neighbourhood table found for the current goal answers a test that

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from tablesafe.audit.block import Block
 from tablesafe.audit.intervals import IntervalResult
+from tablesafe.structure.neighbours import find_sorted
 
 
 class StoredTables:
@@ -72,3 +73,57 @@ class StoredTables:
         # scattering whole rows of a large block took a quarter of the insider checks on
         # a 61,000-cell two-way table)
         self.single_rows = rows[:, single].tocsr()
+        self.single = single
+        self._scratch = np.zeros(single.size)
+
+    def open_after(self, k: int, d: int, need: float, att: np.ndarray, truth: np.ndarray,
+                   tol: np.ndarray, most_rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """The insiders' cells of ``att`` (a sorted subset of ``single``, local) that
+        stored tables reaching the goal ``need`` of local target ``k`` in direction ``d``
+        leave open, and for each the side of its true value (1 above, -1 below) that the
+        reaching tables move it to (every cell of ``att`` when none reaches, side 0).
+
+        Insider ``s`` is answered when one reaching table has ``x_s`` at or below its
+        true value and one at or above it (within ``tol``): a convex combination of the
+        two keeps it and reaches the goal; a table that leaves ``s`` alone does both.
+        The target's own optimum is tried first, then other reaching tables, up to
+        ``most_rows``."""
+        cols = self.cols
+        at_k = np.zeros(self.rows.shape[0])
+        lo, hi = cols.indptr[k], cols.indptr[k + 1]
+        at_k[cols.indices[lo:hi]] = cols.data[lo:hi]
+        reach = np.flatnonzero(d * (truth[k] + at_k) >= d * need)
+        if reach.size == 0:
+            return att, np.zeros(att.size, dtype=np.int8)
+        own = self.own.get((k, d))
+        if own is not None and bool(np.any(reach == own)):
+            reach = np.concatenate([[own], reach[reach != own]])
+        rows = self.single_rows
+        cand = np.searchsorted(self.single, att)     # positions among the insiders' cells
+        open_lo = np.ones(att.size, dtype=bool)
+        open_hi = np.ones(att.size, dtype=bool)
+        scratch = self._scratch
+        tol_single = tol[self.single]
+        for r in reach[:most_rows].tolist():
+            lo, hi = rows.indptr[r], rows.indptr[r + 1]
+            idx = rows.indices[lo:hi]
+            if idx.size == 0:
+                # a table that moves no insider's cell answers them all
+                cand, open_lo, open_hi = cand[:0], open_lo[:0], open_hi[:0]
+                break
+            if 16 * cand.size < idx.size:
+                # few candidates left: look them up in the row (sorted indices)
+                pos, hit = find_sorted(idx, cand)
+                dev = np.where(hit, rows.data[lo:hi][pos], 0.0)
+            else:
+                scratch[idx] = rows.data[lo:hi]
+                dev = scratch[cand]
+                scratch[idx] = 0.0
+            t = tol_single[cand]
+            open_lo &= dev > t
+            open_hi &= dev < -t
+            keep = open_lo | open_hi
+            cand, open_lo, open_hi = cand[keep], open_lo[keep], open_hi[keep]
+            if cand.size == 0:
+                break
+        return self.single[cand], np.where(open_lo, 1, -1).astype(np.int8)

@@ -1,0 +1,82 @@
+"""Single tests that miss on a neighbourhood are tried on a relaxation around the target
+(``singletons.RELAX_LEVELS``): the relations within a few hops, every cell they hold
+free, the others dropped. Every table of the block is a table of the relaxation, so the
+relaxation reaches at least as far as the block's LP with the same cell held, and a
+miss there sends the pair straight to its block LP. The findings must not change, and
+fewer neighbourhood LPs must be needed. (tests/audit/test_insider_property.py checks
+the findings against one fresh LP per pair with relaxations on.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from tablesafe.audit import insider_findings, singletons
+from tablesafe.audit.intervals import solve_intervals
+from tablesafe.audit.neighbourhood import Neighbourhoods, neighbourhood_cells
+from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.modular import modular_pattern
+from tablesafe.synthetic import problem_from_data, synthetic_preset
+
+
+@pytest.fixture(scope="module")
+def case():
+    # a generated three-way table of 1,296 cells with holdings, and a pattern made without
+    # singleton protection, so that single respondents do find cells to narrow
+    p = problem_from_data(synthetic_preset("1k3d", seed=1), p=15, use_holdings=True)
+    w, _ = modular_pattern(p, Bounds.of(p, singleton=False), workers=1)
+    return p, w | p.sensitive
+
+
+def _norm(f: pd.DataFrame) -> pd.DataFrame:
+    return f.sort_values(["target", "attacker"]).reset_index(drop=True)
+
+
+def test_a_relaxation_reaches_at_least_as_far_as_the_block(case):
+    p, w = case
+    res = solve_intervals(p, w, cells=p.sensitive & w, keep_points=True)
+    b = max(res.blocks, key=lambda blk: blk.cols.size)
+    assert b.cols.size > 100
+    csc, csr = sp.csc_matrix(b.matrix), sp.csr_matrix(b.matrix)
+    nb = Neighbourhoods(b, csc, csr)
+    rng = np.random.default_rng(0)
+    targets = rng.choice(np.flatnonzero(p.sensitive[b.cols]), 12, replace=False)
+    compared = tighter = 0
+    for k in targets.tolist():
+        near = neighbourhood_cells(csc, csr, k, 1, b.cols.size)     # within the relaxation
+        for s in rng.choice(near[near != k], min(6, near.size - 1), replace=False).tolist():
+            for d in (1, -1):
+                ran, relaxed = nb.relaxed_reach(0, k, 2, b.cols.size, d, s)
+                if not ran:
+                    continue
+                fixed = np.array([s])
+                b.set_bounds(fixed, b.truth[fixed], b.truth[fixed])
+                try:
+                    exact, _ = b.optimise(k, d)
+                finally:
+                    b.set_bounds(fixed, b.lower[fixed], b.upper[fixed])
+                tol = 1e-6 * (1.0 + abs(exact))
+                assert d * relaxed >= d * exact - tol, (k, s, d, relaxed, exact)
+                compared += 1
+                tighter += d * relaxed > d * exact + tol
+    assert compared > 50
+    # two hops leave out relations that bind: the relaxation reaches further somewhere
+    assert tighter > 0
+
+
+def test_relaxations_give_the_same_findings_with_fewer_neighbourhood_lps(case, monkeypatch):
+    p, w = case
+    monkeypatch.setattr(singletons, "LOCAL_LEVELS", ((3, 100), (6, 400)))
+    monkeypatch.setattr(singletons, "RELAX_LEVELS", ())
+    off: dict = {}
+    want = insider_findings(p, w, stats=off)
+    assert len(want) > 0
+    monkeypatch.setattr(singletons, "RELAX_LEVELS", ((3, 400),))
+    on: dict = {}
+    got = insider_findings(p, w, stats=on)
+    pd.testing.assert_frame_equal(_norm(got), _norm(want))
+    assert on["insider_relaxed_lps"] > 0
+    assert "insider_relaxed_lps" not in off
+    assert on["insider_local_lps"] < off["insider_local_lps"]
