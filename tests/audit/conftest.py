@@ -1,4 +1,5 @@
-"""Helpers for audit tests: small two-way tables with margins as Problems."""
+"""Helpers for audit tests: small two-way tables with margins as Problems, and a
+generated three-way table with a pattern that leaves single respondents findings."""
 
 from __future__ import annotations
 
@@ -54,3 +55,18 @@ def grid_problem(inner, *, sensitive=(), upl=None, lpl=None, spl=None, contribut
 def grid():
     """The :func:`grid_problem` builder."""
     return grid_problem
+
+
+@pytest.fixture(scope="session")
+def insider_case():
+    """A generated three-way table of 1,296 cells with holdings and a pattern made
+    without singleton protection, so that single respondents do find cells to narrow:
+    ``(problem, withheld mask)``."""
+    from tablesafe.suppress.attacker import Bounds
+    from tablesafe.suppress.modular import modular_pattern
+    from tablesafe.synthetic import problem_from_data, synthetic_preset
+
+    p = problem_from_data(synthetic_preset("1k3d", seed=1), p=15, use_holdings=True)
+    w, _ = modular_pattern(p, Bounds.of(p, singleton=False), workers=1)
+    return p, w | p.sensitive
+

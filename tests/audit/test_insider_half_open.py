@@ -10,29 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from tablesafe.audit import insider_findings, singletons
-from tablesafe.suppress.attacker import Bounds
-from tablesafe.suppress.modular import modular_pattern
-from tablesafe.synthetic import problem_from_data, synthetic_preset
-
-
-@pytest.fixture(scope="module")
-def case():
-    # a generated three-way table of 1,296 cells with holdings, and a pattern made without
-    # singleton protection, so that single respondents do find cells to narrow
-    p = problem_from_data(synthetic_preset("1k3d", seed=1), p=15, use_holdings=True)
-    w, _ = modular_pattern(p, Bounds.of(p, singleton=False), workers=1)
-    return p, w | p.sensitive
 
 
 def _norm(f: pd.DataFrame) -> pd.DataFrame:
     return f.sort_values(["target", "attacker"]).reset_index(drop=True)
 
 
-def test_half_open_tests_give_the_same_findings_with_fewer_block_lps(case, monkeypatch):
-    p, w = case
+def test_half_open_tests_give_the_same_findings_with_fewer_block_lps(insider_case, monkeypatch):
+    p, w = insider_case
     held: list[np.ndarray] = []
     real = singletons._BlockCheck._held
 
@@ -55,8 +42,8 @@ def test_half_open_tests_give_the_same_findings_with_fewer_block_lps(case, monke
     assert half["insider_lp_solves"] < fixed["insider_lp_solves"]
 
 
-def test_a_second_neighbourhood_gives_the_same_findings(case, monkeypatch):
-    p, w = case
+def test_a_second_neighbourhood_gives_the_same_findings(insider_case, monkeypatch):
+    p, w = insider_case
     monkeypatch.setattr(singletons, "LOCAL_LEVELS", ((2, 60),))
     one: dict = {}
     want = insider_findings(p, w, stats=one)
@@ -67,10 +54,10 @@ def test_a_second_neighbourhood_gives_the_same_findings(case, monkeypatch):
     assert two["insider_lp_solves"] < one["insider_lp_solves"]
 
 
-def test_neighbourhood_tables_answer_single_tests_with_the_same_findings(case, monkeypatch):
+def test_neighbourhood_tables_answer_single_tests_with_the_same_findings(insider_case, monkeypatch):
     # a table a neighbourhood LP found reaching the goal answers each later single test
     # whose held cell it keeps within the held bounds (singletons.REUSE_LOCAL)
-    p, w = case
+    p, w = insider_case
     monkeypatch.setattr(singletons, "LOCAL_LEVELS", ((2, 60), (6, 400)))
     tested: list[int] = []
     real = singletons._BlockCheck._local_reaches

@@ -10,32 +10,19 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 import scipy.sparse as sp
 
 from tablesafe.audit import insider_findings, singletons
 from tablesafe.audit.intervals import solve_intervals
 from tablesafe.audit.neighbourhood import Neighbourhoods, neighbourhood_cells
-from tablesafe.suppress.attacker import Bounds
-from tablesafe.suppress.modular import modular_pattern
-from tablesafe.synthetic import problem_from_data, synthetic_preset
-
-
-@pytest.fixture(scope="module")
-def case():
-    # a generated three-way table of 1,296 cells with holdings, and a pattern made without
-    # singleton protection, so that single respondents do find cells to narrow
-    p = problem_from_data(synthetic_preset("1k3d", seed=1), p=15, use_holdings=True)
-    w, _ = modular_pattern(p, Bounds.of(p, singleton=False), workers=1)
-    return p, w | p.sensitive
 
 
 def _norm(f: pd.DataFrame) -> pd.DataFrame:
     return f.sort_values(["target", "attacker"]).reset_index(drop=True)
 
 
-def test_a_relaxation_reaches_at_least_as_far_as_the_block(case):
-    p, w = case
+def test_a_relaxation_reaches_at_least_as_far_as_the_block(insider_case):
+    p, w = insider_case
     res = solve_intervals(p, w, cells=p.sensitive & w, keep_points=True)
     b = max(res.blocks, key=lambda blk: blk.cols.size)
     assert b.cols.size > 100
@@ -66,8 +53,8 @@ def test_a_relaxation_reaches_at_least_as_far_as_the_block(case):
     assert tighter > 0
 
 
-def test_relaxations_give_the_same_findings_with_fewer_neighbourhood_lps(case, monkeypatch):
-    p, w = case
+def test_relaxations_give_the_same_findings_with_fewer_neighbourhood_lps(insider_case, monkeypatch):
+    p, w = insider_case
     monkeypatch.setattr(singletons, "LOCAL_LEVELS", ((3, 100), (6, 400)))
     monkeypatch.setattr(singletons, "RELAX_LEVELS", ())
     off: dict = {}
