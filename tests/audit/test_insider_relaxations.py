@@ -2,8 +2,9 @@
 (``singletons.RELAX_LEVELS``): the relations within a few hops, every cell they hold
 free, the others dropped. Every table of the block is a table of the relaxation, so the
 relaxation reaches at least as far as the block's LP with the same cell held, and a
-miss there sends the pair straight to its block LP. The findings must not change, and
-fewer neighbourhood LPs must be needed. (tests/audit/test_insider_property.py checks
+miss there sends the pair straight to its block LP; when a neighbourhood (whose tables
+are the block's) reaches as far with the cell held, the two pin the block's optimum and
+no block LP is needed. The findings must not change, and fewer LPs must be needed. (tests/audit/test_insider_property.py checks
 the findings against one fresh LP per pair with relaxations on.)"""
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ def _norm(f: pd.DataFrame) -> pd.DataFrame:
     return f.sort_values(["target", "attacker"]).reset_index(drop=True)
 
 
-def test_a_relaxation_reaches_at_least_as_far_as_the_block(insider_case):
+def test_the_block_lies_between_a_neighbourhood_and_a_relaxation(insider_case):
+    # with a cell held, the block's optimum is at most the relaxation's (every block
+    # table is one of it) and at least the neighbourhood's (its tables are the block's)
     p, w = insider_case
     res = solve_intervals(p, w, cells=p.sensitive & w, keep_points=True)
     b = max(res.blocks, key=lambda blk: blk.cols.size)
@@ -30,7 +33,7 @@ def test_a_relaxation_reaches_at_least_as_far_as_the_block(insider_case):
     nb = Neighbourhoods(b, csc, csr)
     rng = np.random.default_rng(0)
     targets = rng.choice(np.flatnonzero(p.sensitive[b.cols]), 12, replace=False)
-    compared = tighter = 0
+    compared = above = below = 0
     for k in targets.tolist():
         near = neighbourhood_cells(csc, csr, k, 1, b.cols.size)     # within the relaxation
         for s in rng.choice(near[near != k], min(6, near.size - 1), replace=False).tolist():
@@ -38,6 +41,7 @@ def test_a_relaxation_reaches_at_least_as_far_as_the_block(insider_case):
                 ran, relaxed = nb.relaxed_reach(0, k, 2, b.cols.size, d, s)
                 if not ran:
                     continue
+                held = nb.held_reach(0, k, 2, b.cols.size, d, s)
                 fixed = np.array([s])
                 b.set_bounds(fixed, b.truth[fixed], b.truth[fixed])
                 try:
@@ -45,12 +49,14 @@ def test_a_relaxation_reaches_at_least_as_far_as_the_block(insider_case):
                 finally:
                     b.set_bounds(fixed, b.lower[fixed], b.upper[fixed])
                 tol = 1e-6 * (1.0 + abs(exact))
-                assert d * relaxed >= d * exact - tol, (k, s, d, relaxed, exact)
+                assert d * held - tol <= d * exact <= d * relaxed + tol, (k, s, d, held, exact, relaxed)
                 compared += 1
-                tighter += d * relaxed > d * exact + tol
+                above += d * relaxed > d * exact + tol
+                below += d * held < d * exact - tol
     assert compared > 50
-    # two hops leave out relations that bind: the relaxation reaches further somewhere
-    assert tighter > 0
+    # two hops leave out relations that bind, and cells that move: both bounds are
+    # strict somewhere
+    assert above > 0 and below > 0
 
 
 def test_relaxations_give_the_same_findings_with_fewer_neighbourhood_lps(insider_case, monkeypatch):
@@ -67,3 +73,33 @@ def test_relaxations_give_the_same_findings_with_fewer_neighbourhood_lps(insider
     assert on["insider_relaxed_lps"] > 0
     assert "insider_relaxed_lps" not in off
     assert on["insider_local_lps"] < off["insider_local_lps"]
+    # findings whose bound a neighbourhood and a relaxation pinned need no block LP
+    assert on["insider_relaxed_exact"] > 0
+    assert on["insider_lp_solves"] < off["insider_lp_solves"]
+
+
+def test_bounds_pinned_by_a_neighbourhood_and_a_relaxation_are_the_blocks(insider_case, monkeypatch):
+    p, w = insider_case
+    monkeypatch.setattr(singletons, "LOCAL_LEVELS", ((3, 100), (6, 400)))
+    monkeypatch.setattr(singletons, "RELAX_LEVELS", ((3, 400),))
+    monkeypatch.setattr(singletons, "PARALLEL_MIN_TARGETS", 10**9)
+    pinned: list[tuple[object, int, int, int, float]] = []
+    real = singletons._BlockCheck._relaxed_misses
+
+    def recording(self, k, d, need, s, levels):
+        miss = real(self, k, d, need, s, levels)
+        if (k, d, s) in self._exact:
+            pinned.append((self.b, k, d, s, self._exact[(k, d, s)]))
+        return miss
+
+    monkeypatch.setattr(singletons._BlockCheck, "_relaxed_misses", recording)
+    insider_findings(p, w)
+    assert len(pinned) > 10
+    for b, k, d, s, val in pinned:
+        fixed = np.array([s])
+        b.set_bounds(fixed, b.truth[fixed], b.truth[fixed])
+        try:
+            exact, _ = b.optimise(k, d)
+        finally:
+            b.set_bounds(fixed, b.lower[fixed], b.upper[fixed])
+        assert abs(val - exact) <= 1e-6 * (1.0 + abs(exact)), (k, d, s, val, exact)

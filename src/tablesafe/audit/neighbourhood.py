@@ -137,22 +137,43 @@ class Neighbourhoods:
         if got is None:
             return False, float("nan")
         cells, h = got
-        i = int(np.searchsorted(cells, s))
-        if i >= cells.size or cells[i] != s:
+        if not _holds(cells, s):
             return False, float("nan")
         self._aim("relaxed", level, cells, h, d)
+        return True, self._optimum(cells, h, s, d * float("inf"))
+
+    def held_reach(self, level: int, k: int, hops: int, cap: int, d: int, s: int) -> float:
+        """The ``d``-optimum of local cell ``k`` on its neighbourhood at ``level`` (the
+        model of :meth:`model`) with local cell ``s`` held at its true value: a table of
+        the block, so the block's optimum with ``s`` held reaches at least as far
+        (``-d`` times infinity when the LP is not solved to optimality)."""
+        cells, h = self.model(level, k, hops, cap, d)
+        return self._optimum(cells, h, s, -d * float("inf"))
+
+    def _optimum(self, cells: np.ndarray, h: Any, s: int, otherwise: float) -> float:
+        """The optimum at the current target of ``h`` (aimed at it) with local cell ``s``
+        held at its true value when it is one of ``cells``; ``otherwise`` when the LP
+        ends other than optimal."""
         b, sc = self.b, self.b._units()
-        idx = np.array([i], dtype=np.int32)
-        v = _lp._finite(b.truth[[s]] / sc)
-        h.changeColsBounds(1, idx, v, v)
+        held = _holds(cells, s)
+        idx = np.array([int(np.searchsorted(cells, s))], dtype=np.int32)
+        if held:
+            v = _lp._finite(b.truth[[s]] / sc)
+            h.changeColsBounds(1, idx, v, v)
         try:
             h.run()
             if _lp.status(h) != "optimal":
-                return True, d * float("inf")
-            return True, float(h.getSolution().col_value[int(np.searchsorted(cells, k))]) * sc
+                return otherwise
+            return float(h.getSolution().col_value[int(np.searchsorted(cells, self._k))]) * sc
         finally:
-            h.changeColsBounds(1, idx, _lp._finite(b.lower[[s]] / sc), _lp._finite(b.upper[[s]] / sc))
+            if held:
+                h.changeColsBounds(1, idx, _lp._finite(b.lower[[s]] / sc), _lp._finite(b.upper[[s]] / sc))
 
+
+def _holds(cells: np.ndarray, s: int) -> bool:
+    """Whether ``s`` is one of the sorted ``cells``."""
+    i = int(np.searchsorted(cells, s))
+    return i < cells.size and int(cells[i]) == s
 
 def relaxation_lp(b: Block, csc: sp.csc_matrix, csr: sp.csr_matrix, k: int,
                   hops: int, cap: int) -> tuple[np.ndarray, Any] | None:
