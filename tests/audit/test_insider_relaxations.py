@@ -22,6 +22,16 @@ def _norm(f: pd.DataFrame) -> pd.DataFrame:
     return f.sort_values(["target", "attacker"]).reset_index(drop=True)
 
 
+def _block_optimum(b, k: int, d: int, s: int) -> float:
+    """The block LP's ``d``-optimum of local cell ``k`` with local cell ``s`` held."""
+    fixed = np.array([s])
+    b.set_bounds(fixed, b.truth[fixed], b.truth[fixed])
+    try:
+        return b.optimise(k, d)[0]
+    finally:
+        b.set_bounds(fixed, b.lower[fixed], b.upper[fixed])
+
+
 def test_the_block_lies_between_a_neighbourhood_and_a_relaxation(insider_case):
     # with a cell held, the block's optimum is at most the relaxation's (every block
     # table is one of it) and at least the neighbourhood's (its tables are the block's)
@@ -42,12 +52,7 @@ def test_the_block_lies_between_a_neighbourhood_and_a_relaxation(insider_case):
                 if not ran:
                     continue
                 held = nb.held_reach(0, k, 2, b.cols.size, d, s)
-                fixed = np.array([s])
-                b.set_bounds(fixed, b.truth[fixed], b.truth[fixed])
-                try:
-                    exact, _ = b.optimise(k, d)
-                finally:
-                    b.set_bounds(fixed, b.lower[fixed], b.upper[fixed])
+                exact = _block_optimum(b, k, d, s)
                 tol = 1e-6 * (1.0 + abs(exact))
                 assert d * held - tol <= d * exact <= d * relaxed + tol, (k, s, d, held, exact, relaxed)
                 compared += 1
@@ -96,10 +101,5 @@ def test_bounds_pinned_by_a_neighbourhood_and_a_relaxation_are_the_blocks(inside
     insider_findings(p, w)
     assert len(pinned) > 10
     for b, k, d, s, val in pinned:
-        fixed = np.array([s])
-        b.set_bounds(fixed, b.truth[fixed], b.truth[fixed])
-        try:
-            exact, _ = b.optimise(k, d)
-        finally:
-            b.set_bounds(fixed, b.lower[fixed], b.upper[fixed])
+        exact = _block_optimum(b, k, d, s)
         assert abs(val - exact) <= 1e-6 * (1.0 + abs(exact)), (k, d, s, val, exact)
