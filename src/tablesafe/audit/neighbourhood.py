@@ -175,6 +175,7 @@ def _holds(cells: np.ndarray, s: int) -> bool:
     i = int(np.searchsorted(cells, s))
     return i < cells.size and int(cells[i]) == s
 
+
 def relaxation_lp(b: Block, csc: sp.csc_matrix, csr: sp.csr_matrix, k: int,
                   hops: int, cap: int) -> tuple[np.ndarray, Any] | None:
     """The HiGHS model of a relaxation around local cell ``k``: the relations of the
