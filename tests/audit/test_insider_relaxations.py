@@ -89,15 +89,14 @@ def test_bounds_pinned_by_a_neighbourhood_and_a_relaxation_are_the_blocks(inside
     monkeypatch.setattr(singletons, "RELAX_LEVELS", ((3, 400),))
     monkeypatch.setattr(singletons, "PARALLEL_MIN_TARGETS", 10**9)
     pinned: list[tuple[object, int, int, int, float]] = []
-    real = singletons._BlockCheck._relaxed_misses
+    real = Neighbourhoods.relaxed_failures
 
-    def recording(self, k, d, need, s, levels):
-        miss = real(self, k, d, need, s, levels)
-        if (k, d, s) in self._exact:
-            pinned.append((self.b, k, d, s, self._exact[(k, d, s)]))
-        return miss
+    def recording(self, k, d, need, cells, *args):
+        sure, pin = real(self, k, d, need, cells, *args)
+        pinned.extend((self.b, k, d, s, bound) for s, bound in pin.items())
+        return sure, pin
 
-    monkeypatch.setattr(singletons._BlockCheck, "_relaxed_misses", recording)
+    monkeypatch.setattr(Neighbourhoods, "relaxed_failures", recording)
     insider_findings(p, w)
     assert len(pinned) > 10
     for b, k, d, s, val in pinned:

@@ -142,6 +142,35 @@ class Neighbourhoods:
         self._aim("relaxed", level, cells, h, d)
         return True, self._optimum(cells, h, s, d * float("inf"))
 
+    def relaxed_failures(self, k: int, d: int, need: float, cells: np.ndarray,
+                         relax: tuple[tuple[int, int], ...], near: list[tuple[int, int, int]],
+                         tol: float, rel_tol: float, counts: dict) -> tuple[list[int], dict[int, float]]:
+        """Of the local cells ``cells`` (insiders), those whose cell held keeps local
+        target ``k`` short of ``need`` in direction ``d`` (by more than ``tol``) on a
+        relaxation of ``relax`` ((hops, most cells), smallest first), and apart those
+        of them whose exact bound is pinned: the relaxation's optimum, reached within
+        ``rel_tol`` with the cell held on a neighbourhood of ``near`` ((level, hops,
+        most cells), built for this goal). The block's optimum lies between the two.
+        ``counts`` receives ``insider_relaxed_lps`` and ``insider_relaxed_exact``."""
+        sure: list[int] = []
+        pinned: dict[int, float] = {}
+        for s in cells.tolist():
+            for level, (hops, cap) in enumerate(relax):
+                ran, val = self.relaxed_reach(level, k, hops, cap, d, s)
+                if not ran:
+                    continue
+                counts["insider_relaxed_lps"] = counts.get("insider_relaxed_lps", 0) + 1
+                if not d * val < d * need - tol:
+                    continue
+                goal = d * val - rel_tol * (1 + abs(val))
+                if any(d * self.held_reach(lv, k, lv_hops, lv_cap, d, s) >= goal for lv, lv_hops, lv_cap in near):
+                    pinned[s] = float(val)
+                    counts["insider_relaxed_exact"] = counts.get("insider_relaxed_exact", 0) + 1
+                else:
+                    sure.append(s)
+                break
+        return sure, pinned
+
     def held_reach(self, level: int, k: int, hops: int, cap: int, d: int, s: int) -> float:
         """The ``d``-optimum of local cell ``k`` on its neighbourhood at ``level`` (the
         model of :meth:`model`) with local cell ``s`` held at its true value: a table of

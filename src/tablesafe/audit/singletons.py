@@ -246,6 +246,7 @@ class _BlockCheck:
         if stored is None:
             stored = StoredTables(b, base, single, POOL_MAX_ENTRIES)
         self.stored = stored
+        self._tol_single = self.tol[single]
         self.csc = sp.csc_matrix(b.matrix)
         self.csr = sp.csr_matrix(b.matrix)
         self._nb = Neighbourhoods(b, self.csc, self.csr)
@@ -253,7 +254,6 @@ class _BlockCheck:
         self._warm_key: tuple[int, int] | None = None
         self._side = np.zeros(self.truth.size, dtype=np.int8)
         self._found = ReachingTables(self.truth)
-        self._exact: dict[tuple[int, int, int], float] = {}   # findings' bounds, no block LP
 
     # --- main loop ----------------------------------------------------------------
 
@@ -280,12 +280,11 @@ class _BlockCheck:
                     continue
                 open_ = self._open_after_pool(k, d, need, att)
                 if open_.size:
-                    for s in self._suspects(k, d, need, open_).tolist():
-                        exact = self._exact.pop((k, d, s), None)
-                        if exact is not None:
-                            found.setdefault(k, {}).setdefault(s, {})[d] = exact
-                        else:
-                            suspects.setdefault(s, []).append((k, d, need))
+                    left, pinned = self._suspects(k, d, need, open_)
+                    for s, bound in pinned.items():
+                        found.setdefault(k, {}).setdefault(s, {})[d] = bound
+                    for s in left.tolist():
+                        suspects.setdefault(s, []).append((k, d, need))
         self._nb.clear()
         for s, todo in suspects.items():
             live_counts.add("suspect")
@@ -293,20 +292,22 @@ class _BlockCheck:
         for k, fk in found.items():
             self._record(k, {1: self.up_need[k], -1: self.dn_need[k]}, fk, records)
 
-    def _suspects(self, k: int, d: int, need: float, group: np.ndarray) -> np.ndarray:
-        """The insiders of ``group`` that joint tests against (``k``, ``d``) leave open.
+    def _suspects(self, k: int, d: int, need: float, group: np.ndarray) -> tuple[np.ndarray, dict[int, float]]:
+        """The insiders of ``group`` that joint tests against (``k``, ``d``) leave open,
+        and those found failing with their exact bound pinned on relaxations.
 
         Each neighbourhood of ``LOCAL_LEVELS`` smaller than the block in turn: when all
         open insiders held at once reach the goal, one LP answers them all; when the
         neighbourhood reaches it at all, the tests that miss name the cells to set aside
         (:meth:`_peel`) and each of those is tested alone; one that misses and also misses
-        on a relaxation (:meth:`_relaxed_misses`) is a suspect for certain, the rest goes
+        on a relaxation (:meth:`Neighbourhoods.relaxed_failures`) is a suspect for certain, the rest goes
         on to the next level. When no neighbourhood reaches the goal, joint block LPs
         decide."""
         reached = False
         self._found.clear()
         last = None
         sure: list[int] = []        # suspects proved on relaxations
+        pinned: dict[int, float] = {}   # failing, with the exact bound: no block LP
         tried = group[:0]           # the insiders tried on them
         tested: list[int] = []      # the levels whose neighbourhoods were tried
         for level, (hops, cap) in enumerate(LOCAL_LEVELS):
@@ -321,7 +322,7 @@ class _BlockCheck:
             tested.append(level)
             first = self._local_reaches(level, k, d, need, group)
             if first[0]:
-                return np.array(sorted(sure), dtype=np.int64)
+                return np.array(sorted(sure), dtype=np.int64), pinned
             if self._local_reaches(level, k, d, need, group[:0])[0]:
                 reached = True
                 cands = self._peel(lambda f, lv=level: self._local_reaches(lv, k, d, need, f),
@@ -332,35 +333,18 @@ class _BlockCheck:
                 new = np.setdiff1d(group, tried)    # a relaxation's verdict does not change
                 if new.size:
                     tried = np.union1d(tried, new)
-                    small = [lv for lv in sorted({tested[0], level}) if self._nb.cells(lv, k, *LOCAL_LEVELS[lv]).size
-                             <= EXACT_SHARE * self.b.cols.size]     # neighbourhoods to pin bounds on
-                    miss = np.isin(group, [s for s in new.tolist() if self._relaxed_misses(k, d, need, s, small)])
-                    sure.extend(group[miss].tolist())
-                    group = group[~miss]
+                    near = [(lv, *LOCAL_LEVELS[lv]) for lv in sorted({tested[0], level})   # to pin bounds on
+                            if self._nb.cells(lv, k, *LOCAL_LEVELS[lv]).size <= EXACT_SHARE * self.b.cols.size]
+                    more, pin = self._nb.relaxed_failures(k, d, need, new, RELAX_LEVELS, near, self.tol[k],
+                                                          EXACT_REL_TOL, self.counts)
+                    sure.extend(more)
+                    pinned.update(pin)
+                    group = group[~np.isin(group, [*sure, *pinned])]
                 if group.size == 0:
-                    return np.array(sorted(sure), dtype=np.int64)
+                    return np.array(sorted(sure), dtype=np.int64), pinned
         if not (reached or group.size <= 1):
             group = self._peel(lambda f: self._block_reaches(k, d, need, f), group)
-        return np.union1d(group, np.array(sure, dtype=np.int64)).astype(np.int64)
-
-    def _relaxed_misses(self, k: int, d: int, need: float, s: int, levels: list[int]) -> bool:
-        """Whether a relaxation of ``RELAX_LEVELS`` with insider ``s``'s cell held misses
-        the goal, keeping its optimum in :attr:`_exact` when a neighbourhood of ``levels``
-        (built for this goal) reaches as far with the cell held (``RELAX_LEVELS``)."""
-        for level, (hops, cap) in enumerate(RELAX_LEVELS):
-            ran, val = self._nb.relaxed_reach(level, k, hops, cap, d, s)
-            if not ran:
-                continue
-            self.counts["insider_relaxed_lps"] = self.counts.get("insider_relaxed_lps", 0) + 1
-            if not d * val < d * need - self.tol[k]:
-                continue
-            for lv in levels:
-                if d * self._nb.held_reach(lv, k, *LOCAL_LEVELS[lv], d, s) >= d * val - EXACT_REL_TOL * (1 + abs(val)):
-                    self._exact[(k, d, s)] = val
-                    self.counts["insider_relaxed_exact"] = self.counts.get("insider_relaxed_exact", 0) + 1
-                    break
-            return True
-        return False
+        return np.union1d(group, np.array(sure, dtype=np.int64)).astype(np.int64), pinned
 
     def _by_insider(self, s: int, todo: list[tuple[int, int, float]],
                     found: dict[int, dict[int, dict[int, float]]]) -> None:
@@ -432,7 +416,7 @@ class _BlockCheck:
         (:meth:`StoredTables.open_after`), with the side the reaching tables move each
         to (:attr:`_side`)."""
         self.counts["insider_pairs"] = self.counts.get("insider_pairs", 0) + att.size
-        cand, side = self.stored.open_after(k, d, need, att, self.truth, self.tol, POOL_ROWS)
+        cand, side = self.stored.open_after(k, d, need, att, self.truth, self._tol_single, POOL_ROWS)
         self.counts["insider_pool"] = self.counts.get("insider_pool", 0) + att.size - cand.size
         self._side = np.zeros(self.truth.size, dtype=np.int8)
         self._side[cand] = side

@@ -77,17 +77,17 @@ class StoredTables:
         self._scratch = np.zeros(single.size)
 
     def open_after(self, k: int, d: int, need: float, att: np.ndarray, truth: np.ndarray,
-                   tol: np.ndarray, most_rows: int) -> tuple[np.ndarray, np.ndarray]:
+                   tol_single: np.ndarray, most_rows: int) -> tuple[np.ndarray, np.ndarray]:
         """The insiders' cells of ``att`` (a sorted subset of ``single``, local) that
         stored tables reaching the goal ``need`` of local target ``k`` in direction ``d``
         leave open, and for each the side of its true value (1 above, -1 below) that the
         reaching tables move it to (every cell of ``att`` when none reaches, side 0).
 
         Insider ``s`` is answered when one reaching table has ``x_s`` at or below its
-        true value and one at or above it (within ``tol``): a convex combination of the
-        two keeps it and reaches the goal; a table that leaves ``s`` alone does both.
-        The target's own optimum is tried first, then other reaching tables, up to
-        ``most_rows``."""
+        true value and one at or above it (within ``tol_single``, given by position in
+        ``single``): a convex combination of the two keeps it and reaches the goal; a
+        table that leaves ``s`` alone does both. The target's own optimum is tried
+        first, then other reaching tables, up to ``most_rows``."""
         cols = self.cols
         at_k = np.zeros(self.rows.shape[0])
         lo, hi = cols.indptr[k], cols.indptr[k + 1]
@@ -103,7 +103,6 @@ class StoredTables:
         open_lo = np.ones(att.size, dtype=bool)
         open_hi = np.ones(att.size, dtype=bool)
         scratch = self._scratch
-        tol_single = tol[self.single]
         for r in reach[:most_rows].tolist():
             lo, hi = rows.indptr[r], rows.indptr[r + 1]
             idx = rows.indices[lo:hi]
