@@ -407,19 +407,44 @@ def test_the_cells_only_insider_certificates_need_are_counted(table, pattern):
 def test_insider_certificates_found_within_a_few_hops_leave_the_pattern_as_it_was(monkeypatch):
     """``FastOptions.insider_inner_hops`` (fifty-eighth session): an insider's certificate
     is first sought among the withheld cells within a few relation hops of its target,
-    before the first box. It adds no cell either way, so ``fast`` withholds the same
-    cells and protects the same insiders with the reach as without it; some insiders'
-    certificates come from those hops, and every certificate passes the check."""
+    before the first box, on regions that grow hop by hop (sixty-first session). It adds
+    no cell either way, so ``fast`` withholds the same cells and protects the same
+    insiders with the reach as without it; some insiders' certificates come from those
+    hops, some from fewer than the most, and every certificate passes the check."""
     import tablesafe.suppress.local.search as search
 
     # on the 13,851-cell three-way table the rule applies to boxes of thousands of
     # withheld cells; here, on a table of 1,040 cells, to boxes of more than 20
     monkeypatch.setattr(search, "INSIDER_HOPS_FROM", 20)
+    monkeypatch.setattr(search, "INSIDER_LADDER_MIN", 5)
     problem = problem_from_data(synthetic_data([[3, 4], [2, 5], [4]], 800, seed=3, holding_cohesion=0.7), p=15)
     without = fast_pattern(problem, options=FastOptions(insider_inner_hops=0))
-    within = fast_pattern(problem, options=FastOptions(insider_inner_hops=5))
-    assert within.stats["found_by"].get("inner-hops5", 0) > 0
+    within = fast_pattern(problem, options=FastOptions(insider_inner_hops=8))
+    hops = {int(how.removeprefix("inner-hops")) for how in within.stats["found_by"] if how.startswith("inner-hops")}
+    # the regions grow hop by hop: certificates from more than one reach, none beyond 8
+    assert len(hops) > 1 and max(hops) <= 8
     assert not any("inner-hops" in how for how in without.stats["found_by"])
     assert np.array_equal(within.withheld, without.withheld)
     assert within.stats["insider_unprotected"] == without.stats["insider_unprotected"] == 0
     assert check_certificates(problem, within.withheld, within.certificates, insiders=True) == []
+
+
+def test_insider_certificates_among_withheld_cells_need_no_cost(monkeypatch):
+    """An insider's certificate among the cells already withheld adds no cell, so its LP
+    seeks only a feasible point (``LocalSearch.solve(..., any_one=True)``, sixty-first
+    session): ``fast`` withholds the same cells as with the cost minimised, the
+    certificates differ, and every one of them passes the check."""
+    import tablesafe.suppress.local.search as search
+
+    problem = problem_from_data(synthetic_data([[3, 4], [2, 5], [4]], 800, seed=3, holding_cohesion=0.7), p=15)
+    any_one = fast_pattern(problem)
+    solve = search.LocalSearch.solve
+    monkeypatch.setattr(search.LocalSearch, "solve",
+                        lambda self, query, cells, any_one=False: solve(self, query, cells))
+    costed = fast_pattern(problem)
+    assert np.array_equal(any_one.withheld, costed.withheld)
+    assert any_one.stats["insider_unprotected"] == costed.stats["insider_unprotected"] == 0
+    insiders = any_one.certificates["insider"].astype(str) != ""
+    assert insiders.any()
+    assert not any_one.certificates.equals(costed.certificates)
+    assert check_certificates(problem, any_one.withheld, any_one.certificates, insiders=True) == []
