@@ -330,6 +330,33 @@ def test_a_pass_hurries_when_its_pace_would_not_reach_the_targets_left():
     assert short(90.0, 30, 1530, began=60.0, hurry_after=200.0)
 
 
+def test_a_pass_hurries_when_its_pace_in_work_would_pass_its_work_bound():
+    """The pace rule counted in LP work (sixty-first session): a pass hurries when its
+    work so far, and the targets left at ``HURRY_PACE_WORK_GAIN`` times less work each,
+    would pass the job's ``hurry_work``, whatever the clock says (``"work"``: the same
+    target in every run); not before it has done ``HURRY_PACE_FROM`` of that work."""
+    from types import SimpleNamespace
+
+    from tablesafe.suppress.fast_first_pass import HURRY_PACE_FROM, HURRY_PACE_WORK_GAIN, FirstPass
+
+    def by(worked, reached, size, bound=1000):
+        state = SimpleNamespace(job=SimpleNamespace(hurry_work=bound), _worked=lambda: worked,
+                                _short_of_time=lambda *args: False)
+        return FirstPass._hurry_now(state, False, 0.0, reached, size)
+
+    assert HURRY_PACE_WORK_GAIN == 4.0 and HURRY_PACE_FROM == 0.1
+    assert by(1000, 900, 1000) == "work"  # the bound itself
+    # 20 units a target so far: the 90 left need 450 at a quarter of that, 650 in all
+    assert by(200, 10, 100) is None
+    # 40 a target: 400 + 900 pass the bound of 1,000
+    assert by(400, 10, 100) == "work"
+    assert by(400, 10, 100, bound=1400) is None
+    # 90 units in 1 target would project far past it, but 90 is under a tenth of it
+    assert by(90, 1, 1000) is None
+    assert by(110, 1, 1000) == "work"
+    assert by(400, 0, 100) is None  # no target reached yet
+
+
 def test_chains_that_find_nothing_are_no_longer_tried(monkeypatch):
     """Past the chain time on a problem without its table structure, a pass whose first
     ``CHAIN_TRIAL`` chains all fail tries no more (each failure costs a search's time on
