@@ -251,9 +251,9 @@ def test_a_slow_search_still_ends_within_the_limit(monkeypatch):
     p = table_problem(35, [[5], [5], [6]], units=500)
     real = search.LocalSearch.solve
 
-    def slow(self, query, cells):
+    def slow(self, query, cells, **kw):
         time.sleep(0.1)
-        return real(self, query, cells)
+        return real(self, query, cells, **kw)
 
     monkeypatch.setattr(search.LocalSearch, "solve", slow)
     limit = 2.0
@@ -415,9 +415,9 @@ def test_slow_chains_start_early_enough_to_end_within_the_limit(monkeypatch):
         time.sleep(0.02)
         return real(self, t)
 
-    def slow_solve(self, query, cells):
+    def slow_solve(self, query, cells, **kw):
         time.sleep(0.05)
-        return real_solve(self, query, cells)
+        return real_solve(self, query, cells, **kw)
 
     monkeypatch.setattr(first_pass.FirstPass, "_chain", slow)
     monkeypatch.setattr(search.LocalSearch, "solve", slow_solve)
