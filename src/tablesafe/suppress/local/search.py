@@ -293,12 +293,13 @@ class LocalSearch:
             return None
         sel = cells[idx]
         amount = query.amount
-        # linear relaxation of the fixed charge cost_i * [d_i != 0] with big-M equal to
-        # the most the cell will move for this target: min(range_i, amount)
-        w = query.weight[sel] / np.minimum(self.space.scale[sel], amount)
-        w = w * np.where(query.withheld[sel], self.options.withheld_weight, 1.0)
         if any_one:
             w = np.zeros(len(sel))
+        else:
+            # linear relaxation of the fixed charge cost_i * [d_i != 0] with big-M equal
+            # to the most the cell will move for this target: min(range_i, amount)
+            w = query.weight[sel] / np.minimum(self.space.scale[sel], amount)
+            w = w * np.where(query.withheld[sel], self.options.withheld_weight, 1.0)
         dd = self.lp.solve(indptr, r, val, nrow, w, query.up[sel], query.down[sel], 0, amount)
         if dd is None:
             return None
