@@ -137,7 +137,7 @@ class Neighbourhoods:
         if got is None:
             return False, float("nan")
         cells, h = got
-        if not _holds(cells, s):
+        if _position(cells, s) is None:
             return False, float("nan")
         self._aim("relaxed", level, cells, h, d)
         return True, self._optimum(cells, h, s, d * float("inf"))
@@ -184,9 +184,9 @@ class Neighbourhoods:
         held at its true value when it is one of ``cells``; ``otherwise`` when the LP
         ends other than optimal."""
         b, sc = self.b, self.b._units()
-        held = _holds(cells, s)
-        idx = np.array([int(np.searchsorted(cells, s))], dtype=np.int32)
-        if held:
+        i = _position(cells, s)
+        idx = None if i is None else np.array([i], dtype=np.int32)
+        if idx is not None:
             v = _lp._finite(b.truth[[s]] / sc)
             h.changeColsBounds(1, idx, v, v)
         try:
@@ -195,14 +195,14 @@ class Neighbourhoods:
                 return otherwise
             return float(h.getSolution().col_value[int(np.searchsorted(cells, self._k))]) * sc
         finally:
-            if held:
+            if idx is not None:
                 h.changeColsBounds(1, idx, _lp._finite(b.lower[[s]] / sc), _lp._finite(b.upper[[s]] / sc))
 
 
-def _holds(cells: np.ndarray, s: int) -> bool:
-    """Whether ``s`` is one of the sorted ``cells``."""
+def _position(cells: np.ndarray, s: int) -> int | None:
+    """Where ``s`` is in the sorted ``cells`` (``None``: not one of them)."""
     i = int(np.searchsorted(cells, s))
-    return i < cells.size and int(cells[i]) == s
+    return i if i < cells.size and int(cells[i]) == s else None
 
 
 def relaxation_lp(b: Block, csc: sp.csc_matrix, csr: sp.csr_matrix, k: int,
