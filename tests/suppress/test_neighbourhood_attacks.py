@@ -45,6 +45,48 @@ def test_what_a_neighbourhood_passes_is_a_certificate_of_the_table(seed, shape, 
     assert passed > 0
 
 
+@pytest.mark.parametrize("seed,shape,units", [(12, [[2, 2], [2], [3]], 120), (11, [[3, 2], [4]], 70),
+                                              (5, [[4, 3], [3, 2]], 400)])
+def test_tables_found_earlier_in_the_block_answer_certificates_with_fewer_lps(seed, shape, units, monkeypatch):
+    """With the block's :class:`ReachedTables`, an attack that a table found for an earlier
+    target answers (stretched or turned round within the boxes) gets no LP: the same
+    verdicts, each answer a certificate of the table, and fewer neighbourhood LPs."""
+    from tablesafe.suppress.attacker import block_bounds
+    from tablesafe.suppress.reached_tables import ReachedTables
+
+    p = table_problem(seed, shape, units=units)
+    b = Bounds.of(p, singleton=True)
+    by_cell = relations_by_cell(p)
+    solved = []
+    attack = BlockLP.attack
+
+    def counted(self, *args, **kw):
+        solved.append(1)
+        return attack(self, *args, **kw)
+
+    monkeypatch.setattr(BlockLP, "attack", counted)
+    saved = 0
+    for w in repaired_and_random_patterns(p, b, seed):
+        keys = keys_for(p, b, w, np.flatnonzero(p.sensitive))
+        runs = []
+        for reuse in (False, True):
+            cells = np.flatnonzero(w)
+            found = ReachedTables(cells, *block_bounds(b, w.astype(float), cells)[:2]) if reuse else None
+            out: dict = {}
+            del solved[:]
+            left = na.attack_neighbourhoods(p, b, w.astype(float), keys, out, by_cell, OutOfTime, sparse=True,
+                                            block_cells=int(w.sum()), found=found)
+            runs.append((set(left), out, len(solved)))
+        (left0, out0, lps0), (left1, out1, lps1) = runs
+        assert set(out0) <= set(out1) and left1 <= left0  # a reused table passes what an LP passed
+        for key, att in out1.items():
+            assert att.ok
+            assert_certificate(p, b, w, key, att, exact=True)
+        assert lps1 <= lps0
+        saved += lps0 - lps1
+    assert saved > 0
+
+
 def _cube_case():
     """A one-level three-way table, a sensitive inner cell and the 2 x 2 x 2 cube of inner
     cells around it withheld (and nothing else), on which the target moves by its level."""

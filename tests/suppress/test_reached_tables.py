@@ -94,8 +94,9 @@ def test_a_table_moving_the_insiders_cell_is_not_reused():
     cells = np.array([3, 5, 8, 9])
     kept = ReachedTables(cells, np.full(4, 10.0), np.full(4, 10.0))
     kept.add(Attack(3, UP, -1, 4.0, 2.0, cells=np.array([3, 5, 8]), dev=np.array([4.0, -4.0, 1.0])))
-    assert kept.answer(8, UP, -1, 1.0) is not None
-    assert kept.answer(8, UP, -1, 1.5) is None  # moves it by 1 only
+    # stretched 2.5 times (cells 3 and 5 then reach their boxes of 10): cell 8 moves 2.5
+    assert kept.answer(8, UP, -1, 2.5) is not None
+    assert kept.answer(8, UP, -1, 2.6) is None
     assert kept.answer(5, DOWN, -1, 3.0) is not None
     assert kept.answer(5, DOWN, 8, 3.0) is None  # the insider of cell 8 knows it
     assert kept.answer(5, DOWN, 9, 3.0) is not None  # cell 9 does not move
@@ -103,15 +104,42 @@ def test_a_table_moving_the_insiders_cell_is_not_reused():
     assert kept.answer(9, UP, -1, 0.5) is None  # no table moves it
 
 
-def test_a_table_moving_its_target_beyond_a_complements_box_is_not_kept():
+def test_a_kept_table_is_stretched_and_turned_round_within_the_boxes():
+    """A multiple of a table is a table (``A z = 0``): the kept one answers as far as the
+    boxes let it go, either way, and the answer carries that multiple."""
+    from tablesafe.suppress.attacker import DOWN, Attack
+
+    cells = np.array([3, 5, 8])
+    kept = ReachedTables(cells, np.array([10.0, 6.0, 30.0]), np.array([8.0, 20.0, 3.0]))
+    kept.add(Attack(3, UP, -1, 2.0, 2.0, cells=cells, dev=np.array([2.0, -2.0, 1.0])))
+    # forwards: 3 up to 10 (x5), 5 down to 20 (x10), 8 up to 30 (x30): x5
+    up = kept.answer(3, UP, -1, 10.0)
+    assert up is not None and np.allclose(up.dev, [10.0, -10.0, 5.0], rtol=1e-6)
+    assert kept.answer(3, UP, -1, 10.1) is None
+    # backwards: 3 down to 8 (x4), 5 up to 6 (x3), 8 down to 3 (x3): x3
+    dn = kept.answer(5, UP, -1, 6.0)
+    assert dn is not None and np.allclose(dn.dev, [-6.0, 6.0, -3.0], rtol=1e-6)
+    # the answer moves its target by exactly the level asked for; ``reached`` is how far
+    # the kept table goes
+    less = kept.answer(5, UP, -1, 4.0)
+    assert less is not None and np.allclose(less.dev, [-4.0, 4.0, -2.0], rtol=1e-6)
+    assert less.reached == pytest.approx(6.0)
+    assert kept.answer(3, DOWN, -1, 6.0) is not None
+    assert kept.answer(3, DOWN, -1, 6.1) is None
+    for att in (up, dn):
+        pos = np.searchsorted(cells, att.cells)
+        assert (att.dev <= kept.up[pos] + 1e-9).all() and (-att.dev <= kept.dn[pos] + 1e-9).all()
+
+
+def test_a_table_moving_its_target_beyond_a_complements_box_is_shrunk():
     """With the capacity option a complement may move down less than a target: a table
-    that moves its own target further than that is no table for another target."""
+    that moves its own target further than that is kept only scaled down into the box."""
     from tablesafe.suppress.attacker import DOWN, Attack
 
     cells = np.array([3, 5, 8])
     dn = np.array([2.0, 10.0, 10.0])  # cell 3 may move down by 2 as a complement
     kept = ReachedTables(cells, np.full(3, 10.0), dn)
     kept.add(Attack(3, DOWN, -1, 4.0, 4.0, cells=np.array([3, 5, 8]), dev=np.array([-4.0, 4.0, 1.0])))
-    assert kept.answer(5, UP, -1, 3.0) is None
-    kept.add(Attack(3, DOWN, -1, 2.0, 2.0, cells=np.array([3, 5, 8]), dev=np.array([-2.0, 2.0, 1.0])))
-    assert kept.answer(5, UP, -1, 2.0) is not None
+    assert kept.answer(5, UP, -1, 2.1) is None  # halved, it moves cell 5 up by 2
+    got = kept.answer(5, UP, -1, 1.0)
+    assert got is not None and np.allclose(got.dev, [-1.0, 1.0, 0.25], rtol=1e-6)

@@ -30,6 +30,7 @@ from tablesafe.suppress.attacker import (
     Blocks,
     Bounds,
     Key,
+    block_bounds,
     relations_by_cell,
 )
 from tablesafe.suppress.flow_attacks import FlowBlock, network_signs, whole_network
@@ -255,6 +256,10 @@ def _run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
         by_block.setdefault(b, []).append(key)
     sizes = np.bincount(blocks.label[blocks.label >= 0], minlength=max(blocks.count, 1))
     for b, bkeys in by_block.items():
+        found: ReachedTables | None = None
+        if REUSE_TABLES and signs is None:
+            bcells = blocks.cells(b)
+            found = ReachedTables(bcells, *block_bounds(bounds, x, bcells)[:2])
         if sizes[b] > LOCAL_FIRST and local and signs is None:
             by_cell = relations_by_cell(problem)
             if relax_first:
@@ -269,7 +274,7 @@ def _run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
             # big block: try each target on its neighbourhood first (cells further away held
             # at their true values: a feasible point there is feasible for the block too)
             left = attack_neighbourhoods(problem, bounds, x, bkeys, out, by_cell, OutOfTime,
-                                         sparse, also_fixed, deadline, int(sizes[b]), radius)
+                                         sparse, also_fixed, deadline, int(sizes[b]), radius, found)
             count(key for key in bkeys if key in out)  # those it settled (read only while reporting)
             bkeys = left
             if not bkeys:
@@ -279,7 +284,6 @@ def _run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
             lp = FlowBlock(problem, bounds, x, blocks.cells(b), blocks.rows(b), signs)
         else:
             lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
-        found = ReachedTables(lp.cells, lp.up, lp.dn) if REUSE_TABLES and signs is None else None
         for key in bkeys:
             if deadline is not None and time.monotonic() > deadline:
                 raise OutOfTime

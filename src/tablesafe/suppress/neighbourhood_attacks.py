@@ -12,6 +12,10 @@ through several levels of each code: the first certificate of a total in a gener
 fails, up to :data:`NEIGHBOURHOOD_MOST` cells. (In two-way tables widening only cost
 time: 16.6 -> 17.2 s on a generated 13,167-cell table, the same pattern.)
 
+Tables found on neighbourhoods are tables of the block, so the block's
+:class:`~tablesafe.suppress.reached_tables.ReachedTables` (``found``) keeps them: a later
+target that one of them moves far enough gets no LP at all.
+
 The attacks still failing are returned and attacked on the whole block
 (:func:`tablesafe.suppress.attack_runs.run_attacks`).
 """
@@ -26,13 +30,15 @@ import scipy.sparse as sp
 from tablesafe.problem import Problem
 from tablesafe.structure.neighbours import neighbours
 from tablesafe.suppress.attacker import UP, Attack, BlockLP, Bounds, Key
+from tablesafe.suppress.reached_tables import ReachedTables
 
 
 def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
                           out: dict[Key, Attack], by_cell: sp.csc_matrix, timeout: type[Exception],
                           sparse: bool, also_fixed: dict[Key, tuple[int, ...]] | None = None,
                           deadline: float | None = None, block_cells: int | None = None,
-                          radius: dict[tuple[int, int], int] | None = None) -> list[Key]:
+                          radius: dict[tuple[int, int], int] | None = None,
+                          found: ReachedTables | None = None) -> list[Key]:
     """Attack each target of ``keys`` on its neighbourhood, widened while the attacks
     fail in tables of three or more dimensions (:func:`neighbourhood_hops` relation
     hops, then :data:`WIDEN_HOPS` more at a time while it holds at most
@@ -47,7 +53,10 @@ def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys:
     direction, the hops at which the outsider's attack passed, or -1 when no
     neighbourhood held a table. A single respondent knows more than the outsider, so no
     smaller neighbourhood holds a table for it: its attack starts at that radius, and
-    goes straight to the block after -1."""
+    goes straight to the block after -1.
+
+    ``found``: the tables found so far in the block; each target's attacks are first
+    answered from them where they can be, and every table passed here is added."""
     a = problem.relations
     active = x > 1e-9
     widens = _dimensions(problem) >= 3
@@ -66,6 +75,8 @@ def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys:
         start = {key: 0 if key in outsider or radius is None else radius.get((k, key[1]), 0) for key in tkeys}
         left.extend(key for key in tkeys if start[key] < 0)
         pending = [key for key in tkeys if start[key] >= 0]
+        if found is not None:
+            pending = _from_tables(found, bounds, pending, out, also_fixed)
         cells, hops, exhausted = np.array([k]), 0, False
         while pending:
             if deadline is not None and time.monotonic() > deadline:
@@ -93,6 +104,8 @@ def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys:
                                 expect_pass=sparse, reach=not sparse)
                 if att.ok:
                     out[key] = att
+                    if found is not None:
+                        found.add(att)
                     if radius is not None and key in outsider:
                         radius[(k, d)] = hops
                 else:
@@ -103,6 +116,23 @@ def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys:
                 if key in outsider:
                     radius[(k, key[1])] = -1
         left.extend(pending)
+    return left
+
+
+def _from_tables(found: ReachedTables, bounds: Bounds, keys: list[Key], out: dict[Key, Attack],
+                 also_fixed: dict[Key, tuple[int, ...]] | None) -> list[Key]:
+    """The keys no table found earlier in the block answers; the answered ones go into
+    ``out`` with that table (:mod:`~tablesafe.suppress.reached_tables`)."""
+    left = []
+    for key in keys:
+        k, d, s = key
+        req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
+        extra = also_fixed.get(key, ()) if also_fixed else ()
+        att = found.own_answer(k, d, s, req, extra) or found.answer(k, d, s, req, extra)
+        if att is None:
+            left.append(key)
+        else:
+            out[key] = att
     return left
 
 
