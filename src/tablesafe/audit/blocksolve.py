@@ -67,6 +67,24 @@ class BestTables:
         elif d == -1:
             self.src_lo[k] = pid
 
+    def add_moves(self, truth: np.ndarray, idx: np.ndarray, dev: np.ndarray) -> None:
+        """Record the table ``truth`` moved by ``dev`` at ``idx`` (no cell's optimum), as
+        :meth:`add` does, looking only at the cells it moves unless tables are kept."""
+        if self.keep:
+            x = truth.astype(float).copy()
+            x[idx] += dev
+            self.add(x, -1, 0)
+            return
+        pid = self.count
+        self.count += 1
+        vals = truth[idx] + dev
+        up = vals > self.hi[idx]
+        self.hi[idx[up]] = vals[up]
+        self.src_hi[idx[up]] = pid
+        dn = vals < self.lo[idx]
+        self.lo[idx[dn]] = vals[dn]
+        self.src_lo[idx[dn]] = pid
+
     def source(self, k: int, d: int) -> int:
         """The number of the table behind the best value of cell ``k`` in direction ``d``
         (-1: the true table)."""
@@ -167,10 +185,8 @@ def _record_seeds(best: BestTables, truth: np.ndarray, seeds: sp.csr_matrix) -> 
         top = top[data[top] > 1e-9 * (1.0 + np.abs(truth[cell[top]]))]
         winners.update(by_cell.indices[top].tolist())
     for r in sorted(winners):
-        x = truth.astype(float).copy()
         lo, hi = seeds.indptr[r], seeds.indptr[r + 1]
-        x[seeds.indices[lo:hi]] += seeds.data[lo:hi]
-        best.add(x, -1, 0)
+        best.add_moves(truth, seeds.indices[lo:hi], seeds.data[lo:hi])
 
 
 def _implied(b: Block) -> tuple[np.ndarray, np.ndarray]:

@@ -220,25 +220,31 @@ def pass_lp(
     """Load ``min/max cost @ x`` s.t. ``row_lower <= matrix @ x <= row_upper``, bounds on x."""
     a = sp.csc_matrix(matrix)
     a.sort_indices()
-    lp = highspy.HighsLp()
-    lp.num_col_ = a.shape[1]
-    lp.num_row_ = a.shape[0]
-    lp.col_cost_ = np.asarray(cost, dtype=float)
-    lp.col_lower_ = _finite(col_lower)
-    lp.col_upper_ = _finite(col_upper)
-    lp.row_lower_ = _finite(row_lower)
-    lp.row_upper_ = _finite(row_upper)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = a.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = a.indices.astype(np.int32)
-    lp.a_matrix_.value_ = a.data.astype(float)
-    lp.sense_ = highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize
-    if integrality is not None:
-        lp.integrality_ = [
-            highspy.HighsVarType.kInteger if f else highspy.HighsVarType.kContinuous
-            for f in integrality
-        ]
-    h.passModel(lp)
+    pass_columns(h, cost, _finite(col_lower), _finite(col_upper), _finite(row_lower), _finite(row_upper),
+                 a.indptr, a.indices, a.data, integrality=integrality, maximize=maximize)
+
+
+def pass_columns(h: highspy.Highs, cost: np.ndarray, col_lower: np.ndarray, col_upper: np.ndarray,
+                 row_lower: np.ndarray, row_upper: np.ndarray, start: np.ndarray, index: np.ndarray,
+                 value: np.ndarray, *, integrality: np.ndarray | None = None, maximize: bool = False) -> None:
+    """Load a model given by arrays, its matrix column-wise (``start``, ``index``,
+    ``value`` as in CSC); bounds already in HiGHS's infinity.
+
+    The arrays go to HiGHS as they are: filling a ``HighsLp`` attribute by attribute
+    converts each array element by element, which cost 0.84 ms against 0.23 ms here for a
+    600-column neighbourhood model, more than solving it (sixty-second session)."""
+    n = len(cost)
+    integ = (np.zeros(n, dtype=np.int32) if integrality is None
+             else np.asarray(integrality, dtype=bool).astype(np.int32) * int(highspy.HighsVarType.kInteger))
+    status = h.passModel(
+        int(n), len(row_lower), len(value), int(highspy.MatrixFormat.kColwise),
+        int(highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize), 0.0,
+        np.ascontiguousarray(cost, dtype=np.float64), np.ascontiguousarray(col_lower, dtype=np.float64),
+        np.ascontiguousarray(col_upper, dtype=np.float64), np.ascontiguousarray(row_lower, dtype=np.float64),
+        np.ascontiguousarray(row_upper, dtype=np.float64), np.ascontiguousarray(start, dtype=np.int32),
+        np.ascontiguousarray(index, dtype=np.int32), np.ascontiguousarray(value, dtype=np.float64), integ)
+    if status == highspy.HighsStatus.kError:
+        raise ValueError("HiGHS refused the model")
 
 
 def status(h: highspy.Highs) -> str:

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from tablesafe.audit.lp import new_highs
+from tablesafe.audit.lp import new_highs, pass_columns
 from tablesafe.problem import Problem
 from tablesafe.structure.insiders import single_respondents
 from tablesafe.structure.neighbours import gather
@@ -235,10 +235,17 @@ class BlockLP:
         # costs more than the LP on small neighbourhoods)
         rel = problem.relations
         nz = gather(rel.indptr, rows)
-        local = np.full(problem.n, -1, dtype=np.int64)
-        local[cells] = np.arange(nc)
-        col = local[rel.indices[nz]]
-        keep = col >= 0
+        ids = rel.indices[nz]
+        if nc and bool((cells[1:] > cells[:-1]).all()):
+            # sorted cells (every caller's): their positions by bisection, with no
+            # table-sized array per model
+            col = np.minimum(np.searchsorted(cells, ids), nc - 1)
+            keep = cells[col] == ids
+        else:
+            local = np.full(problem.n, -1, dtype=np.int64)
+            local[cells] = np.arange(nc)
+            col = local[ids]
+            keep = col >= 0
         row_of = np.repeat(np.arange(len(rows)), rel.indptr[rows + 1] - rel.indptr[rows])[keep]
         col = col[keep]
         val = rel.data[nz][keep].astype(float)
@@ -251,20 +258,10 @@ class BlockLP:
         h = new_highs()
         h.setOptionValue("presolve", "off")
         h.setOptionValue("simplex_strategy", SIMPLEX_STRATEGY)
-        lp = highspy.HighsLp()
-        lp.num_col_ = 2 * nc
-        lp.num_row_ = len(rows)
-        lp.col_cost_ = np.zeros(2 * nc)
-        lp.col_lower_ = np.zeros(2 * nc)
         hi = np.concatenate([self.up, self.dn])
-        lp.col_upper_ = np.where(np.isfinite(hi), hi, _HINF)
-        lp.row_lower_ = np.zeros(len(rows))
-        lp.row_upper_ = np.zeros(len(rows))
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = np.concatenate([ptr, ptr[1:] + ptr[-1]]).astype(np.int32)
-        lp.a_matrix_.index_ = np.concatenate([row_of, row_of]).astype(np.int32)
-        lp.a_matrix_.value_ = np.concatenate([val, -val])
-        h.passModel(lp)
+        pass_columns(h, np.zeros(2 * nc), np.zeros(2 * nc), np.where(np.isfinite(hi), hi, _HINF),
+                     np.zeros(len(rows)), np.zeros(len(rows)), np.concatenate([ptr, ptr[1:] + ptr[-1]]),
+                     np.concatenate([row_of, row_of]), np.concatenate([val, -val]))
         self.h = h
         self._cols = np.arange(2 * nc, dtype=np.int32)
         self._costs = (np.zeros(2 * nc), np.concatenate([self.weight, self.weight]))  # by ``weighted``
