@@ -64,13 +64,17 @@ def attack_relaxations(problem: Problem, bounds: Bounds, x: np.ndarray, keys: li
         req = float(bounds.req_up[k] if d == UP else bounds.req_dn[k])
         extra = also_fixed.get(key, ()) if also_fixed else ()
         cells = np.array([k])
+        # each hop adds the relations of the cells the last one reached, and their cells
+        # (the same sets as walking out from every cell again)
+        fresh, rows, cols = cells, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         decided = False
         for _ in range(RELAX_HOPS):
             if deadline is not None and time.monotonic() > deadline:
                 raise timeout
-            rows = neighbours(by_cell, cells)
-            cols = neighbours(a, rows)
-            cols = cols[active[cols]]
+            new_rows = np.setdiff1d(neighbours(by_cell, fresh), rows, assume_unique=True)
+            rows = np.union1d(rows, new_rows)
+            reached = neighbours(a, new_rows)
+            cols = np.union1d(cols, reached[active[reached]])
             if cols.size > most:
                 break
             att = BlockLP(problem, bounds, x, cols, rows).attack(k, d, req, s, want_dual=True,
@@ -82,6 +86,7 @@ def attack_relaxations(problem: Problem, bounds: Bounds, x: np.ndarray, keys: li
                 break
             if cols.size == cells.size:
                 break  # the relaxation holds the whole block: its LP is the block's
+            fresh = np.setdiff1d(cols, cells, assume_unique=True)
             cells = cols
         if not decided:
             left.append(key)
