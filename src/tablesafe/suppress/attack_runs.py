@@ -256,9 +256,9 @@ def _run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
         by_block.setdefault(b, []).append(key)
     sizes = np.bincount(blocks.label[blocks.label >= 0], minlength=max(blocks.count, 1))
     for b, bkeys in by_block.items():
+        bcells = blocks.cells(b)
         found: ReachedTables | None = None
         if REUSE_TABLES and signs is None:
-            bcells = blocks.cells(b)
             found = ReachedTables(bcells, *block_bounds(bounds, x, bcells)[:2])
         if sizes[b] > LOCAL_FIRST and local and signs is None:
             by_cell = relations_by_cell(problem)
@@ -281,9 +281,9 @@ def _run_attacks(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key
                 continue
         lp: BlockLP | FlowBlock
         if signs is not None:  # a network: the attacks are flows (:mod:`~tablesafe.suppress.flow_attacks`)
-            lp = FlowBlock(problem, bounds, x, blocks.cells(b), blocks.rows(b), signs)
+            lp = FlowBlock(problem, bounds, x, bcells, blocks.rows(b), signs)
         else:
-            lp = BlockLP(problem, bounds, x, blocks.cells(b), blocks.rows(b))
+            lp = BlockLP(problem, bounds, x, bcells, blocks.rows(b))
         for key in bkeys:
             if deadline is not None and time.monotonic() > deadline:
                 raise OutOfTime
