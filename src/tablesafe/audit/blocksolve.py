@@ -56,12 +56,7 @@ class BestTables:
                 used = set(self.src_hi.tolist()) | set(self.src_lo.tolist())
                 self.bases = {i: v for i, v in self.bases.items() if i in used}
             self.bases[pid] = basis
-        up = x > self.hi
-        self.hi[up] = x[up]
-        self.src_hi[up] = pid
-        dn = x < self.lo
-        self.lo[dn] = x[dn]
-        self.src_lo[dn] = pid
+        self._improve(pid, x)
         if d == 1:
             self.src_hi[k] = pid
         elif d == -1:
@@ -77,13 +72,20 @@ class BestTables:
             return
         pid = self.count
         self.count += 1
-        vals = truth[idx] + dev
-        up = vals > self.hi[idx]
-        self.hi[idx[up]] = vals[up]
-        self.src_hi[idx[up]] = pid
-        dn = vals < self.lo[idx]
-        self.lo[idx[dn]] = vals[dn]
-        self.src_lo[idx[dn]] = pid
+        self._improve(pid, truth[idx] + dev, idx)
+
+    def _improve(self, pid: int, vals: np.ndarray, idx: np.ndarray | None = None) -> None:
+        """Make table ``pid`` the source of every cell it takes beyond the best so far:
+        ``vals`` are its values at ``idx`` (every cell when None)."""
+        hi = self.hi if idx is None else self.hi[idx]
+        lo = self.lo if idx is None else self.lo[idx]
+        up, dn = vals > hi, vals < lo
+        at_up = up if idx is None else idx[up]
+        at_dn = dn if idx is None else idx[dn]
+        self.hi[at_up] = vals[up]
+        self.src_hi[at_up] = pid
+        self.lo[at_dn] = vals[dn]
+        self.src_lo[at_dn] = pid
 
     def source(self, k: int, d: int) -> int:
         """The number of the table behind the best value of cell ``k`` in direction ``d``

@@ -34,7 +34,7 @@ from scipy.sparse.csgraph import connected_components
 from tablesafe.audit.lp import new_highs, pass_columns
 from tablesafe.problem import Problem
 from tablesafe.structure.insiders import single_respondents
-from tablesafe.structure.neighbours import gather
+from tablesafe.structure.neighbours import find_sorted, gather
 
 INF = float("inf")
 UP, DOWN = 1, -1
@@ -220,7 +220,8 @@ class BlockLP:
 
     Deviations are split, ``z = p - q`` with ``0 <= p <= U x`` and ``0 <= q <= L x``, so
     that a second solve can find a sparse certificate: with the target held at its level,
-    minimise the cost-weighted total movement of the other cells.
+    minimise the cost-weighted total movement of the other cells. ``cells`` are in
+    increasing order.
     """
 
     def __init__(self, problem: Problem, bounds: Bounds, x: np.ndarray, cells: np.ndarray, rows: np.ndarray) -> None:
@@ -235,17 +236,9 @@ class BlockLP:
         # costs more than the LP on small neighbourhoods)
         rel = problem.relations
         nz = gather(rel.indptr, rows)
-        ids = rel.indices[nz]
-        if nc and bool((cells[1:] > cells[:-1]).all()):
-            # sorted cells (every caller's): their positions by bisection, with no
-            # table-sized array per model
-            col = np.minimum(np.searchsorted(cells, ids), nc - 1)
-            keep = cells[col] == ids
-        else:
-            local = np.full(problem.n, -1, dtype=np.int64)
-            local[cells] = np.arange(nc)
-            col = local[ids]
-            keep = col >= 0
+        # each entry's column by bisection in the sorted cells (no table-sized array per
+        # model)
+        col, keep = find_sorted(cells, rel.indices[nz])
         row_of = np.repeat(np.arange(len(rows)), rel.indptr[rows + 1] - rel.indptr[rows])[keep]
         col = col[keep]
         val = rel.data[nz][keep].astype(float)

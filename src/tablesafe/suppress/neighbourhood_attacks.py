@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from tablesafe.problem import Problem
 from tablesafe.structure.neighbours import neighbours
 from tablesafe.suppress.attacker import UP, Attack, BlockLP, Bounds, Key
-from tablesafe.suppress.reached_tables import ReachedTables
+from tablesafe.suppress.reached_tables import ReachedTables, answer_from_tables
 
 
 def attack_neighbourhoods(problem: Problem, bounds: Bounds, x: np.ndarray, keys: list[Key],
@@ -125,10 +125,10 @@ def _from_tables(found: ReachedTables, bounds: Bounds, keys: list[Key], out: dic
     ``out`` with that table (:mod:`~tablesafe.suppress.reached_tables`)."""
     left = []
     for key in keys:
-        k, d, s = key
+        k, d, _ = key
         req = bounds.req_up[k] if d == UP else bounds.req_dn[k]
         extra = also_fixed.get(key, ()) if also_fixed else ()
-        att = found.own_answer(k, d, s, req, extra) or found.answer(k, d, s, req, extra)
+        att = answer_from_tables(found, None, key, req, extra, certify=False)
         if att is None:
             left.append(key)
         else:

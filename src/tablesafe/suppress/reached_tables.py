@@ -10,7 +10,7 @@ certificate for ``k`` as it stands (scaled towards the truth it moves ``k`` by e
 its level, and scaled tables stay feasible because the truth is).
 
 A table is kept at the furthest multiple of it that stays within the boxes, either way
-(:data:`SCALE_TABLES`): every multiple of a table is one (``A z = 0`` is linear), so a
+(:func:`_scales`): every multiple of a table is one (``A z = 0`` is linear), so a
 table that moves a cell up by ``a`` also moves it down by ``a`` turned round, and
 further where its cells have room. An answer is the multiple moving its target by
 exactly the level, like a sparse certificate. Measured with ``suppress(problem,
@@ -71,8 +71,6 @@ class ReachedTables:
         self.best_dn = np.zeros(nc)
         self.up_table = np.full(nc, -1, dtype=np.int64)
         self.dn_table = np.full(nc, -1, dtype=np.int64)
-        self.up_scale = np.ones(nc)  # the factor the kept table is multiplied by
-        self.dn_scale = np.ones(nc)
         self.tables: list[tuple[np.ndarray, np.ndarray]] = []  # (cells, deviations)
         self.own: dict[tuple[int, int], list[Attack]] = {}  # each target's own tables, per direction
 
@@ -83,30 +81,17 @@ class ReachedTables:
         self.own.setdefault((attack.target, attack.direction), []).append(attack)
         pos = np.searchsorted(self.cells, attack.cells)  # (its cells are the block's)
         dev = np.asarray(attack.dev, dtype=float)
-        up, dn = self.up[pos], self.dn[pos]
-        forward, backward = _scales(dev, up, dn)
-        scales: tuple[tuple[float, float], ...]
-        if SCALE_TABLES:
-            scales = ((forward, 1.0), (backward, -1.0))
-        else:
-            slack = 1e-9 * max(1.0, float(np.abs(dev).max()))
-            if (dev > up + slack).any() or (-dev > dn + slack).any():
-                return  # its own target moves further than a complement may
-            scales = ((1.0, 1.0),)
         t = len(self.tables)
         self.tables.append((attack.cells, attack.dev))
-        for scale, sign in scales:
-            if not scale > 0:
-                continue
-            moved = sign * scale * dev
+        # the table at its furthest multiple within the boxes, forwards and turned round
+        for scale in _scales(dev, self.up[pos], self.dn[pos]):
+            moved = scale * dev
             better = moved > self.best_up[pos]
             self.best_up[pos[better]] = moved[better]
             self.up_table[pos[better]] = t
-            self.up_scale[pos[better]] = sign * scale
             better = -moved > self.best_dn[pos]
             self.best_dn[pos[better]] = -moved[better]
             self.dn_table[pos[better]] = t
-            self.dn_scale[pos[better]] = sign * scale
 
     def answer(self, target: int, direction: int, insider: int, required: float,
                known: tuple[int, ...] = ()) -> Attack | None:
@@ -125,8 +110,7 @@ class ReachedTables:
             return None
         # the multiple of the kept table moving the target by exactly its level (as a
         # sparse certificate does); ``reached`` says how far the table may go
-        scale = float(self.up_scale[j] if direction == UP else self.dn_scale[j]) * required / reach
-        dev = dev * scale
+        dev = dev * (direction * required / float(np.sum(dev[cells == target])))
         return Attack(int(target), direction, int(insider), float(reach), float(required),
                       cells=cells, dev=dev)
 
@@ -150,38 +134,33 @@ class ReachedTables:
         return None
 
 
-SCALE_TABLES = True
-"""Keep each table at the furthest multiple of it, either way, that stays within the
-boxes (``A z = 0`` holds for every multiple of ``z``): a table moving a target up by
-``a`` moves it down by ``a`` when negated, and further when its cells leave room."""
-
 MAX_SCALE = 1e6
 """The largest factor a table is stretched by (a box without end would allow any)."""
 
 
 def _scales(dev: np.ndarray, up: np.ndarray, dn: np.ndarray) -> tuple[float, float]:
-    """The largest factors ``s`` with ``s * dev`` and ``-s * dev`` within the boxes
-    (``-dn <= . <= up`` per cell), at most :data:`MAX_SCALE`."""
+    """The multiples ``s`` and ``-r`` of ``dev`` furthest either way within the boxes
+    (``-dn <= s * dev <= up`` per cell), ``s`` and ``r`` at most :data:`MAX_SCALE`."""
     pos, neg = dev > 0, dev < 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fwd = min(float(np.min(up[pos] / dev[pos], initial=np.inf)),
-                  float(np.min(dn[neg] / -dev[neg], initial=np.inf)))
-        bwd = min(float(np.min(dn[pos] / dev[pos], initial=np.inf)),
-                  float(np.min(up[neg] / -dev[neg], initial=np.inf)))
-    return min(fwd, MAX_SCALE), min(bwd, MAX_SCALE)
+    fwd = min(float(np.min(up[pos] / dev[pos], initial=np.inf)),
+              float(np.min(dn[neg] / -dev[neg], initial=np.inf)))
+    bwd = min(float(np.min(dn[pos] / dev[pos], initial=np.inf)),
+              float(np.min(up[neg] / -dev[neg], initial=np.inf)))
+    return min(fwd, MAX_SCALE), -min(bwd, MAX_SCALE)
 
 
-def answer_from_tables(found: ReachedTables, lp: BlockLP | FlowBlock, key: Key, req: float, extra: tuple[int, ...],
-                       certify: bool) -> Attack | None:
+def answer_from_tables(found: ReachedTables, lp: BlockLP | FlowBlock | None, key: Key, req: float,
+                       extra: tuple[int, ...], certify: bool) -> Attack | None:
     """A passing attack from a table found earlier in the block, or None: first a table
     of the target's own attacks (another insider's) that leaves this insider's cell
     alone, already the target's sparse certificate; then any table reaching the level,
-    which gets the target's own sparse certificate when ``certify``."""
+    which gets the target's own sparse certificate on ``lp`` when ``certify``."""
     k, d, s = key
     own = found.own_answer(k, d, s, req, extra)
     if own is not None:
         return own
     reused = found.answer(k, d, s, req, extra)
-    if reused is None:
-        return None
-    return lp.certify(reused, extra) if certify else reused
+    if reused is None or not certify:
+        return reused
+    assert lp is not None, "a sparse certificate needs the block's model"
+    return lp.certify(reused, extra)
