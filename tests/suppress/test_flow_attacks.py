@@ -296,3 +296,39 @@ def test_a_network_subtable_hands_on_its_flows_tables_without_solving_them_again
     b = Bounds.of(p, singleton=False)
     res = sc.protect_subtable(p, b, candidates(p, b), {}, 60.0, 0.0, 0)
     assert res is not None and res.safe and compared == [True]
+
+
+def test_the_kernel_is_loaded_before_any_search_clock_starts(monkeypatch):
+    """``suppress`` loads the flow kernel before the subtables' search starts its clocks:
+    the first run after an install compiles it (seconds), and a subtable's guard on the
+    clock counting those seconds ended its solve early, so that run's pattern differed
+    from every later one's (sixty-third session)."""
+    from tablesafe.suppress import modular
+    from tablesafe.suppress import suppress
+    from tablesafe.synthetic import problem_from_data, synthetic_data
+
+    problem = problem_from_data(synthetic_data([[3, 4], [2, 5]], 1_500, seed=5))
+    assert flow_attacks.may_flow(problem)
+    calls: list[str] = []
+    real_warm, real_search = flow_attacks.warm, modular.modular_pattern
+
+    def warm() -> None:
+        calls.append("warm")
+        real_warm()
+
+    def search(*args, **kwargs):
+        calls.append("search")
+        return real_search(*args, **kwargs)
+
+    monkeypatch.setattr(flow_attacks, "warm", warm)
+    monkeypatch.setattr(modular, "modular_pattern", search)
+    suppress(problem, "modular", audit=False)
+    assert calls and calls[0] == "warm" and "search" in calls
+
+
+def test_a_three_way_table_does_not_load_the_kernel():
+    """Three-way subtables are no networks: ``may_flow`` keeps numba unloaded for them."""
+    from tablesafe.synthetic import problem_from_data, synthetic_data
+
+    problem = problem_from_data(synthetic_data([[3, 4], [3, 3], [4]], 2_500, seed=12))
+    assert not flow_attacks.may_flow(problem)

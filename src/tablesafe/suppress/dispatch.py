@@ -38,6 +38,7 @@ import numpy as np
 from tablesafe.errors import AuditFailure, InputError, TablesafeError
 from tablesafe.parallel import worker_count
 from tablesafe.problem import Pattern, Problem
+from tablesafe.suppress import flow_attacks
 from tablesafe.suppress.attack_certificates import certificates_frame
 from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.cleanup import cleanup
@@ -250,6 +251,8 @@ def suppress(
     if time_limit is None:
         time_limit = auto_time_limit(problem.n)
     deadline = t0 + float(time_limit)
+    if flow_attacks.may_flow(problem):
+        flow_attacks.warm()  # before any solve's clock (in the run's time, its limit included)
 
     def left() -> float:
         return max(deadline - time.monotonic(), 0.0)

@@ -171,9 +171,19 @@ def kernel():
     return _KERNEL[0]
 
 
+def may_flow(problem: Problem) -> bool:
+    """Whether ``problem``'s search may attack by flows: a table of at most two
+    dimensions (its HiTaS subtables are networks) with enough sensitive cells
+    (:func:`flows_pay`)."""
+    return USE_FLOWS and problem.model is not None and len(problem.model.dims) <= 2 and flows_pay(problem)
+
+
 def warm() -> None:
     """Load (or compile) the flow kernel now, in this process: forked workers then
-    share it instead of each loading it."""
+    share it instead of each loading it, and no solve's clock counts the loading (the
+    first run after an install compiles the kernel, seconds in which a subtable's guard
+    on the clock would have ended its solve: that run's pattern differed from every
+    later one's)."""
     run = kernel()
     if run is None:
         return

@@ -470,7 +470,7 @@ def _pool(workers: int | None, problem: Problem):
     n = worker_count() if workers is None else int(workers)
     if n <= 1:
         return None
-    if problem.model is not None and len(problem.model.dims) <= 2 and flow_attacks.flows_pay(problem):
+    if flow_attacks.may_flow(problem):
         flow_attacks.warm()
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
