@@ -303,8 +303,7 @@ def test_the_kernel_is_loaded_before_any_search_clock_starts(monkeypatch):
     the first run after an install compiles it (seconds), and a subtable's guard on the
     clock counting those seconds ended its solve early, so that run's pattern differed
     from every later one's (sixty-third session)."""
-    from tablesafe.suppress import modular
-    from tablesafe.suppress import suppress
+    from tablesafe.suppress import modular, suppress
     from tablesafe.synthetic import problem_from_data, synthetic_data
 
     problem = problem_from_data(synthetic_data([[3, 4], [2, 5]], 1_500, seed=5))
