@@ -23,25 +23,6 @@ _HINF = highspy.kHighsInf
 INT_LIMIT = 2**31 - 1
 """HiGHS's infinite iteration limit."""
 
-MASTER_OPTIONS: dict[str, bool | int] = {
-    "mip_heuristic_run_feasibility_jump": False,
-    "mip_allow_restart": False,
-    "mip_heuristic_run_rins": False,
-    "mip_heuristic_run_rens": False,
-    "mip_pscost_minreliable": 0,
-}
-"""HiGHS options of every master: no feasibility jump, no restart, no RINS or RENS
-sub-MIPs, no strong branching. A master's rows are covering inequalities, so withholding
-every candidate is always a solution and a first one needs no search; on the small
-masters of HiTaS subtables HiGHS spent most of each solve in these steps. Measured on
-the masters of ``suppress(problem, "auto")`` (HiGHS 1.16, each solved again alone to
-optimality, sixty-third session): the generated 13,167-cell two-way table's 653 masters
-(median 6 rows by 35 columns) 2.73 -> 1.08 s, the 2,368-cell one's 282 masters 0.52 ->
-0.19 s, the 1,872-cell three-way table's 339 masters 16.9 -> 5.3 s, the same optimal
-objective for every one; the larger masters of ``optimal`` on Castro's TABLE7 and HIE1372D (280-680 rows, 470
-columns), each given the seconds it had in the run, ended with the same objective on 16
-of 36, a lower one on 11 and a higher one on 9."""
-
 
 class _Master:
     """The master of one search: a binary column per candidate (``var``: their cells),
@@ -54,8 +35,6 @@ class _Master:
         h = new_highs()
         h.setOptionValue("random_seed", int(seed))
         h.setOptionValue("mip_rel_gap", 1e-5)
-        for key, val in MASTER_OPTIONS.items():
-            h.setOptionValue(key, val)
         nv = len(self.var)
         lp = highspy.HighsLp()
         lp.num_col_ = nv
