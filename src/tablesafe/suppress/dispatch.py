@@ -146,12 +146,12 @@ three-way of seeds 2 and 3), a share of 0.10 instead of 0.15 cut the whole run b
 (32.7 -> 26.2 s, 24.6 -> 21.0 s, 32.1 -> 27.6 s, 46.1 -> 40.9 s) for 0.1-0.7 % more
 withheld value; 0.05 cut 25-41 % for 0.6-1.8 % more. Measured again in the sixty-third
 session (``suppress(problem, "auto")``, two workers, quicker HiTaS masters without
-strong branching at the time), 0.10 -> 0.04: the generated 1,872-cell three-way table with holdings 24.3 -> 16.9 s
-for 7.388 -> 7.420 M (+0.4 %; tau-ARGUS MOD took 23.6 s there and withheld 6.834 M), the
-3,799-cell skewed two-way one 33.5 -> 20.5 s for 91.04 -> 91.58 M (+0.6 %); the cleanups
-of the 2,368-, 4,345-, 4,588- and 13,167-cell two-way tables ended before either bound (the
-same patterns). Of the three-way table's 155,339 released at 0.10, 0.02 released 52 %,
-0.04 80 %, 0.06 94 %."""
+strong branching at the time), 0.10 -> 0.04: the generated 1,872-cell three-way table
+with holdings 24.3 -> 16.9 s for 7.388 -> 7.420 M (+0.4 %; tau-ARGUS MOD took 23.6 s
+there and withheld 6.834 M), the 3,799-cell skewed two-way one 33.5 -> 20.5 s for 91.04
+-> 91.58 M (+0.6 %); the cleanups of the 2,368-, 4,345-, 4,588- and 13,167-cell two-way
+tables ended before either bound (the same patterns). Of the three-way table's 155,339
+released at 0.10, 0.02 released 52 %, 0.04 80 %, 0.06 94 %."""
 
 
 def auto_time_limit(cells: int) -> float:

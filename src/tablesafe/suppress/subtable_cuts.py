@@ -27,7 +27,7 @@ from tablesafe.suppress.protection import Key, cuts_for, failing, outsider_keys,
 from tablesafe.suppress.subtable_boxes import BoxTables
 from tablesafe.suppress.work_clock import WorkClock
 
-MASTER_OPTIONS: dict[str, bool | int] = {
+MASTER_OPTIONS: dict[str, bool] = {
     "mip_allow_restart": False,
     "mip_heuristic_run_rins": False,
     "mip_heuristic_run_rens": False,
