@@ -325,9 +325,17 @@ def test_the_kernel_is_loaded_before_any_search_clock_starts(monkeypatch):
     assert calls and calls[0] == "warm" and "search" in calls
 
 
-def test_a_three_way_table_does_not_load_the_kernel():
-    """Three-way subtables are no networks: ``may_flow`` keeps numba unloaded for them."""
+def test_which_problems_are_taken_for_flow_tables():
+    """``may_flow``: a two-way table (its subtables are networks), and relations that are
+    a network without a table structure; not a three-way table, whose subtables are no
+    networks (numba is then not loaded)."""
+    from dataclasses import replace
+
     from tablesafe.synthetic import problem_from_data, synthetic_data
 
-    problem = problem_from_data(synthetic_data([[3, 4], [3, 3], [4]], 2_500, seed=12))
-    assert not flow_attacks.may_flow(problem)
+    three_way = problem_from_data(synthetic_data([[3, 4], [3, 3], [4]], 2_500, seed=12))
+    assert not flow_attacks.may_flow(three_way)
+    assert not flow_attacks.may_flow(replace(three_way, model=None))
+    flat = grid_problem(np.array([[5.0, 7.0, 2.0], [3.0, 9.0, 4.0]]), {(1, 1): (2.0, 2.0)})
+    assert flow_attacks.may_flow(flat)
+    assert flow_attacks.may_flow(replace(flat, model=None))

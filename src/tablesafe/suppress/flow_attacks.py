@@ -172,10 +172,15 @@ def kernel():
 
 
 def may_flow(problem: Problem) -> bool:
-    """Whether ``problem``'s search may attack by flows: a table of at most two
-    dimensions (its HiTaS subtables are networks) with enough sensitive cells
-    (:func:`flows_pay`)."""
-    return USE_FLOWS and problem.model is not None and len(problem.model.dims) <= 2 and flows_pay(problem)
+    """Whether ``problem``'s search may attack by flows: enough sensitive cells
+    (:func:`flows_pay`) in a table of at most two dimensions (its HiTaS subtables are
+    networks) or, without a table structure, in relations that are a network themselves
+    (:func:`network_signs`)."""
+    if not (USE_FLOWS and flows_pay(problem)):
+        return False
+    if problem.model is not None:
+        return len(problem.model.dims) <= 2
+    return network_signs(problem) is not None
 
 
 def warm() -> None:
