@@ -286,3 +286,46 @@ def test_no_repair_when_the_certificates_need_all_the_time_left(problem, monkeyp
     repaired = suppress(flat, "modular", time_limit=20)
     assert "repair_skipped" not in repaired.stats and repaired.stats["repair"] == "audit-guided"
     assert not independent_audit(flat, repaired.withheld)
+
+
+def test_the_certificates_hurry_from_their_start_when_the_start_estimates_they_need_it(problem, monkeypatch):
+    """A search whose fast start gave up with an estimate of the hurried certificates
+    that, with its margin, is more than ``START_HURRY_SHARE`` of their limit hands the
+    pattern to certificates that hurry from their first target (Castro's NINE12, NINENEW
+    and TWO5IN6 with ``modular`` at 10 s: unhurried at first they ran 11-13 s); the stats
+    say so, the run lists it among the steps the clock decided, the certificates prove the
+    pattern and an independent audit passes it. With a small estimate they do not."""
+    import tablesafe.suppress.optimal as opt
+    from tablesafe.suppress import suppress
+    from tablesafe.suppress.repairs import (
+        FALLBACK_ESTIMATE_MARGIN,
+        START_HURRY_SHARE,
+        start_needs_hurry,
+    )
+
+    flat = problem.copy(model=None)  # modular's search is then optimal's fast start
+    estimate = [1e6]
+
+    def gives_up(p, b, s=None, clock=None, **k):
+        out = _heuristic_start(p, b, 0.0, clock, **k)
+        clock.hurried_estimate = estimate[0]
+        return out
+
+    monkeypatch.setattr(opt, "_heuristic_start", gives_up)
+    pat = suppress(flat, "modular", time_limit=20)
+    assert pat.stats["completion_chosen"].startswith("local certificates")
+    assert pat.stats["completion_hurried"].startswith("the certificates hurried from their start")
+    assert pat.stats["hurried_after_targets"] == 0
+    assert any("hurried from its start" in step for step in pat.stats["clock_decided"])
+    assert pat.proof == "certificates"
+    assert not independent_audit(flat, pat.withheld)
+    estimate[0] = 1e-3
+    calm = suppress(flat, "modular", time_limit=20)
+    assert "completion_hurried" not in calm.stats and calm.stats["hurried_after_targets"] != 0
+    assert calm.proof == "certificates" and not independent_audit(flat, calm.withheld)
+    # the rule itself: the margin times the estimate against the share of the limit
+    limit = 8.0
+    edge = START_HURRY_SHARE * limit / FALLBACK_ESTIMATE_MARGIN
+    assert start_needs_hurry({"start_hurried_estimate": 1.01 * edge}, limit)
+    assert not start_needs_hurry({"start_hurried_estimate": 0.99 * edge}, limit)
+    assert not start_needs_hurry({}, limit)

@@ -28,6 +28,8 @@ def clock_decided(stats: dict) -> list[str]:
         out.append("the subtables (a solve ended by its guard on the clock)")
     if stats.get("repair_timed_out"):
         out.append(str(stats["repair_timed_out"]))
+    if stats.get("completion_hurried"):
+        out.append("the certificates' search (hurried from its start on the search's estimate)")
     if stats.get("hurried_after_targets") is not None and stats.get("hurried_by") != "work":
         out.append("the certificates' search (hurried)")
     if stats.get("chain_certificates") or stats.get("box_certificates"):

@@ -63,6 +63,7 @@ from tablesafe.suppress.repairs import (
     lp_repair_out_of_time,
     repair_window,
     settled_by,
+    start_needs_hurry,
 )
 from tablesafe.suppress.settled import Audited, Settled
 from tablesafe.suppress.subtable_tables import whole_table_certificates
@@ -548,7 +549,8 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
                            options=options, workers=workers, settled=settled,
                            hurry_work=None if whole_limit is None else
                            HURRY_SHARE * (1.0 if initial is None else COMPLETION_LIMIT_SHARE) * whole_limit,
-                           hurry=("repair_timed_out" in stats or "repair_skipped" in stats)
+                           hurry=("repair_timed_out" in stats or "repair_skipped" in stats
+                                  or start_needs_hurry(stats, time_limit))
                            and not _mostly_settled(problem, settled),
                            progress_label="fast suppression" if initial is None
                            else f"{method}: certificates for every sensitive cell")

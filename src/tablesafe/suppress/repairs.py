@@ -105,6 +105,39 @@ def fallback_reserve(time_limit: float, stats: dict) -> float:
     return share if estimate is None else max(share, FALLBACK_ESTIMATE_MARGIN * float(estimate))
 
 
+def start_needs_hurry(stats: dict, time_limit: float) -> bool:
+    """Whether the certificates that complete a pattern hurry from their start: when
+    the search's ``fast`` start gave up with an estimate of their hurried pass
+    (``stats["start_hurried_estimate"]``) that, taken ``FALLBACK_ESTIMATE_MARGIN``
+    times, is more than :data:`START_HURRY_SHARE` of their ``time_limit``.
+    ``stats["completion_hurried"]`` then says so (the estimate is the start's pace by
+    the clock, so the run lists it among the steps the clock decided)."""
+    estimate = stats.get("start_hurried_estimate")
+    if estimate is None or FALLBACK_ESTIMATE_MARGIN * float(estimate) <= START_HURRY_SHARE * time_limit:
+        return False
+    stats["completion_hurried"] = (f"the certificates hurried from their start: the search's start estimated "
+                                   f"their hurried pass at {float(estimate):.1f} s of their {time_limit:.1f} s")
+    return True
+
+
+START_HURRY_SHARE = 0.25
+"""See :func:`start_needs_hurry` (with its margin of 2.5: an estimate of more than a tenth
+of the limit). The unhurried search's first LPs, on blocks of most of the table, then
+take the time the hurried pass needs, and their pace would make it hurry within a few
+targets anyway. Measured with ``modular`` on Castro's instances (sixty-fourth session).
+At 10 s, with estimates of 2.4-2.5 s against a limit of 6.8-7.0 s on NINE12, 3.5 against
+6.3 on NINENEW, 5.9 against 6.3 on TWO5IN6 and 0.85 against 7.1 on NINE5D, unhurried at
+first they ran 11.0-13.3 s, 9.0-11.4 s, 10.4-12.4 s and 9.5-11.2 s, the certificates' first
+pass ending 0.4-4.2 s past its limit (on NINE5D the hurried search was only 2.3 times
+quicker per target than the unhurried one, and the relation chains found nothing);
+hurried from their start 7.1-9.3 s, 7.0-8.7 s, 5.6-6.8 s and 7.1-7.8 s, withholding 1 %,
+7 % and 1 % less and, on NINE5D, 10 % more. At 30 s (the same rule hurried NINE12,
+NINENEW, TWO5IN6, HIER16, HIER163A and HIER163D): NINE12 29.2 M instead of 32.6 M,
+NINENEW 27.7 M instead of 29.3 M, HIER16 37.5 M instead of 39.6 M, HIER163A and
+HIER163D 6 % and 5 % more. Estimates of CBS and TABLE3 stay below it (0.26 s and 0.11 s
+at 10 s): hurried from the start, CBS withheld 339,556 instead of 403, TABLE3 44 % more."""
+
+
 REPAIR_AFTER_GIVING_UP = False
 """Whether the pattern of a problem without table structure whose search's heuristic
 (``fast``) start gave up is still repaired, by attacker LPs or the audit-guided repair:
