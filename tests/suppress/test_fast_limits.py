@@ -251,6 +251,23 @@ def test_the_certificates_keep_their_estimated_time():
     assert fallback_reserve(10.0, {"start_hurried_estimate": 3.0}) == pytest.approx(FALLBACK_ESTIMATE_MARGIN * 3.0)
 
 
+def _start_gives_up(monkeypatch, estimate: float) -> list[float]:
+    """Make ``optimal``'s heuristic start give up at once, reporting ``estimate`` seconds
+    for the hurried certificates; the list returned holds the estimate (set its item to
+    change it for later runs)."""
+    import tablesafe.suppress.optimal as opt
+
+    said = [estimate]
+
+    def gives_up(p, b, s=None, clock=None, **k):
+        out = _heuristic_start(p, b, 0.0, clock, **k)
+        clock.hurried_estimate = said[0]
+        return out
+
+    monkeypatch.setattr(opt, "_heuristic_start", gives_up)
+    return said
+
+
 def test_no_repair_when_the_certificates_need_all_the_time_left(problem, monkeypatch):
     """A search whose fast start gave up with an estimate beyond the limit hands the
     primaries straight to the certificates (Castro's NINENEW and TWO5IN6 with ``modular``
@@ -258,21 +275,11 @@ def test_no_repair_when_the_certificates_need_all_the_time_left(problem, monkeyp
     5-7 s more, to 13-15 s): the stats say why, the certificates prove the pattern and an
     independent audit passes it."""
     import tablesafe.suppress.dispatch as dispatch
-    import tablesafe.suppress.optimal as opt
+    import tablesafe.suppress.repairs as repairs
     from tablesafe.suppress import suppress
 
     flat = problem.copy(model=None)  # modular's search is then optimal's fast start
-
-    estimate = [1e6]
-
-    def gives_up(p, b, s=None, clock=None, **k):
-        out = _heuristic_start(p, b, 0.0, clock, **k)
-        clock.hurried_estimate = estimate[0]
-        return out
-
-    import tablesafe.suppress.repairs as repairs
-
-    monkeypatch.setattr(opt, "_heuristic_start", gives_up)
+    estimate = _start_gives_up(monkeypatch, 1e6)
     monkeypatch.setattr(dispatch, "_audit_guided", lambda *a: True)
     monkeypatch.setattr(repairs, "REPAIR_AFTER_GIVING_UP", True)  # else the certificates at once
     pat = suppress(flat, "modular", time_limit=20)
@@ -295,7 +302,6 @@ def test_the_certificates_hurry_from_their_start_when_the_start_estimates_they_n
     and TWO5IN6 with ``modular`` at 10 s: unhurried at first they ran 11-13 s); the stats
     say so, the run lists it among the steps the clock decided, the certificates prove the
     pattern and an independent audit passes it. With a small estimate they do not."""
-    import tablesafe.suppress.optimal as opt
     from tablesafe.suppress import suppress
     from tablesafe.suppress.repairs import (
         FALLBACK_ESTIMATE_MARGIN,
@@ -304,14 +310,7 @@ def test_the_certificates_hurry_from_their_start_when_the_start_estimates_they_n
     )
 
     flat = problem.copy(model=None)  # modular's search is then optimal's fast start
-    estimate = [1e6]
-
-    def gives_up(p, b, s=None, clock=None, **k):
-        out = _heuristic_start(p, b, 0.0, clock, **k)
-        clock.hurried_estimate = estimate[0]
-        return out
-
-    monkeypatch.setattr(opt, "_heuristic_start", gives_up)
+    estimate = _start_gives_up(monkeypatch, 1e6)
     pat = suppress(flat, "modular", time_limit=20)
     assert pat.stats["completion_chosen"].startswith("local certificates")
     assert pat.stats["completion_hurried"].startswith("the certificates hurried from their start")
