@@ -318,6 +318,14 @@ def test_the_certificates_hurry_from_their_start_when_the_start_estimates_they_n
     assert any("hurried from its start" in step for step in pat.stats["clock_decided"])
     assert pat.proof == "certificates"
     assert not independent_audit(flat, pat.withheld)
+    # targets settled already for the most part keep the search unhurried, and the
+    # stats name no hurry then
+    import tablesafe.suppress.dispatch as dispatch
+
+    with monkeypatch.context() as m:
+        m.setattr(dispatch, "_mostly_settled", lambda *a: True)
+        settled = suppress(flat, "modular", time_limit=20)
+    assert "completion_hurried" not in settled.stats and settled.stats["hurried_after_targets"] != 0
     estimate[0] = 1e-3
     calm = suppress(flat, "modular", time_limit=20)
     assert "completion_hurried" not in calm.stats and calm.stats["hurried_after_targets"] != 0

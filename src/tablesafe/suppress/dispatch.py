@@ -525,10 +525,11 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
     among the cells already withheld where possible. Returns (pattern, certificates or
     None, stats); when the heuristic gives up, the LP repair takes over. After a repair
     that ran out of time, or one left out for its estimate
-    (:data:`~tablesafe.suppress.repair_estimate.LP_REPAIR_ESTIMATE_SHARE`), the search
-    hurries from the start: it has only the rest of the limit (measured: ``modular`` on
-    Castro's TWO5IN6 at 30 s, 7.5 s left, and the unhurried search's whole-block LPs
-    ended it at 40.3 s). With ``whole_limit``, the run's limit, the search hurries after
+    (:data:`~tablesafe.suppress.repair_estimate.LP_REPAIR_ESTIMATE_SHARE`), or when the
+    search's start gave up with an estimate that asks for it
+    (:func:`~tablesafe.suppress.repairs.start_needs_hurry`), the search hurries from the
+    start: it has only the rest of the limit (measured: ``modular`` on Castro's TWO5IN6
+    at 30 s, 7.5 s left, and the unhurried search's whole-block LPs ended it at 40.3 s). With ``whole_limit``, the run's limit, the search hurries after
     ``HURRY_SHARE`` of it (of ``COMPLETION_LIMIT_SHARE`` of it for a completion) in LP
     work, the same target in every run; ``time_limit``, what the clock leaves, is then
     the guard (before, the clock alone decided: ``modular`` on the generated 13,851-cell
@@ -543,15 +544,17 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
     if initial is not None and int(problem.sensitive.sum()) >= COMPLETION_GROUPS_FROM:
         options = FastOptions(groups=COMPLETION_GROUPS)
         workers = worker_count(COMPLETION_GROUPS)
+    hurry = ("repair_timed_out" in stats or "repair_skipped" in stats
+             or start_needs_hurry(stats, time_limit)) and not _mostly_settled(problem, settled)
+    if not hurry:
+        stats.pop("completion_hurried", None)  # the stats name only a hurry that happens
     try:
         pat = fast_pattern(problem, time_limit=time_limit, progress=progress, seed=seed,
                            singleton=singleton, capacity=capacity, initial=initial,
                            options=options, workers=workers, settled=settled,
                            hurry_work=None if whole_limit is None else
                            HURRY_SHARE * (1.0 if initial is None else COMPLETION_LIMIT_SHARE) * whole_limit,
-                           hurry=("repair_timed_out" in stats or "repair_skipped" in stats
-                                  or start_needs_hurry(stats, time_limit))
-                           and not _mostly_settled(problem, settled),
+                           hurry=hurry,
                            progress_label="fast suppression" if initial is None
                            else f"{method}: certificates for every sensitive cell")
     except AuditFailure:
