@@ -529,9 +529,10 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
     search's start gave up with an estimate that asks for it
     (:func:`~tablesafe.suppress.repairs.start_needs_hurry`), the search hurries from the
     start: it has only the rest of the limit (measured: ``modular`` on Castro's TWO5IN6
-    at 30 s, 7.5 s left, and the unhurried search's whole-block LPs ended it at 40.3 s). With ``whole_limit``, the run's limit, the search hurries after
-    ``HURRY_SHARE`` of it (of ``COMPLETION_LIMIT_SHARE`` of it for a completion) in LP
-    work, the same target in every run; ``time_limit``, what the clock leaves, is then
+    at 30 s, 7.5 s left, and the unhurried search's whole-block LPs ended it at 40.3 s).
+    With ``whole_limit``, the run's limit, the search hurries after ``HURRY_SHARE`` of it
+    (of ``COMPLETION_LIMIT_SHARE`` of it for a completion) in LP work, the same target in
+    every run; ``time_limit``, what the clock leaves, is then
     the guard (before, the clock alone decided: ``modular`` on the generated 13,851-cell
     three-way table hurried near the end of some runs and not of others). ``settled``:
     targets a repair out of time proved already (:mod:`tablesafe.suppress.settled`); the
