@@ -306,7 +306,7 @@ def test_the_certificates_hurry_from_their_start_when_the_start_estimates_they_n
     from tablesafe.suppress.repairs import (
         FALLBACK_ESTIMATE_MARGIN,
         START_HURRY_SHARE,
-        start_needs_hurry,
+        start_hurry_reason,
     )
 
     flat = problem.copy(model=None)  # modular's search is then optimal's fast start
@@ -333,6 +333,6 @@ def test_the_certificates_hurry_from_their_start_when_the_start_estimates_they_n
     # the rule itself: the margin times the estimate against the share of the limit
     limit = 8.0
     edge = START_HURRY_SHARE * limit / FALLBACK_ESTIMATE_MARGIN
-    assert start_needs_hurry({"start_hurried_estimate": 1.01 * edge}, limit)
-    assert not start_needs_hurry({"start_hurried_estimate": 0.99 * edge}, limit)
-    assert not start_needs_hurry({}, limit)
+    assert start_hurry_reason({"start_hurried_estimate": 1.01 * edge}, limit)
+    assert not start_hurry_reason({"start_hurried_estimate": 0.99 * edge}, limit)
+    assert not start_hurry_reason({}, limit)

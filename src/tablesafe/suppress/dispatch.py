@@ -63,7 +63,7 @@ from tablesafe.suppress.repairs import (
     lp_repair_out_of_time,
     repair_window,
     settled_by,
-    start_needs_hurry,
+    start_hurry_reason,
 )
 from tablesafe.suppress.settled import Audited, Settled
 from tablesafe.suppress.subtable_tables import whole_table_certificates
@@ -527,7 +527,7 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
     that ran out of time, or one left out for its estimate
     (:data:`~tablesafe.suppress.repair_estimate.LP_REPAIR_ESTIMATE_SHARE`), or when the
     search's start gave up with an estimate that asks for it
-    (:func:`~tablesafe.suppress.repairs.start_needs_hurry`), the search hurries from the
+    (:func:`~tablesafe.suppress.repairs.start_hurry_reason`), the search hurries from the
     start: it has only the rest of the limit (measured: ``modular`` on Castro's TWO5IN6
     at 30 s, 7.5 s left, and the unhurried search's whole-block LPs ended it at 40.3 s).
     With ``whole_limit``, the run's limit, the search hurries after ``HURRY_SHARE`` of it
@@ -545,10 +545,11 @@ def _by_certificates(problem: Problem, method: str, initial: np.ndarray | None, 
     if initial is not None and int(problem.sensitive.sum()) >= COMPLETION_GROUPS_FROM:
         options = FastOptions(groups=COMPLETION_GROUPS)
         workers = worker_count(COMPLETION_GROUPS)
-    hurry = ("repair_timed_out" in stats or "repair_skipped" in stats
-             or start_needs_hurry(stats, time_limit)) and not _mostly_settled(problem, settled)
-    if not hurry:
-        stats.pop("completion_hurried", None)  # the stats name only a hurry that happens
+    by_repair = "repair_timed_out" in stats or "repair_skipped" in stats
+    by_estimate = None if by_repair else start_hurry_reason(stats, time_limit)
+    hurry = (by_repair or by_estimate is not None) and not _mostly_settled(problem, settled)
+    if hurry and by_estimate is not None:
+        stats["completion_hurried"] = by_estimate
     try:
         pat = fast_pattern(problem, time_limit=time_limit, progress=progress, seed=seed,
                            singleton=singleton, capacity=capacity, initial=initial,

@@ -105,23 +105,23 @@ def fallback_reserve(time_limit: float, stats: dict) -> float:
     return share if estimate is None else max(share, FALLBACK_ESTIMATE_MARGIN * float(estimate))
 
 
-def start_needs_hurry(stats: dict, time_limit: float) -> bool:
-    """Whether the certificates that complete a pattern hurry from their start: when
-    the search's ``fast`` start gave up with an estimate of their hurried pass
+def start_hurry_reason(stats: dict, time_limit: float) -> str | None:
+    """Why the certificates that complete a pattern must hurry from their start (the
+    text for ``stats["completion_hurried"]``), or ``None`` when they need not: they must
+    when the search's ``fast`` start gave up with an estimate of their hurried pass
     (``stats["start_hurried_estimate"]``) that, taken ``FALLBACK_ESTIMATE_MARGIN``
-    times, is more than :data:`START_HURRY_SHARE` of their ``time_limit``.
-    ``stats["completion_hurried"]`` then says so (the estimate is the start's pace by
-    the clock, so the run lists it among the steps the clock decided)."""
+    times, is more than :data:`START_HURRY_SHARE` of their ``time_limit``. (The estimate
+    is the start's pace by the clock, so a run that hurries for it lists the step among
+    those the clock decided.)"""
     estimate = stats.get("start_hurried_estimate")
     if estimate is None or FALLBACK_ESTIMATE_MARGIN * float(estimate) <= START_HURRY_SHARE * time_limit:
-        return False
-    stats["completion_hurried"] = (f"the certificates hurried from their start: the search's start estimated "
-                                   f"their hurried pass at {float(estimate):.1f} s of their {time_limit:.1f} s")
-    return True
+        return None
+    return (f"the certificates hurried from their start: the search's start estimated "
+            f"their hurried pass at {float(estimate):.1f} s of their {time_limit:.1f} s")
 
 
 START_HURRY_SHARE = 0.25
-"""See :func:`start_needs_hurry` (with its margin of 2.5: an estimate of more than a tenth
+"""See :func:`start_hurry_reason` (with its margin of 2.5: an estimate of more than a tenth
 of the limit). The unhurried search's first LPs, on blocks of most of the table, then
 take the time the hurried pass needs, and their pace would make it hurry within a few
 targets anyway. Measured with ``modular`` on Castro's instances (sixty-fourth session).
