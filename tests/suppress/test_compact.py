@@ -192,17 +192,17 @@ def test_auto_keeps_modular_longer_on_two_way_tables(monkeypatch):
     tables up to ``MODULAR_MAX_CELLS``; above, ``fast``; the reason names the limit."""
     from _suppress_gen import table_problem
 
-    import tablesafe.suppress.dispatch as dispatch
+    import tablesafe.suppress.method_choice as method_choice
 
     two = table_problem(22, [[3], [2, 2]], units=80)
     three = table_problem(21, [[2, 2], [3], [2]], units=90)
     assert len(two.model.dims) == 2 and len(three.model.dims) == 3
-    monkeypatch.setattr(dispatch, "MODULAR_MAX_CELLS", min(two.n, three.n) - 1)
-    monkeypatch.setattr(dispatch, "MODULAR_MAX_CELLS_TWO_WAY", two.n)
+    monkeypatch.setattr(method_choice, "MODULAR_MAX_CELLS", min(two.n, three.n) - 1)
+    monkeypatch.setattr(method_choice, "MODULAR_MAX_CELLS_TWO_WAY", two.n)
     method, why = choose_method(two)
     assert method == "modular" and "two-way" in why
     assert choose_method(three)[0] == "fast"
-    monkeypatch.setattr(dispatch, "MODULAR_MAX_CELLS_TWO_WAY", two.n - 1)
+    monkeypatch.setattr(method_choice, "MODULAR_MAX_CELLS_TWO_WAY", two.n - 1)
     assert choose_method(two)[0] == "fast"
 
 
@@ -236,16 +236,54 @@ def test_auto_takes_fast_earlier_on_nested_tables_of_three_dimensions(monkeypatc
     they keep ``modular`` up to ``MODULAR_MAX_CELLS``; two-way tables are not affected."""
     from _suppress_gen import table_problem
 
-    import tablesafe.suppress.dispatch as dispatch
+    import tablesafe.suppress.method_choice as method_choice
 
     nested = table_problem(21, [[2, 2], [3], [2]], units=90)
     flat = table_problem(23, [[4], [3], [3]], units=90)
     two = table_problem(22, [[3, 2], [2, 2]], units=80)
     assert len(flat.model.dims) == 3 and len(two.model.dims) == 2
-    monkeypatch.setattr(dispatch, "MODULAR_MAX_CELLS_NESTED", min(nested.n, flat.n, two.n) - 1)
+    monkeypatch.setattr(method_choice, "MODULAR_MAX_CELLS_NESTED", min(nested.n, flat.n, two.n) - 1)
     method, why = choose_method(nested)
     assert method == "fast" and "nested" in why
     assert choose_method(flat)[0] == "modular"
     assert choose_method(two)[0] == "modular"
-    monkeypatch.setattr(dispatch, "MODULAR_MAX_CELLS_NESTED", nested.n)
+    monkeypatch.setattr(method_choice, "MODULAR_MAX_CELLS_NESTED", nested.n)
     assert choose_method(nested)[0] == "modular"
+
+
+def test_auto_takes_fast_on_nested_tables_of_four_dimensions():
+    """Tables of more than ``MODULAR_MAX_DIMS_NESTED`` dimensions with a nested hierarchy get
+    ``fast`` whatever their size; four-way tables one level deep everywhere, and nested
+    three-way tables, keep ``modular``."""
+    from _suppress_gen import table_problem
+
+    nested4 = table_problem(24, [[2, 2], [2], [2], [2]], units=60)
+    flat4 = table_problem(25, [[2], [2], [3], [2]], units=60)
+    nested3 = table_problem(21, [[2, 2], [3], [2]], units=90)
+    assert len(nested4.model.dims) == 4 and len(flat4.model.dims) == 4
+    method, why = choose_method(nested4, time_limit=3600)
+    assert method == "fast" and "4 dimensions" in why
+    assert choose_method(flat4, time_limit=3600)[0] == "modular"
+    assert choose_method(nested3, time_limit=3600)[0] == "modular"
+
+
+def test_auto_takes_fast_when_the_limit_is_short_for_the_subtables():
+    """On tables of three or more dimensions ``auto`` picks ``fast`` under a limit of less
+    than ``MODULAR_SECONDS_PER_TARGET`` a sensitive cell (``modular`` cut short withholds far
+    more); two-way tables keep ``modular`` under any limit. The limit decides, not the
+    clock, and ``suppress`` passes the one it was given (the stats say why)."""
+    from _suppress_gen import table_problem
+
+    from tablesafe.suppress.method_choice import MODULAR_SECONDS_PER_TARGET
+
+    three = table_problem(21, [[2, 2], [3], [2]], units=90)
+    two = table_problem(22, [[3, 2], [2, 2]], units=80)
+    edge = MODULAR_SECONDS_PER_TARGET * int(three.sensitive.sum())
+    assert edge > 0
+    method, why = choose_method(three, time_limit=0.9 * edge)
+    assert method == "fast" and "short" in why and f"{int(three.sensitive.sum()):,} sensitive" in why
+    assert choose_method(three, time_limit=edge)[0] == "modular"
+    assert choose_method(three)[0] == "modular"  # the automatic limit is long enough here
+    assert choose_method(two, time_limit=1e-3)[0] == "modular"
+    pat = suppress(three, "auto", time_limit=0.9 * edge, audit=False)
+    assert pat.stats["method_chosen"] == "fast" and "short" in pat.stats["method_reason"]

@@ -44,6 +44,7 @@ from tablesafe.suppress.attacker import Bounds
 from tablesafe.suppress.cleanup import cleanup
 from tablesafe.suppress.clock_steps import CLOCK_KEYS, clock_decided
 from tablesafe.suppress.fast_options import FastOptions
+from tablesafe.suppress.method_choice import auto_time_limit, choose_method
 from tablesafe.suppress.methods import DEFAULT_METHOD, METHODS
 from tablesafe.suppress.proof import (
     AUDIT_STAT,
@@ -69,49 +70,6 @@ from tablesafe.suppress.settled import Audited, Settled
 from tablesafe.suppress.subtable_tables import whole_table_certificates
 from tablesafe.suppress.twins import Twins, collapse_twins, suppress_merged
 from tablesafe.suppress.work_clock import WorkClock
-
-MODULAR_MAX_CELLS = 60_000
-"""``auto`` picks ``modular`` on hierarchical tables up to this size, ``fast`` above it
-(two-way tables: up to ``MODULAR_MAX_CELLS_TWO_WAY``)."""
-MODULAR_MAX_CELLS_TWO_WAY = 70_000
-"""Two-way tables get ``modular`` up to this size. Measured on the generated 61,215-cell
-two-way table with holdings (``60k2d``): ``modular`` with the audit-guided repair ran
-555 s (automatic limit 900 s; 774 s before its later audits were made incremental) and
-withheld 26.0 M, ``fast`` 15 s and 247.4 M (tau-ARGUS MOD 11.9 M, OPT 15.2 M). Not higher until larger
-tables are measured: the automatic limit stops at 900 s, and ``modular``'s time grows with the table."""
-
-
-MODULAR_MAX_CELLS_NESTED = 10_000
-"""Tables of three or more dimensions of which at least one has a hierarchy of two or
-more levels get ``modular`` up to this size, ``fast`` above it. Measured with
-``suppress(problem, "auto")`` against ``suppress(problem, "fast")`` on generated three-way
-tables with holdings (twenty-first session, benchmarks/RESULTS.md): ``fast`` withheld
-3-18 % less and took less time on every such table of more than 10,000 cells (the
-13,851-cell preset with seeds 1-3, a 12,180-cell table of other fan-outs), where
-``modular``'s subtables leave much of its pattern to the certificates; ``modular``
-withheld less on the 1,872-cell preset (16 %) and an 8,208-cell table of three-level
-hierarchies (4 %). Tables whose dimensions all have one level keep ``modular`` up to
-``MODULAR_MAX_CELLS`` (its one subtable is the whole table; on a 9,261-cell one it
-withheld 24 % less, and ``fast`` ran past 15 minutes on a 14,976-cell one)."""
-
-
-def choose_method(problem: Problem) -> tuple[str, str]:
-    """The method ``auto`` runs on a problem, and why (shown in the stats and the report)."""
-    if not problem.structured:
-        if problem.n <= LP_REPAIR_MAX_CELLS:
-            return "optimal", "no table structure (relations only): cut generation on the whole table"
-        return "fast", "no table structure and more than 5,000 cells: local certificates"
-    two_way = problem.model is not None and len(problem.model.dims) <= 2
-    nested = problem.model is not None and any(int(np.max(d.hierarchy.depths)) > 1 for d in problem.model.dims)
-    if not two_way and nested and problem.n > MODULAR_MAX_CELLS_NESTED:
-        return "fast", (f"{problem.n:,} cells in three or more dimensions with nested hierarchies (more than "
-                        f"{MODULAR_MAX_CELLS_NESTED:,}): local certificates")
-    most = MODULAR_MAX_CELLS_TWO_WAY if two_way else MODULAR_MAX_CELLS
-    if problem.n <= most:
-        return "modular", (f"table structure with {problem.n:,} cells (up to {most:,}"
-                           f"{' for two-way tables' if two_way else ''}): HiTaS subtables, each solved exactly")
-    return "fast", f"{problem.n:,} cells (more than {most:,}): local certificates"
-
 
 MERGE_COPIES = True
 """Cells that copy another (a code without siblings, :mod:`tablesafe.suppress.twins`) are
@@ -153,12 +111,6 @@ there and withheld 6.834 M), the 3,799-cell skewed two-way one 33.5 -> 20.5 s fo
 -> 91.58 M (+0.6 %); the cleanups of the 2,368-, 4,345-, 4,588- and 13,167-cell two-way
 tables ended before either bound (the same patterns). Of the three-way table's 155,339
 released at 0.10, 0.02 released 52 %, 0.04 80 %, 0.06 94 %."""
-
-
-def auto_time_limit(cells: int) -> float:
-    """The time limit used when none is given: 60 s plus 20 s per 1,000 cells, at most
-    15 minutes (a 2,000-cell table gets 100 s, a 13,000-cell one 320 s)."""
-    return float(min(60.0 + 0.02 * cells, 900.0))
 
 
 LP_REPAIR_MAX_CELLS = 5_000
@@ -254,7 +206,7 @@ def suppress(
             singleton=singleton, capacity=capacity, progress=progress, seed=seed), audit, certificates)
     chosen_reason = ""
     if method == "auto":
-        method, chosen_reason = choose_method(problem)
+        method, chosen_reason = choose_method(problem, time_limit)
     given_limit = time_limit
     if time_limit is None:
         time_limit = auto_time_limit(problem.n)
