@@ -251,20 +251,21 @@ def test_auto_takes_fast_earlier_on_nested_tables_of_three_dimensions(monkeypatc
     assert choose_method(nested)[0] == "modular"
 
 
-def test_auto_takes_fast_on_nested_tables_of_four_dimensions():
-    """Tables of more than ``MODULAR_MAX_DIMS_NESTED`` dimensions with a nested hierarchy get
-    ``fast`` whatever their size; four-way tables one level deep everywhere, and nested
-    three-way tables, keep ``modular``."""
+def test_auto_takes_fast_on_tables_of_four_dimensions():
+    """Tables of more than ``MODULAR_MAX_DIMS`` dimensions get ``fast`` whatever their size
+    and depth; three-way tables, nested or one level deep, keep ``modular``."""
     from _suppress_gen import table_problem
 
     nested4 = table_problem(24, [[2, 2], [2], [2], [2]], units=60)
     flat4 = table_problem(25, [[2], [2], [3], [2]], units=60)
     nested3 = table_problem(21, [[2, 2], [3], [2]], units=90)
+    flat3 = table_problem(23, [[4], [3], [3]], units=90)
     assert len(nested4.model.dims) == 4 and len(flat4.model.dims) == 4
-    method, why = choose_method(nested4, time_limit=3600)
-    assert method == "fast" and "4 dimensions" in why
-    assert choose_method(flat4, time_limit=3600)[0] == "modular"
+    for four in (nested4, flat4):
+        method, why = choose_method(four, time_limit=3600)
+        assert method == "fast" and "4 dimensions" in why
     assert choose_method(nested3, time_limit=3600)[0] == "modular"
+    assert choose_method(flat3, time_limit=3600)[0] == "modular"
 
 
 def test_auto_takes_fast_when_the_limit_is_short_for_the_subtables():

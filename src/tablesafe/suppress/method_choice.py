@@ -48,7 +48,8 @@ when the time limit is less than this many seconds per sensitive cell: ``modular
 short by its limit leaves subtables to hurried certificates and withholds far more than
 ``fast`` in the same time. Measured (sixty-fifth session, ``suppress(problem, method,
 time_limit=T)``, two workers; ``modular`` against ``fast``): the flat 7,462-cell three-way
-table ``wide3d`` (2,395 sensitive) at 30 s 87.4 M against 3.3 M; the random three-way
+table ``wide3d`` (2,395 sensitive) at 30 s 87.4 M against 3.3-71.6 M (four runs;
+``fast`` there ends near the limit, its chains decided by the clock); the random three-way
 ``rand313`` (7,136 cells, 1,573 sensitive) at 10 s 106-124 M against 60.0 M, at 60 s
 (``modular`` then ends in 22 s) 51.1 M against 53.2 M; the flat four-way ``rand317``
 (2,160 cells, 567 sensitive) at 10 s 0.96-1.00 bn against 0.26 bn, at 30 s 781 M against
@@ -58,14 +59,18 @@ table ``wide3d`` (2,395 sensitive) at 30 s 87.4 M against 3.3 M; the random thre
 ``modular`` under any limit: the 13,167-cell preset at 10 s withheld 6.0 M against 60.5 M
 for ``fast``, at 5 s 55.4 M against 64.5 M."""
 
-MODULAR_MAX_DIMS_NESTED = 3
-"""Tables of more dimensions than this with a hierarchy of two or more levels get
-``fast`` whatever their size. Measured at the automatic limit (sixty-fifth session,
+MODULAR_MAX_DIMS = 3
+"""Tables of more dimensions than this get ``fast`` whatever their size. Measured at the
+automatic limit (sixty-fifth session, ``suppress(problem, method)``, two workers;
 ``modular`` against ``fast``): the random four-way tables ``rand316`` (3,150 cells)
-257.3 M against 214.0 M, ``rand328`` (6,480 cells) 18.39 M in 180 s against 11.45 M in
-167 s; the 1,296-cell four-way preset ``4d`` 7.87 M in 39.5 s against 8.04 M in 12.4 s.
-Four-way tables whose dimensions are all one level deep keep ``modular`` (on three-way
-ones ``fast`` withheld 16 times as much, benchmarks/RESULTS.md)."""
+257.3 M against 214.0 M and ``rand328`` (6,480 cells) 18.39 M in 180 s against 11.45 M
+in 167 s; the four-way tables one level deep everywhere ``rand317`` (2,160 cells) 203.2 M
+against 197.0 M, 6 x 5 x 4 x 5 codes (1,260 cells) 5.92 M against 4.67 M, 8 x 6 x 5 x 4
+codes (1,890 cells) 3.97 M against 3.24 M; the 1,296-cell four-way preset ``4d``
+7.87 M in 39.5 s against 8.04 M in 12.4 s (the one table where ``modular`` withheld less).
+``modular`` ran into its limit on all but ``4d``. Three-way tables one level deep keep
+``modular`` (there ``fast`` withheld 16 times as much on a 9,261-cell one,
+benchmarks/RESULTS.md)."""
 
 
 def choose_method(problem: Problem, time_limit: float | None = None) -> tuple[str, str]:
@@ -79,9 +84,8 @@ def choose_method(problem: Problem, time_limit: float | None = None) -> tuple[st
     dims = len(problem.model.dims) if problem.model is not None else 0
     two_way = problem.model is not None and dims <= 2
     nested = problem.model is not None and any(int(np.max(d.hierarchy.depths)) > 1 for d in problem.model.dims)
-    if nested and dims > MODULAR_MAX_DIMS_NESTED:
-        return "fast", (f"{dims} dimensions with nested hierarchies (more than {MODULAR_MAX_DIMS_NESTED}): "
-                        "local certificates")
+    if dims > MODULAR_MAX_DIMS:
+        return "fast", f"{dims} dimensions (more than {MODULAR_MAX_DIMS}): local certificates"
     if not two_way and nested and problem.n > MODULAR_MAX_CELLS_NESTED:
         return "fast", (f"{problem.n:,} cells in three or more dimensions with nested hierarchies (more than "
                         f"{MODULAR_MAX_CELLS_NESTED:,}): local certificates")
