@@ -268,6 +268,17 @@ def test_auto_takes_fast_on_tables_of_four_dimensions():
     assert choose_method(flat3, time_limit=3600)[0] == "modular"
 
 
+def test_linked_tables_count_each_tables_own_dimensions():
+    """Two linked three-way tables span four dimensions but are no four-way table: ``auto``
+    keeps ``modular`` on them (a four-way table of the same kind gets ``fast``)."""
+    from tablesafe.synthetic import problem_from_data, synthetic_preset
+
+    p = problem_from_data(synthetic_preset("linked3k", seed=1), p=15, use_holdings=True)
+    assert len(p.model.dims) == 4 and len(p.model.table_cells) == 2
+    method, why = choose_method(p)
+    assert method == "modular", why
+
+
 def test_auto_takes_fast_when_the_limit_is_short_for_the_subtables():
     """On tables of three or more dimensions ``auto`` picks ``fast`` under a limit of less
     than ``MODULAR_SECONDS_PER_TARGET`` a sensitive cell (``modular`` cut short withholds far
