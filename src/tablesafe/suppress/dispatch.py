@@ -52,7 +52,7 @@ from tablesafe.suppress.proof import (
     proven_by_certificates,
 )
 from tablesafe.suppress.protection import OutOfTime, repair
-from tablesafe.suppress.repair_estimate import repair_route
+from tablesafe.suppress.repair_estimate import LP_REPAIR_MAX_CELLS, repair_route
 from tablesafe.suppress.repairs import (
     FALLBACK_SHARE,
     audit_after_completion,
@@ -112,12 +112,6 @@ there and withheld 6.834 M), the 3,799-cell skewed two-way one 33.5 -> 20.5 s fo
 tables ended before either bound (the same patterns). Of the three-way table's 155,339
 released at 0.10, 0.02 released 52 %, 0.04 80 %, 0.06 94 %."""
 
-
-LP_REPAIR_MAX_CELLS = 5_000
-"""Above this size every method's pattern (``modular``'s: above
-``MODULAR_LP_REPAIR_MAX_CELLS``) is repaired and proved by certificates (the ``fast``
-search seeded with the pattern) instead of full-table attacker LPs. (A pattern proved by
-certificates gets attacker LPs for its insider gaps on any size, while time is left.)"""
 
 MODULAR_LP_REPAIR_MAX_CELLS = 30_000
 """``modular``'s pattern of a one- or two-way table is repaired by attacker LPs up to this

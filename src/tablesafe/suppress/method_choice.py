@@ -11,11 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from tablesafe.problem import Problem
-
-OPTIMAL_MAX_CELLS = 5_000
-"""``auto`` runs ``optimal`` on problems without table structure up to this size (the
-size up to which the attacker-LP repair proves patterns, ``dispatch.LP_REPAIR_MAX_CELLS``),
-``fast`` above it."""
+from tablesafe.suppress.repair_estimate import LP_REPAIR_MAX_CELLS
 
 MODULAR_MAX_CELLS = 60_000
 """``auto`` picks ``modular`` on hierarchical tables up to this size, ``fast`` above it
@@ -92,9 +88,9 @@ def choose_method(problem: Problem, time_limit: float | None = None) -> tuple[st
     automatic one), and why (shown in the stats and the report). The choice depends on
     the problem and the limit only, never on the clock."""
     if not problem.structured:
-        if problem.n <= OPTIMAL_MAX_CELLS:
+        if problem.n <= LP_REPAIR_MAX_CELLS:
             return "optimal", "no table structure (relations only): cut generation on the whole table"
-        return "fast", f"no table structure and more than {OPTIMAL_MAX_CELLS:,} cells: local certificates"
+        return "fast", f"no table structure and more than {LP_REPAIR_MAX_CELLS:,} cells: local certificates"
     dims = len(problem.model.dims) if problem.model is not None else 0
     two_way = problem.model is not None and dims <= 2
     nested = problem.model is not None and any(int(np.max(d.hierarchy.depths)) > 1 for d in problem.model.dims)

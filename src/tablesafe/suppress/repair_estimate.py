@@ -17,8 +17,16 @@ import numpy as np
 from tablesafe.problem import Problem
 from tablesafe.suppress.attacker import Blocks
 
-__all__ = ["LP_REPAIR_ESTIMATE_SHARE", "LP_REPAIR_SECONDS_PER_UNIT", "TWO_WAY_GUIDED_WORK", "lp_repair_work",
+__all__ = ["LP_REPAIR_ESTIMATE_SHARE", "LP_REPAIR_MAX_CELLS", "LP_REPAIR_SECONDS_PER_UNIT", "TWO_WAY_GUIDED_WORK", "lp_repair_work",
            "repair_route"]
+
+LP_REPAIR_MAX_CELLS = 5_000
+"""Above this size every method's pattern (``modular``'s: above
+``dispatch.MODULAR_LP_REPAIR_MAX_CELLS``) is repaired and proved by certificates (the
+``fast`` search seeded with the pattern) instead of full-table attacker LPs. (A pattern
+proved by certificates gets attacker LPs for its insider gaps on any size, while time is
+left.) ``auto`` runs ``optimal`` on problems without table structure up to this size
+(:func:`~tablesafe.suppress.method_choice.choose_method`)."""
 
 LP_REPAIR_SECONDS_PER_UNIT = 4e-8
 """Seconds of the attacker-LP repair per unit of :func:`lp_repair_work` on tables of three
