@@ -430,3 +430,73 @@ def test_slow_chains_start_early_enough_to_end_within_the_limit(monkeypatch):
     assert pat.stats["seconds_before_audit"] <= 1.1 * limit
     assert pat.stats["chain_certificates"] + pat.stats["box_certificates"] > 20
     assert pat.proof == "certificates" and independent_audit(p, pat.withheld) == []
+
+
+def _grid_lp(rows: int, cols: int):
+    """The column-wise relations of a ``rows`` x ``cols`` table with its row, column and
+    grand totals, as :meth:`LocalLP.solve` takes them."""
+    import scipy.sparse as sp
+
+    r, c = rows + 1, cols + 1
+    cell = np.arange(r * c).reshape(r, c)
+    entries = []
+    for i in range(rows):  # each row's total is in the last column
+        entries += [(i, int(cell[i, j]), 1.0) for j in range(cols)] + [(i, int(cell[i, cols]), -1.0)]
+    for j in range(c):  # each column's total is in the last row
+        k = rows + j
+        entries += [(k, int(cell[i, j]), 1.0) for i in range(rows)] + [(k, int(cell[rows, j]), -1.0)]
+    a, b, v = zip(*entries)
+    m = sp.csc_matrix((v, (a, b)), shape=(rows + c, r * c))
+    return m.indptr, m.indices, m.data, m.shape[0], r * c
+
+
+def test_a_local_lp_past_its_time_cap_raises_and_the_next_one_is_not_capped():
+    """``LocalLP.time_cap`` stops an LP with :class:`LPTimeLimit` (no deviation, no
+    proof of none); with the cap taken off, the same LP is solved again (HiGHS counts
+    its time limit over the instance's life: the cap must not stay behind)."""
+    import pytest
+
+    from tablesafe.suppress.local.lp import LocalLP, LPTimeLimit
+
+    indptr, index, value, nrow, k = _grid_lp(60, 60)
+    ones = np.ones(k)
+    lp = LocalLP()
+    args = (indptr, index, value, nrow, ones, 1e6 * ones, 1e6 * ones, 0, 5.0)
+    lp.time_cap = 0.0
+    with pytest.raises(LPTimeLimit):
+        lp.solve(*args)
+    lp.time_cap = None
+    d = lp.solve(*args)
+    assert d is not None and d[0] == pytest.approx(5.0)
+    lp.time_cap = 60.0
+    d = lp.solve(*args)
+    assert d is not None and d[0] == pytest.approx(5.0)
+
+
+def test_a_target_whose_lp_passes_its_cap_gets_a_chain_and_so_do_the_rest(monkeypatch):
+    """A pass with a time limit caps each LP at the time before the chains must start;
+    the target whose LP passes it gets a chain, and so does every target after it that
+    has one. The
+    stats count it and name the step as decided by the clock; the pattern is proved by
+    its certificates and passes an independent audit."""
+    import tablesafe.suppress.local.lp as local_lp
+
+    p = table_problem(35, [[5], [5], [6]], units=500)
+    real = local_lp.LocalLP.solve
+    capped: list[float] = []
+
+    def solve(self, *args):
+        if self.time_cap is not None:
+            capped.append(self.time_cap)
+            if len(capped) >= 3:  # from the third capped LP on (in each order of targets)
+                raise local_lp.LPTimeLimit("stopped by the test")
+        return real(self, *args)
+
+    monkeypatch.setattr(local_lp.LocalLP, "solve", solve)
+    pat = suppress(p, "fast", time_limit=600)
+    assert len(capped) >= 3 and all(0 < c < 600 for c in capped)  # targets without a chain search on
+    assert pat.stats["lp_capped"] >= 1
+    assert pat.stats["box_certificates"] + pat.stats["chain_certificates"] > 0
+    assert any("an LP stopped by the time the chains need" in s for s in pat.stats["clock_decided"])
+    assert pat.proof == "certificates"
+    assert independent_audit(p, pat.withheld) == []

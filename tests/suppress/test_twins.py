@@ -229,3 +229,35 @@ def test_progress_says_the_counts_are_of_the_merged_table(tables, capsys):
     text = out.out + out.err
     assert (f"copies merged: {twins.merged:,} of {deeper.n:,} cells copy another cell" in text
             and f"solving the table of {twins.problem.n:,} cells" in text)
+
+
+def test_the_merged_problem_gets_the_limit_less_the_merging_and_the_expansion(tables, monkeypatch):
+    """The copies' expansion and proof come after the smaller problem's run, within the
+    same limit: the smaller problem is given the limit less what the merging took and
+    ``COPIES_SECONDS_PER_TARGET`` per sensitive cell (at least ``COPIES_MIN_SHARE`` of
+    it)."""
+    import tablesafe.suppress.dispatch as dispatch
+
+    deeper, _ = tables
+    given: list[float] = []
+    real = dispatch.suppress_merged
+
+    def spy(twins, problem, run, **kw):
+        def run_and_note(small):
+            pat = run(small)
+            given.append(float(pat.stats["time_limit"]))
+            return pat
+        return real(twins, problem, run_and_note, **kw)
+
+    monkeypatch.setattr(dispatch, "suppress_merged", spy)
+    monkeypatch.setattr(dispatch, "COPIES_SECONDS_PER_TARGET", 0.01)
+    limit = 30.0
+    pat = suppress(deeper, "fast", time_limit=limit)
+    after = 0.01 * int(deeper.sensitive.sum())
+    assert len(given) == 1 and given[0] <= limit - after
+    assert given[0] >= dispatch.COPIES_MIN_SHARE * limit
+    assert pat.stats["time_limit"] == given[0] and pat.stats["seconds"] <= 1.1 * limit
+    monkeypatch.setattr(dispatch, "COPIES_SECONDS_PER_TARGET", 1.0)  # more than the limit: the floor
+    given.clear()
+    suppress(deeper, "fast", time_limit=limit)
+    assert given == [dispatch.COPIES_MIN_SHARE * limit]

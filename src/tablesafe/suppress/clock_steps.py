@@ -8,7 +8,7 @@ report name those steps.
 
 from __future__ import annotations
 
-CLOCK_KEYS = ("hurried_after_targets", "hurried_by", "chain_certificates", "box_certificates",
+CLOCK_KEYS = ("hurried_after_targets", "hurried_by", "chain_certificates", "box_certificates", "lp_capped",
               "other_order_skipped", "other_order_skipped_by", "second_pass_clock_stopped")
 """``fast``'s stats that say where the clock decided its pattern, which a completion of
 another method's pattern by certificates keeps (:func:`clock_decided` reads them)."""
@@ -32,6 +32,8 @@ def clock_decided(stats: dict) -> list[str]:
         out.append("the certificates' search (hurried from its start on the search's estimate)")
     if stats.get("hurried_after_targets") is not None and stats.get("hurried_by") != "work":
         out.append("the certificates' search (hurried)")
+    if stats.get("lp_capped"):
+        out.append("the certificates' search (an LP stopped by the time the chains need)")
     if stats.get("chain_certificates") or stats.get("box_certificates"):
         out.append("the certificates' search (chains without an LP)")
     if stats.get("other_order_skipped") and stats.get("other_order_skipped_by") != "work":

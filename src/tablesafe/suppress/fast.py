@@ -212,6 +212,7 @@ def fast_pattern(
     assert opts.order is not None  # settled by for_table
     orders = ("value", "need") if opts.order == "both" else (opts.order,)
     out = run(orders[0], t0, time_limit, hurry_work)
+    capped = out.first.lp_capped  # in every order run: the clock decided either way
     other_skipped: str | None = None
     if len(orders) > 1 and give_up_after is None and give_up_work is None:
         # the other order too, when the time allows, and the cheaper pattern is kept
@@ -221,6 +222,7 @@ def fast_pattern(
             t1 = time.perf_counter()
             other = run(orders[1], t1, None if time_limit is None else time_limit - (t1 - t0),
                         None if hurry_work is None else max(hurry_work - out.work / SEARCH_WORK_PER_SECOND, 0.0))
+            capped += other.first.lp_capped
             if np.abs(problem.cost[other.withheld]).sum() < np.abs(problem.cost[out.withheld]).sum():
                 out = other
     frame = certificate_frame(problem, out.certs, out.first.labels)
@@ -231,6 +233,7 @@ def fast_pattern(
     stats["other_order_skipped_by"] = other_skipped
     stats["search_work"] = out.work
     stats["second_pass_clock_stopped"] = bool(out.second.get("clock_stopped", False))
+    stats["lp_capped"] = capped
     return Pattern(withheld=out.withheld, method="fast", stats=stats, certificates=frame)
 
 

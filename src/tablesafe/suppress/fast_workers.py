@@ -128,5 +128,6 @@ def merge_results(parts: list[FirstPassResult]) -> FirstPassResult:
             q.searched if q.hurried is None else q.hurried for q in parts),
         hurried_by_clock=any(q.hurried_by_clock for q in parts),
         work=sum(q.work for q in parts),
+        lp_capped=sum(q.lp_capped for q in parts),
         insider_added=np.logical_or.reduce([q.insider_added for q in parts]),
     )

@@ -41,11 +41,11 @@ chain was found; the caller then falls back to the local search.
 
 from __future__ import annotations
 
-import itertools
 from collections import deque
 
 import numpy as np
 
+from tablesafe.structure.neighbours import find_sorted
 from tablesafe.structure.overlap import CellOverlap
 from tablesafe.suppress.local.relations import RelationIndex
 
@@ -162,38 +162,35 @@ class TableChains:
                   room: ChainRoom, up: float, down: float, single: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray] | None:
         """The cheapest box among the products of one option per dimension with at least
-        one at level ``top`` (the lower ones were tried before). Options of the same
-        level and length are evaluated together."""
-        groups = []
-        for opts in options:
-            by: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray]]] = {}
-            for k, vec, sign in opts:
-                by.setdefault((k, len(vec)), []).append((vec, sign))
-            groups.append(list(by.items()))
-        best: tuple[float, np.ndarray, np.ndarray] | None = None
-        for pick in itertools.product(*groups):
-            if top > 0 and max(key[0] for key, _ in pick) != top:
-                continue
-            codes = [np.stack([c for c, _ in items]) for _, items in pick]
-            units = [np.stack([u for _, u in items]) for _, items in pick]
-            cells, unit, mine = _products(self.cells, codes, units)
-            found = cells >= 0
-            other = found & (cells != t)
-            safe = np.maximum(cells, 0)
-            ok = found.all(axis=1)
-            fit = room.fits(safe.ravel(), unit.ravel(), up, down).reshape(cells.shape)
-            ok &= (fit | ~other).all(axis=1) & ~(single[safe] & ~mine & other).any(axis=1)
-            if not ok.any():
-                continue
-            price = np.where(other, room.price(safe.ravel()).reshape(cells.shape), 0.0).sum(axis=1)
-            price[~ok] = np.inf
-            row = int(np.argmin(price))  # the first of the cheapest
-            if best is None or price[row] < best[0]:
-                keep = cells[row] != t
-                best = (float(price[row]), cells[row][keep], unit[row][keep])
-        if best is None:
+        one at level ``top`` (the lower ones were tried before). All products are
+        evaluated together, the shorter options padded with entries of unit 0 (which
+        belong to no box)."""
+        padded = [_padded(opts) for opts in options]
+        cells, unit, mine = _products(self.cells, [c for _, c, _ in padded], [u for _, _, u in padded])
+        live = unit != 0.0
+        found = cells >= 0
+        other = found & live & (cells != t)
+        safe = np.maximum(cells, 0)
+        ok = (found | ~live).all(axis=1)
+        if top > 0:  # a product of lower levels only was tried before
+            level = np.zeros([len(k) for k, _, _ in padded], dtype=np.int64)
+            for j, (k, _, _) in enumerate(padded):
+                view = [1] * len(padded)
+                view[j] = len(k)
+                level = np.maximum(level, k.reshape(view))
+            ok &= level.ravel() == top
+        if not ok.any():
             return None
-        return np.concatenate(([t], best[1])).astype(np.int64), np.concatenate(([1.0], best[2]))
+        fit = room.fits(safe.ravel(), unit.ravel(), up, down).reshape(cells.shape)
+        ok &= (fit | ~other).all(axis=1) & ~(single[safe] & ~mine & other).any(axis=1)
+        if not ok.any():
+            return None
+        price = np.where(other, room.price(safe.ravel()).reshape(cells.shape), 0.0).sum(axis=1)
+        price[~ok] = np.inf
+        row = int(np.argmin(price))  # the first of the cheapest
+        keep = live[row] & (cells[row] != t)
+        return (np.concatenate(([t], cells[row][keep])).astype(np.int64),
+                np.concatenate(([1.0], unit[row][keep])))
 
     def ancestors(self, j: int, c: int) -> np.ndarray:
         """``c`` and its ancestors in dimension ``j``, nearest first."""
@@ -454,6 +451,19 @@ def _balancing_cell(cells: np.ndarray, coef: np.ndarray, total: int, moved: np.n
     return int(cand[np.lexsort((cells[cand], price))[0]])
 
 
+def _padded(opts: list[tuple[int, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One dimension's options as arrays, one row per option in the order given:
+    ``(levels, codes, units)``, the shorter rows padded with their first code and unit 0."""
+    width = max(len(v) for _, v, _ in opts)
+    codes = np.empty((len(opts), width), dtype=np.int64)
+    units = np.zeros((len(opts), width))
+    for i, (_, v, u) in enumerate(opts):
+        codes[i, : len(v)] = v
+        codes[i, len(v):] = v[0]
+        units[i, : len(v)] = u
+    return np.array([k for k, _, _ in opts], dtype=np.int64), codes, units
+
+
 def _products(g: CellOverlap, codes: list[np.ndarray], units: list[np.ndarray]
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For every choice of one row per dimension (``codes[j]``: one vector's codes per
@@ -465,14 +475,17 @@ def _products(g: CellOverlap, codes: list[np.ndarray], units: list[np.ndarray]
     m = [c.shape[0] for c in codes]
     ln = [c.shape[1] for c in codes]
     shape = (*m, *ln)
-    at = np.empty((int(np.prod(shape)), dims), dtype=np.int64)
+    strides = np.cumprod((1, *g.shape[:0:-1]))[::-1]  # of the flat keys (C order)
+    flat = np.zeros(shape, dtype=np.int64)
     unit = np.ones(shape)
     mine = np.ones(shape, dtype=bool)
     for j in range(dims):
         view = [1] * (2 * dims)
         view[j], view[dims + j] = m[j], ln[j]
-        at[:, j] = np.broadcast_to(codes[j].reshape(view), shape).ravel()
+        flat = flat + (codes[j] * int(strides[j])).reshape(view)
         unit = unit * units[j].reshape(view)
         mine = mine & (units[j] > 0).reshape(view)
-    cells = g.lookup(at).reshape(int(np.prod(m)), int(np.prod(ln)))
-    return cells, unit.reshape(cells.shape), mine.reshape(cells.shape)
+    at, hit = find_sorted(g.keys, flat.ravel())
+    rows, cols = int(np.prod(m)), int(np.prod(ln))
+    cells = np.where(hit, g.key_cell[at], -1).reshape(rows, cols)
+    return cells, unit.reshape(rows, cols), mine.reshape(rows, cols)

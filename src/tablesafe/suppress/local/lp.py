@@ -9,12 +9,17 @@ import numpy as np
 
 from tablesafe.audit.lp import new_highs
 
-__all__ = ["INF", "LocalLP"]
+__all__ = ["INF", "LPTimeLimit", "LocalLP"]
 
 INF: float = highspy.kHighsInf
 """HiGHS's infinity (an unbounded deviation)."""
 _NO_LIMIT = 2**31 - 1
 _SETTLED = (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible)
+
+
+class LPTimeLimit(Exception):
+    """A local LP ran past :attr:`LocalLP.time_cap`: neither a deviation nor a proof that
+    there is none (the caller protects its target another way)."""
 
 
 class LocalLP:
@@ -48,6 +53,11 @@ class LocalLP:
         retries: LPs solved a second time, with presolve and the interior point method,
             after the simplex method ended neither optimal nor infeasible (numerical
             trouble).
+        time_cap: seconds one LP may take (``None``: no cap); an LP past it raises
+            :class:`LPTimeLimit`. A search short of time sets it, so that one LP on a
+            large block cannot take it past its limit (a whole-block LP of 7,125 cells
+            of the generated four-way ``rand333`` took 1.5-5.2 s, the last from an
+            interior point run after the simplex method's iteration limit).
     """
 
     def __init__(self) -> None:
@@ -61,6 +71,18 @@ class LocalLP:
         self.solves = 0
         self.retries = 0
         self.longest = 0.0
+        self.time_cap: float | None = None
+        self._capped = False  # whether HiGHS's time limit is set
+
+    def _cap(self) -> None:
+        """HiGHS's time limit (counted over the instance's whole life) at
+        :attr:`time_cap` seconds from now, or none."""
+        if self.time_cap is not None:
+            self.h.setOptionValue("time_limit", float(self.h.getRunTime()) + max(float(self.time_cap), 0.0))
+            self._capped = True
+        elif self._capped:
+            self.h.setOptionValue("time_limit", INF)
+            self._capped = False
 
     def _use_ipm(self, on: bool) -> None:
         """Presolve and the interior point method (``on``), or the plain simplex method."""
@@ -87,6 +109,9 @@ class LocalLP:
         ``p <= cap_up`` and ``q <= cap_down`` bound the upward and downward deviations.
         Returns the deviation ``d = p - q`` of an optimal solution, or ``None`` when
         the LP has none (infeasible).
+
+        Raises:
+            LPTimeLimit: past :attr:`time_cap`.
         """
         k = len(indptr) - 1
         # columns: p_0..p_{k-1}, q_0..q_{k-1}
@@ -111,8 +136,12 @@ class LocalLP:
             int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize), 0.0, col_cost, lo, hi, zeros, zeros, start, index, value,
             np.zeros(2 * k, dtype=np.int32),
         )
+        self._cap()
         self.h.run()
         status = self.h.getModelStatus()
+        if status == highspy.HighsModelStatus.kTimeLimit:
+            self.longest = max(self.longest, time.perf_counter() - began)
+            raise LPTimeLimit(f"a local LP of {k} cells ran past its {self.time_cap} s")
         if status not in _SETTLED:
             # again with presolve and the interior point method: a large LP past its
             # simplex iterations, or numerical trouble (a retry; Castro's TOYSARAH: levels
@@ -126,6 +155,9 @@ class LocalLP:
             self._use_ipm(True)
             self.h.clearSolver()
             self.h.run()
+            if self.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
+                self.longest = max(self.longest, time.perf_counter() - began)
+                raise LPTimeLimit(f"a local LP of {k} cells ran past its {self.time_cap} s")
         self.solves += 1
         self.longest = max(self.longest, time.perf_counter() - began)
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
