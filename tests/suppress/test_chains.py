@@ -497,6 +497,51 @@ def test_a_target_whose_lp_passes_its_cap_gets_a_chain_and_so_do_the_rest(monkey
     assert len(capped) >= 3 and all(0 < c < 600 for c in capped)  # targets without a chain search on
     assert pat.stats["lp_capped"] >= 1
     assert pat.stats["box_certificates"] + pat.stats["chain_certificates"] > 0
-    assert any("an LP stopped by the time the chains need" in s for s in pat.stats["clock_decided"])
+    assert any("an LP stopped by its cap on the time left" in s for s in pat.stats["clock_decided"])
+    assert pat.proof == "certificates"
+    assert independent_audit(p, pat.withheld) == []
+
+
+def test_an_unhurried_lp_is_capped_where_the_pace_rule_would_hurry_the_pass():
+    """The cap of an LP before the pass hurries (``FirstPass._pace_hurries_at``) is the
+    moment from which the pace rule of ``_short_of_time`` hurries it (a single long LP
+    then no longer spends the time the hurried search needs: Castro's NINE12 at 10 s
+    spent 2.9 s on one target's LPs and ended at 10.9-12.5 s); ``hurry_after`` itself
+    before any target is reached."""
+    from types import SimpleNamespace
+
+    from tablesafe.suppress.fast_first_pass import FirstPass
+
+    for began, reached, size in ((0.0, 31, 1178), (60.0, 30, 1530), (0.0, 400, 1000), (5.0, 2, 90_000)):
+        state = SimpleNamespace(job=SimpleNamespace(hurry_after=200.0))
+        at = FirstPass._pace_hurries_at(state, began, reached, size)
+        assert began < at <= 200.0
+        hurry = [_short_of_time(e, began=began, reached=reached, size=size, hurry_after=200.0, chain_after=None)
+                 for e in (at - 0.01, at + 0.01)]
+        assert hurry == [False, True], (began, reached, size, at)
+    state = SimpleNamespace(job=SimpleNamespace(hurry_after=200.0))
+    assert FirstPass._pace_hurries_at(state, 0.0, 0, 1000) == 200.0
+
+
+def test_a_long_lp_before_the_pass_hurries_makes_it_hurry(monkeypatch):
+    """The first LP past its cap, before the pass hurries, hurries it (by the clock) and
+    its target is searched again hurried; the pattern is proved and passes an independent
+    audit."""
+    import tablesafe.suppress.local.lp as local_lp
+
+    p = table_problem(35, [[5], [5], [6]], units=500)
+    real = local_lp.LocalLP.solve
+    stopped: list[float] = []
+
+    def solve(self, *args):
+        if self.time_cap is not None and not stopped:
+            stopped.append(self.time_cap)
+            raise local_lp.LPTimeLimit("stopped by the test")
+        return real(self, *args)
+
+    monkeypatch.setattr(local_lp.LocalLP, "solve", solve)
+    pat = suppress(p, "fast", time_limit=600, certificates=True)
+    assert len(stopped) == 1 and pat.stats["lp_capped"] >= 1
+    assert pat.stats["hurried_by"] == "clock" and pat.stats["hurried_after_targets"] is not None
     assert pat.proof == "certificates"
     assert independent_audit(p, pat.withheld) == []

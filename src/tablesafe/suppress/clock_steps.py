@@ -33,7 +33,7 @@ def clock_decided(stats: dict) -> list[str]:
     if stats.get("hurried_after_targets") is not None and stats.get("hurried_by") != "work":
         out.append("the certificates' search (hurried)")
     if stats.get("lp_capped"):
-        out.append("the certificates' search (an LP stopped by the time the chains need)")
+        out.append("the certificates' search (an LP stopped by its cap on the time left)")
     if stats.get("chain_certificates") or stats.get("box_certificates"):
         out.append("the certificates' search (chains without an LP)")
     if stats.get("other_order_skipped") and stats.get("other_order_skipped_by") != "work":

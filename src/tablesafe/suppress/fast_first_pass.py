@@ -143,9 +143,10 @@ clock's rule alone it hurried where the clock stopped it, after 1,347-2,388 targ
 withheld 23-88 M."""
 LP_CAP_FLOOR = 0.05
 """Seconds a local LP of a pass with a time limit may always take. Beyond that, each LP
-may take only the time left before the chains of the open targets must start
-(:meth:`FirstPass._capped_protect`); one past it leaves its target to a chain, and the
-targets after it too. Measured on the generated four-way ``rand333`` (``fast`` at 10 s,
+may take only the time before the pass must hurry, or before the chains of the open
+targets must start (:meth:`FirstPass._capped_protect`); one past the first hurries the
+search, one past the second leaves its target, and the targets after it, to chains.
+Measured on the generated four-way ``rand333`` (``fast`` at 10 s,
 sixty-sixth session): one hurried whole-block LP of 7,125 cells took 4.3-5.2 s of the
 search's time, and the run ended at 11.0-15.6 s."""
 FINISH_SECONDS = 0.00025
@@ -197,8 +198,8 @@ class FirstPassResult:
         hurried_by_clock: the clock hurried it (a guard, or the chain time), not the
             job's ``hurry_work``: another run may hurry elsewhere.
         work: LP work (:func:`~tablesafe.audit.lp.lp_work`) the pass did, in all groups.
-        lp_capped: targets whose search was stopped by an LP past the time the chains
-            need (:data:`LP_CAP_FLOOR`; the clock decided).
+        lp_capped: LPs stopped by their cap (:meth:`FirstPass._capped_protect`; the
+            clock decided).
     """
 
     withheld: np.ndarray
@@ -267,7 +268,8 @@ class FirstPass:
         self._chains_tried = 0
         self._chains_found = 0
         self._slowest = 0.0  # seconds of the slowest target's search so far
-        self.lp_capped = 0  # targets whose LP ran past the time the chains need
+        self.lp_capped = 0  # LPs stopped by their cap (:meth:`_capped_protect`)
+        self._cap_kind = ""  # the last cap's kind
         self._work0 = lp_work()
 
     def run(self, group: np.ndarray) -> None:
@@ -296,26 +298,34 @@ class FirstPass:
             if job.hurry_after is not None and not self.search.hurry:
                 by = self._hurry_now(chaining, began, i, len(group))
                 if by is not None:
-                    self.search.hurry = True
-                    self.hurried_at = self.searched
-                    self.hurried_by_clock = by == "clock"
+                    self._start_hurry(by)
             self.open[t] = False
             if chaining and self._chains_worth_trying() and self._chain(t):
                 if self.progress is not None:
                     self.progress.update(self._done())
                 continue
             began_target = time.perf_counter()
+            left = int(self.open[group[i:]].sum()) + 1
             try:
-                found, direction = self._capped_protect(t, int(self.open[group[i:]].sum()) + 1)
+                found, direction = self._capped_protect(t, left, began, i, len(group))
             except LPTimeLimit:
-                # its LP ran into the time the chains need: chains from here on
                 self.lp_capped += 1
-                chaining = True
-                if self._chain(t):
-                    if self.progress is not None:
-                        self.progress.update(self._done())
-                    continue
-                found, direction = self.protect(t)  # no chain: the search, whatever it takes
+                found = None
+                if self._cap_kind == "pace":
+                    # the pace rule would have hurried the search during this LP: hurried now
+                    self._start_hurry("clock")
+                    try:
+                        found, direction = self._capped_protect(t, left, began, i, len(group))
+                    except LPTimeLimit:
+                        self.lp_capped += 1
+                if found is None:
+                    # its LP ran into the time the chains need: chains from here on
+                    chaining = True
+                    if self._chain(t):
+                        if self.progress is not None:
+                            self.progress.update(self._done())
+                        continue
+                    found, direction = self.protect(t)  # no chain: the search, whatever it takes
             self._slowest = max(self._slowest, time.perf_counter() - began_target)
             if not found:
                 self.unprotectable.append(t)
@@ -386,24 +396,57 @@ class FirstPass:
             self.found_by["one-way " + how] += 1
         return found, None
 
-    def _capped_protect(self, t: int, left: int) -> tuple[list[Part] | None, Direction | None]:
-        """:meth:`protect` of ``t`` whose LPs may each take only the time until the chains
-        of the ``left`` open targets must start (:func:`chains_needed`), when the job has a
-        limit.
+    def _start_hurry(self, by: str) -> None:
+        """The search hurries from here on; ``by``: what says so (``"work"`` or ``"clock"``)."""
+        self.search.hurry = True
+        self.hurried_at = self.searched
+        self.hurried_by_clock = by == "clock"
+
+    def _capped_protect(self, t: int, left: int, began: float, reached: int,
+                        size: int) -> tuple[list[Part] | None, Direction | None]:
+        """:meth:`protect` of ``t`` whose LPs may each take only so long, when the job has a
+        limit (:data:`LP_CAP_FLOOR` at least); :attr:`_cap_kind` says which cap it was:
+
+        - ``"pace"``, before the search hurries: the time after which the pace rule of
+          :meth:`_short_of_time` would hurry it (``began``, ``reached`` of ``size``: as
+          there), so that one long LP does not spend the time a hurried search needs;
+        - ``"chains"``, on a table structure: the time until the chains of the ``left``
+          open targets must start (:func:`chains_needed`). A table's boxes almost always
+          give a target a certificate; the chains read from relations alone seldom do,
+          and a target without one would search again, uncapped (Castro's NINE12 with
+          ``fast`` at 10 s ran 11.2 s with this cap there).
 
         Raises:
             LPTimeLimit: an LP ran past it.
         """
         job = self.job
-        if job.limit is None:
-            return self.protect(t)
         now = time.perf_counter() - job.start
+        caps: list[tuple[float, str]] = []
+        if job.limit is not None and job.space.geometry is not None and self._chains_worth_trying():
+            caps.append((job.limit - now - left * CHAIN_SECONDS - job.n_targets * FINISH_SECONDS, "chains"))
+        if job.hurry_after is not None and not self.search.hurry:
+            caps.append((self._pace_hurries_at(began, reached, size) - now, "pace"))
+        if not caps:
+            return self.protect(t)
+        cap, self._cap_kind = min(caps)
         lp = self.search.lp
-        lp.time_cap = max(job.limit - now - left * CHAIN_SECONDS - job.n_targets * FINISH_SECONDS, LP_CAP_FLOOR)
+        lp.time_cap = max(cap, LP_CAP_FLOOR)
         try:
             return self.protect(t)
         finally:
             lp.time_cap = None
+
+    def _pace_hurries_at(self, began: float, reached: int, size: int) -> float:
+        """Seconds after the job's start at which the pace rule of :meth:`_short_of_time`
+        would hurry this pass if no target were reached before: its ``hurry_after`` when
+        none is behind it yet."""
+        job = self.job
+        assert job.hurry_after is not None
+        if reached <= 0:
+            return job.hurry_after
+        # t + (t - began) / reached * (size - reached) / GAIN = hurry_after, solved for t
+        a = (size - reached) / (reached * HURRY_PACE_GAIN)
+        return max((job.hurry_after + began * a) / (1.0 + a), began + HURRY_PACE_FROM * job.hurry_after)
 
     def _worked(self) -> int:
         """LP work done in this process since the pass started (what the job's work
