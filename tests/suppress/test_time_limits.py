@@ -179,3 +179,40 @@ def test_an_audit_without_a_deadline_is_the_same_and_one_past_it_stops():
     a = audit(p, w, insider=False)
     c = audit(p, w, insider=False, deadline=time.monotonic() + 600.0)
     assert list(a.verdict) == list(c.verdict) and a.stats["lp_solves"] > 0
+
+
+def test_a_search_completed_by_certificates_leaves_them_time_per_sensitive_cell(monkeypatch):
+    """``modular``'s and ``optimal``'s own search gets ``SEARCH_SHARE`` of the limit, but
+    when local certificates complete its pattern, at most what leaves them
+    ``COMPLETION_SECONDS_PER_TARGET`` per sensitive cell after the search's guard on the
+    clock (a four-way table of 7,130 sensitive cells at 10 s ran 11.3 s: the search's
+    half and its guard, then 5 s of certificates and their check); never less than
+    ``GUARD_SHARE_FLOOR`` of the limit. The route chosen and the search's limit are what
+    ``suppress`` passes on."""
+    from tablesafe.suppress.work_clock import GUARD_SLACK
+
+    p = table_problem(33, [[4], [5], [6]], units=300)
+    n_sens = int(p.sensitive.sum())
+    share = dispatch.SEARCH_SHARE
+    assert dispatch._search_limit(p, 10.0, "lp") == share * 10.0
+    assert dispatch._search_limit(p, 10.0, "certificates") == share * 10.0  # few targets: no cut
+    monkeypatch.setattr(dispatch, "COMPLETION_SECONDS_PER_TARGET", 4.0 / n_sens)  # 4 s after the search
+    assert dispatch._search_limit(p, 10.0, "certificates") == pytest.approx(6.0 / GUARD_SLACK)
+    assert dispatch._search_limit(p, 10.0, "guided") == share * 10.0
+    monkeypatch.setattr(dispatch, "COMPLETION_SECONDS_PER_TARGET", 20.0 / n_sens)  # more than the limit
+    assert dispatch._search_limit(p, 10.0, "certificates") == dispatch.GUARD_SHARE_FLOOR * 10.0
+    seen: list[float] = []
+    import tablesafe.suppress.modular as modular
+
+    real = modular.modular_pattern
+
+    def spy(problem, bounds, **kw):
+        seen.append(kw["time_limit"])
+        return real(problem, bounds, **kw)
+
+    monkeypatch.setattr(modular, "modular_pattern", spy)
+    monkeypatch.setattr(dispatch, "LP_REPAIR_MAX_CELLS", 10)  # every pattern completed by certificates
+    pat = suppress(p, "modular", time_limit=10.0)
+    assert seen == [dispatch._search_limit(p, 10.0, "certificates")]
+    assert pat.proof in ("certificates", "audit")
+    assert independent_audit(p, pat.withheld) == []
