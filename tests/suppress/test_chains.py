@@ -310,7 +310,7 @@ def test_a_pass_hurries_when_its_pace_would_not_reach_the_targets_left():
     hurried at the guard and ended at 13.7 s); not before it has run
     ``HURRY_PACE_FROM`` of the time before ``hurry_after``, and not when the pace is
     quick enough."""
-    from tablesafe.suppress.fast_first_pass import HURRY_PACE_FROM, HURRY_PACE_GAIN
+    from tablesafe.suppress.fast_pace import HURRY_PACE_FROM, HURRY_PACE_GAIN
 
     def short(elapsed, reached, size, began=0.0, hurry_after=80.0):
         return _short_of_time(elapsed, began=began, reached=reached, size=size, hurry_after=hurry_after,
@@ -337,7 +337,8 @@ def test_a_pass_hurries_when_its_pace_in_work_would_pass_its_work_bound():
     target in every run); not before it has done ``HURRY_PACE_FROM`` of that work."""
     from types import SimpleNamespace
 
-    from tablesafe.suppress.fast_first_pass import HURRY_PACE_FROM, HURRY_PACE_WORK_GAIN, FirstPass
+    from tablesafe.suppress.fast_first_pass import FirstPass
+    from tablesafe.suppress.fast_pace import HURRY_PACE_FROM, HURRY_PACE_WORK_GAIN
 
     def by(worked, reached, size, bound=1000):
         state = SimpleNamespace(job=SimpleNamespace(hurry_work=bound), _worked=lambda: worked,
@@ -362,7 +363,7 @@ def test_chains_that_find_nothing_are_no_longer_tried(monkeypatch):
     ``CHAIN_TRIAL`` chains all fail tries no more (each failure costs a search's time on
     Castro's problems): every target still gets a searched certificate, the pattern is
     proved by them and an independent audit passes it."""
-    import tablesafe.suppress.fast_first_pass as first_pass
+    import tablesafe.suppress.fast_pace as fast_pace
     from tablesafe.suppress.local import chains
 
     calls = []
@@ -372,7 +373,7 @@ def test_chains_that_find_nothing_are_no_longer_tried(monkeypatch):
         return None
 
     monkeypatch.setattr(chains.RelationChains, "direction", nothing)
-    monkeypatch.setattr(first_pass, "CHAIN_TRIAL", 5)
+    monkeypatch.setattr(fast_pace, "CHAIN_TRIAL", 5)
     p = table_problem(34, [[5], [5], [6]], units=400).copy(model=None)
     pat = suppress(p, "fast", time_limit=0.001)
     assert len(calls) == 5 < pat.stats["lp_solves"]
@@ -387,7 +388,7 @@ def test_chains_start_when_the_targets_left_need_the_time_left():
     of the run) would end past its limit; without a limit never."""
     from types import SimpleNamespace
 
-    from tablesafe.suppress.fast_first_pass import CHAIN_SECONDS, FINISH_SECONDS, chains_needed
+    from tablesafe.suppress.fast_pace import CHAIN_SECONDS, FINISH_SECONDS, chains_needed
 
     job = SimpleNamespace(limit=60.0, n_targets=20_000)
     finish = 20_000 * FINISH_SECONDS
@@ -405,6 +406,7 @@ def test_slow_chains_start_early_enough_to_end_within_the_limit(monkeypatch):
     within the limit plus 10 %. (With the fixed chain time alone, at 90 % of the limit,
     the chains of the targets left ran past it.)"""
     import tablesafe.suppress.fast_first_pass as first_pass
+    import tablesafe.suppress.fast_pace as fast_pace
     import tablesafe.suppress.local.search as search
 
     p = table_problem(35, [[5], [5], [6]], units=500)
@@ -421,10 +423,10 @@ def test_slow_chains_start_early_enough_to_end_within_the_limit(monkeypatch):
 
     monkeypatch.setattr(first_pass.FirstPass, "_chain", slow)
     monkeypatch.setattr(search.LocalSearch, "solve", slow_solve)
-    monkeypatch.setattr(first_pass, "CHAIN_SECONDS", 0.025)
+    monkeypatch.setattr(fast_pace, "CHAIN_SECONDS", 0.025)
     # the chains' timing alone: no hurry by the search's pace (it leaves the chains fewer
     # targets; test_a_pass_hurries_when_its_pace_would_not_reach_the_targets_left)
-    monkeypatch.setattr(first_pass, "HURRY_PACE_FROM", 1e9)
+    monkeypatch.setattr(fast_pace, "HURRY_PACE_FROM", 1e9)
     limit = 2.0
     pat = suppress(p, "fast", time_limit=limit)
     assert pat.stats["seconds_before_audit"] <= 1.1 * limit
@@ -503,24 +505,20 @@ def test_a_target_whose_lp_passes_its_cap_gets_a_chain_and_so_do_the_rest(monkey
 
 
 def test_an_unhurried_lp_is_capped_where_the_pace_rule_would_hurry_the_pass():
-    """The cap of an LP before the pass hurries (``FirstPass._pace_hurries_at``) is the
+    """The cap of an LP before the pass hurries (``fast_pace.pace_hurries_at``) is the
     moment from which the pace rule of ``_short_of_time`` hurries it (a single long LP
     then no longer spends the time the hurried search needs: Castro's NINE12 at 10 s
     spent 2.9 s on one target's LPs and ended at 10.9-12.5 s); ``hurry_after`` itself
     before any target is reached."""
-    from types import SimpleNamespace
-
-    from tablesafe.suppress.fast_first_pass import FirstPass
+    from tablesafe.suppress.fast_pace import pace_hurries_at
 
     for began, reached, size in ((0.0, 31, 1178), (60.0, 30, 1530), (0.0, 400, 1000), (5.0, 2, 90_000)):
-        state = SimpleNamespace(job=SimpleNamespace(hurry_after=200.0))
-        at = FirstPass._pace_hurries_at(state, began, reached, size)
+        at = pace_hurries_at(200.0, began, reached, size)
         assert began < at <= 200.0
         hurry = [_short_of_time(e, began=began, reached=reached, size=size, hurry_after=200.0, chain_after=None)
                  for e in (at - 0.01, at + 0.01)]
         assert hurry == [False, True], (began, reached, size, at)
-    state = SimpleNamespace(job=SimpleNamespace(hurry_after=200.0))
-    assert FirstPass._pace_hurries_at(state, 0.0, 0, 1000) == 200.0
+    assert pace_hurries_at(200.0, 0.0, 0, 1000) == 200.0
 
 
 def test_a_long_lp_before_the_pass_hurries_makes_it_hurry(monkeypatch):

@@ -228,12 +228,9 @@ def fast_pattern(
     frame = certificate_frame(problem, out.certs, out.first.labels)
     stats = _stats(problem, out.first, len(targets), out.withheld, out.lps, out.workers, out.second,
                    time.perf_counter() - t0, time_limit)
-    stats["order"] = out.order
-    stats["other_order_skipped"] = other_skipped is not None
-    stats["other_order_skipped_by"] = other_skipped
-    stats["search_work"] = out.work
-    stats["second_pass_clock_stopped"] = bool(out.second.get("clock_stopped", False))
-    stats["lp_capped"] = capped
+    stats.update(order=out.order, other_order_skipped=other_skipped is not None, other_order_skipped_by=other_skipped,
+                 search_work=out.work, second_pass_clock_stopped=bool(out.second.get("clock_stopped", False)),
+                 lp_capped=capped)
     return Pattern(withheld=out.withheld, method="fast", stats=stats, certificates=frame)
 
 

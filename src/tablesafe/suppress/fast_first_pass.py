@@ -27,7 +27,9 @@ import numpy as np
 
 from tablesafe.audit.lp import lp_work
 from tablesafe.errors import SolverTimeLimit
+from tablesafe.suppress import fast_pace
 from tablesafe.suppress.fast_options import FastOptions
+from tablesafe.suppress.fast_pace import chains_needed, hurried_seconds, pace_hurries_at
 from tablesafe.suppress.fast_ranges import CellRanges
 from tablesafe.suppress.local import (
     CertificateLog,
@@ -77,7 +79,7 @@ class FirstPassJob:
             the totals containing it), so that the pass ends within a time limit.
         limit: the run's time limit, in seconds after ``start``: the chains also start
             earlier when those of the targets left and the run's last steps would
-            otherwise end past it (:func:`chains_needed`).
+            otherwise end past it (:func:`~tablesafe.suppress.fast_pace.chains_needed`).
     """
 
     space: SearchSpace
@@ -94,85 +96,6 @@ class FirstPassJob:
     give_up_work: int | None = None
     limit: float | None = None
     hurry_work: int | None = None
-
-
-CHAIN_SECONDS = 0.0009
-"""Seconds per target still open when the chains start (see :func:`chains_needed`): a
-chain's shared direction closes other targets, so not every open target needs one.
-Measured on the generated 60,112-cell three-way table with holdings (``fast`` at a 60 s
-limit): from 12,241 open targets, 5,371 chains in 10.2 s, 0.83 ms per open target."""
-HURRY_PACE_FROM = 0.1
-"""Share of the time before ``hurry_after`` a pass runs before its pace so far may make
-it hurry (:meth:`FirstPass._short_of_time`): when the targets left would not be reached
-before ``hurry_after`` even at :data:`HURRY_PACE_GAIN` times the seconds per target so
-far. A pass that hurries only at the guard has spent the time before it on searches it
-cannot finish, and the hurried ones left then overrun the limit; on Castro's problems
-without a table structure the hurried search (LPs on guided regions of large blocks) is
-also no dearer. Measured with ``fast`` at 10 s (fifty-second session): NINENEW hurried
-after 21 targets by the old guard, 13.7 s and 29.21 M; TWO5IN6 after 5, 12.1 s and
-24.05 M; hurried from the start, 5.5 s and 27.24 M, 5.1 s and 23.98 M; by this rule,
-7.5 s and 27.61 M, 6.5 s and 23.97 M. The share keeps the first targets' noise out:
-those are the largest needs, and often the slowest."""
-CHAIN_TRIAL = 20
-"""Chains a pass tries before it judges whether they are worth trying
-(:data:`CHAIN_MIN_SHARE`)."""
-CHAIN_MIN_SHARE = 0.1
-"""Share of the chains tried that must find a certificate for the pass to go on trying
-them; below it each target left goes straight to the (hurried) search. On Castro's
-problems without a table structure the relation chains found none (fifty-second
-session, ``fast`` at 5 s: NINENEW 0 of 91, TWO5IN6 0 of 29; ``modular`` at 10 s: 0 of
-220 and 0 of 65, HIER16 0 of 6) at 5-12 ms each before the search every target then
-needed: completing ``modular``'s pattern on NINENEW within a 1.85 s limit took 10.9 s
-against 6.3 s within 100 s, the same certificates."""
-HURRY_PACE_GAIN = 10.0
-"""How many times quicker than the unhurried search the hurried one is taken to be when
-a pass judges by its pace whether it must hurry (:data:`HURRY_PACE_FROM`). Measured per
-target reached (fifty-second session, ``fast``): Castro's HIER16 at 60 s 0.47 s
-unhurried, 0.03 s hurried (16x); NINENEW at 10 s about 1.1 s and 7 ms. Taking the
-unhurried pace itself hurried HIER16 after 2 targets, 27.4 s and 36.56 M, where the
-guard's hurry after 24 targets gave 54.5 s and 34.95 M."""
-HURRY_PACE_WORK_GAIN = 4.0
-"""The pace rule of :data:`HURRY_PACE_GAIN` counted in LP work (the same target in every
-run; the clock's rule stays as the guard): a pass hurries once its work so far, and the
-targets left at this many times less work each than the unhurried search's so far, would
-pass the job's ``hurry_work``. Lower than the clock's gain: measured on the 12,180-cell
-three-way table with fan-outs 4x6, 3x8 and 2x6 (sixty-first session, ``fast`` under its
-automatic limit of 303.6 s), the hurried search did 545 units a target, the unhurried one
-about 1,500 a target over its first 1,500 targets and 2,500 over the next 900; by the
-clock's rule alone it hurried where the clock stopped it, after 1,347-2,388 targets, and
-withheld 23-88 M."""
-LP_CAP_FLOOR = 0.05
-"""Seconds a local LP of a pass with a time limit may always take. Beyond that, each LP
-may take only the time before the pass must hurry, or before the chains of the open
-targets must start (:meth:`FirstPass._capped_protect`); one past the first hurries the
-search, one past the second leaves its target, and the targets after it, to chains.
-Measured on the generated four-way ``rand333`` (``fast`` at 10 s,
-sixty-sixth session): one hurried whole-block LP of 7,125 cells took 4.3-5.2 s of the
-search's time, and the run ended at 11.0-15.6 s."""
-FINISH_SECONDS = 0.00025
-"""Seconds per target of the run (all groups) that the steps after the first pass are
-expected to take: the certificates' frame and their check. Measured on the same run:
-1.3-1.4 s and 2.3 s for 18,409 targets, 0.2 ms per target."""
-
-
-def chains_needed(job: FirstPassJob, now: float, left: int) -> bool:
-    """Whether the ``left`` open targets of this group must get chains from ``now``
-    (seconds after the job's start) for the run to end within ``job.limit``: at
-    :data:`CHAIN_SECONDS` each, and :data:`FINISH_SECONDS` per target of the run for the
-    steps after the pass. Before this, a fixed share of the limit (``chain_after``) was
-    the only trigger: at 60 s the 60,112-cell three-way table reached it with 4,026
-    targets left and ended at 65.7 s, the completion of ``modular``'s pattern there
-    (21 s left) at 66.9 s."""
-    if job.limit is None:
-        return False
-    return now + left * CHAIN_SECONDS + job.n_targets * FINISH_SECONDS > job.limit
-
-
-def hurried_seconds(ran: float, reached: int, left: int) -> float:
-    """Seconds a hurried search would take over ``left`` targets, when an unhurried one
-    reached ``reached`` in ``ran`` seconds: that pace, :data:`HURRY_PACE_GAIN` times
-    quicker."""
-    return ran / reached * left / HURRY_PACE_GAIN
 
 
 @dataclass
@@ -405,13 +328,13 @@ class FirstPass:
     def _capped_protect(self, t: int, left: int, began: float, reached: int,
                         size: int) -> tuple[list[Part] | None, Direction | None]:
         """:meth:`protect` of ``t`` whose LPs may each take only so long, when the job has a
-        limit (:data:`LP_CAP_FLOOR` at least); :attr:`_cap_kind` says which cap it was:
+        limit (:data:`~tablesafe.suppress.fast_pace.LP_CAP_FLOOR` at least); :attr:`_cap_kind` says which cap it was:
 
         - ``"pace"``, before the search hurries: the time after which the pace rule of
           :meth:`_short_of_time` would hurry it (``began``, ``reached`` of ``size``: as
           there), so that one long LP does not spend the time a hurried search needs;
         - ``"chains"``, on a table structure: the time until the chains of the ``left``
-          open targets must start (:func:`chains_needed`). A table's boxes almost always
+          open targets must start (:func:`~tablesafe.suppress.fast_pace.chains_needed`). A table's boxes almost always
           give a target a certificate; the chains read from relations alone seldom do,
           and a target without one would search again, uncapped (Castro's NINE12 with
           ``fast`` at 10 s ran 11.2 s with this cap there).
@@ -423,30 +346,19 @@ class FirstPass:
         now = time.perf_counter() - job.start
         caps: list[tuple[float, str]] = []
         if job.limit is not None and job.space.geometry is not None and self._chains_worth_trying():
-            caps.append((job.limit - now - left * CHAIN_SECONDS - job.n_targets * FINISH_SECONDS, "chains"))
+            chains_at = job.limit - left * fast_pace.CHAIN_SECONDS - job.n_targets * fast_pace.FINISH_SECONDS
+            caps.append((chains_at - now, "chains"))
         if job.hurry_after is not None and not self.search.hurry:
-            caps.append((self._pace_hurries_at(began, reached, size) - now, "pace"))
+            caps.append((pace_hurries_at(job.hurry_after, began, reached, size) - now, "pace"))
         if not caps:
             return self.protect(t)
         cap, self._cap_kind = min(caps)
         lp = self.search.lp
-        lp.time_cap = max(cap, LP_CAP_FLOOR)
+        lp.time_cap = max(cap, fast_pace.LP_CAP_FLOOR)
         try:
             return self.protect(t)
         finally:
             lp.time_cap = None
-
-    def _pace_hurries_at(self, began: float, reached: int, size: int) -> float:
-        """Seconds after the job's start at which the pace rule of :meth:`_short_of_time`
-        would hurry this pass if no target were reached before: its ``hurry_after`` when
-        none is behind it yet."""
-        job = self.job
-        assert job.hurry_after is not None
-        if reached <= 0:
-            return job.hurry_after
-        # t + (t - began) / reached * (size - reached) / GAIN = hurry_after, solved for t
-        a = (size - reached) / (reached * HURRY_PACE_GAIN)
-        return max((job.hurry_after + began * a) / (1.0 + a), began + HURRY_PACE_FROM * job.hurry_after)
 
     def _worked(self) -> int:
         """LP work done in this process since the pass started (what the job's work
@@ -473,7 +385,7 @@ class FirstPass:
     def _hurry_now(self, chaining: bool, began: float, reached: int, size: int) -> str | None:
         """Whether the search must hurry now, and what says so: ``"work"`` past the job's
         ``hurry_work`` (counted from this pass's start, so the same target in every run) or
-        when its pace says it would pass it (:data:`HURRY_PACE_WORK_GAIN`),
+        when its pace says it would pass it (:data:`~tablesafe.suppress.fast_pace.HURRY_PACE_WORK_GAIN`),
         ``"clock"`` when the chains have started or :meth:`_short_of_time` (the guard);
         ``None`` when neither. ``began``: seconds after the job's start at which this
         pass began; ``reached`` of the group's ``size`` targets are behind it."""
@@ -484,8 +396,9 @@ class FirstPass:
                 return "work"
             # the pace rule of _short_of_time counted in work, so that where it decides
             # every run hurries at the same target
-            if (reached > 0 and worked >= HURRY_PACE_FROM * job.hurry_work
-                    and worked + worked / reached * (size - reached) / HURRY_PACE_WORK_GAIN > job.hurry_work):
+            if (reached > 0 and worked >= fast_pace.HURRY_PACE_FROM * job.hurry_work
+                    and worked + worked / reached * (size - reached) / fast_pace.HURRY_PACE_WORK_GAIN
+                    > job.hurry_work):
                 return "work"
         if chaining or self._short_of_time(began, reached, size):
             return "clock"
@@ -497,7 +410,7 @@ class FirstPass:
         overrun the limit by its last LPs (measured: ``optimal``'s completion on Castro's
         HIER16, whose whole-block LPs take 2.7 s, ended 1.2 s past a 30 s limit + 10 %);
         or the targets left would take it past ``hurry_after`` even at
-        :data:`HURRY_PACE_GAIN` times this pass's pace so far (:data:`HURRY_PACE_FROM`)."""
+        :data:`~tablesafe.suppress.fast_pace.HURRY_PACE_GAIN` times this pass's pace so far (:data:`~tablesafe.suppress.fast_pace.HURRY_PACE_FROM`)."""
         job = self.job
         now = time.perf_counter() - job.start
         assert job.hurry_after is not None
@@ -506,7 +419,7 @@ class FirstPass:
         if job.chain_after is not None and job.chain_after - now < 2.0 * self.search.lp.longest:
             return True
         ran = now - began
-        return (reached > 0 and ran >= HURRY_PACE_FROM * job.hurry_after
+        return (reached > 0 and ran >= fast_pace.HURRY_PACE_FROM * job.hurry_after
                 and now + hurried_seconds(ran, reached, size - reached) > job.hurry_after)
 
     def _done(self) -> int:
@@ -515,8 +428,9 @@ class FirstPass:
 
     def _chains_worth_trying(self) -> bool:
         """Whether the chains still find certificates often enough to be tried: not
-        once :data:`CHAIN_TRIAL` of them found less than :data:`CHAIN_MIN_SHARE`."""
-        return self._chains_tried < CHAIN_TRIAL or self._chains_found >= CHAIN_MIN_SHARE * self._chains_tried
+        once :data:`~tablesafe.suppress.fast_pace.CHAIN_TRIAL` of them found less than :data:`~tablesafe.suppress.fast_pace.CHAIN_MIN_SHARE`."""
+        return (self._chains_tried < fast_pace.CHAIN_TRIAL
+                or self._chains_found >= fast_pace.CHAIN_MIN_SHARE * self._chains_tried)
 
     def _chain(self, t: int) -> bool:
         """Protect ``t`` without a search (see :mod:`~tablesafe.suppress.local.chains`):

@@ -88,7 +88,7 @@ stops, and the pattern as far as it got is completed and proved by local certifi
 
 FALLBACK_ESTIMATE_MARGIN = 2.5
 """How many times its estimate (``stats["start_hurried_estimate"]``: the pace of a ``fast``
-start that gave up, :func:`~tablesafe.suppress.fast_first_pass.hurried_seconds`) the
+start that gave up, :func:`~tablesafe.suppress.fast_pace.hurried_seconds`) the
 certificates are kept when that is more than ``FALLBACK_SHARE`` of the limit. Measured
 with ``modular`` at 10 s on Castro's problems without a table structure (fifty-second
 session): the start gave up after 1.5 s with estimates of 2.8 s (NINENEW) and 8.5 s

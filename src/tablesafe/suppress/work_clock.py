@@ -47,7 +47,7 @@ class WorkClock:
     value) ends every search anyway; ``guarded`` records that it did. ``hurried_estimate``:
     when a ``fast`` start searched on this clock gave up, the seconds a hurried pass of
     local certificates over its targets is estimated to take
-    (:func:`~tablesafe.suppress.fast_first_pass.hurried_seconds`; ``None``: no estimate).
+    (:func:`~tablesafe.suppress.fast_pace.hurried_seconds`; ``None``: no estimate).
     """
 
     rate: float = WORK_PER_SECOND
