@@ -187,7 +187,7 @@ def test_a_search_completed_by_certificates_leaves_them_time_per_sensitive_cell(
     ``COMPLETION_SECONDS_PER_TARGET`` per sensitive cell after the search's guard on the
     clock (a four-way table of 7,130 sensitive cells at 10 s ran 11.3 s: the search's
     half and its guard, then 5 s of certificates and their check); never less than
-    ``GUARD_SHARE_FLOOR`` of the limit. The route chosen and the search's limit are what
+    ``SEARCH_SHARE_FLOOR`` of the limit. The route chosen and the search's limit are what
     ``suppress`` passes on."""
     from tablesafe.suppress.work_clock import GUARD_SLACK
 
@@ -200,7 +200,7 @@ def test_a_search_completed_by_certificates_leaves_them_time_per_sensitive_cell(
     assert dispatch._search_limit(p, 10.0, "certificates") == pytest.approx(6.0 / GUARD_SLACK)
     assert dispatch._search_limit(p, 10.0, "guided") == share * 10.0
     monkeypatch.setattr(dispatch, "COMPLETION_SECONDS_PER_TARGET", 20.0 / n_sens)  # more than the limit
-    assert dispatch._search_limit(p, 10.0, "certificates") == dispatch.GUARD_SHARE_FLOOR * 10.0
+    assert dispatch._search_limit(p, 10.0, "certificates") == dispatch.SEARCH_SHARE_FLOOR * 10.0
     seen: list[float] = []
     import tablesafe.suppress.modular as modular
 

@@ -296,7 +296,7 @@ the generated four-way ``rand318`` (19,929 cells, 7,130 sensitive; ``modular`` a
 sixty-sixth session): the subtables ended at their guard (6.0 s), the hurried
 certificates took 3.1-3.7 s and their check 1.5 s: 11.3 s in all, 0.7 ms per sensitive
 cell after the search."""
-GUARD_SHARE_FLOOR = 0.2
+SEARCH_SHARE_FLOOR = 0.2
 """The search's limit is never cut below this share of the whole limit."""
 
 
@@ -304,13 +304,13 @@ def _search_limit(problem: Problem, time_limit: float, route: str) -> float:
     """The limit of ``modular``'s or ``optimal``'s own search: ``SEARCH_SHARE`` of
     ``time_limit``; when certificates complete the pattern, at most what leaves them
     :data:`COMPLETION_SECONDS_PER_TARGET` per sensitive cell after the search's guard on
-    the clock (``GUARD_SLACK`` times its limit), and at least :data:`GUARD_SHARE_FLOOR`
+    the clock (``GUARD_SLACK`` times its limit), and at least :data:`SEARCH_SHARE_FLOOR`
     of the limit."""
     limit = SEARCH_SHARE * time_limit
     if route != "certificates":
         return limit
     after = COMPLETION_SECONDS_PER_TARGET * int(problem.sensitive.sum())
-    return max(min(limit, (time_limit - after) / GUARD_SLACK), GUARD_SHARE_FLOOR * time_limit)
+    return max(min(limit, (time_limit - after) / GUARD_SLACK), SEARCH_SHARE_FLOOR * time_limit)
 
 
 COPIES_SECONDS_PER_TARGET = 0.0002

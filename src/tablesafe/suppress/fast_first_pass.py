@@ -211,9 +211,9 @@ class FirstPass:
             self._give_up_when_asked(len(group))
             if job.chain_after is not None and not chaining:
                 now = time.perf_counter() - job.start
-                # the targets not reached yet bound those left from above; many are
-                # closed on the way by shared directions, so they are counted only then
-                # a search begun now may take as long as the slowest so far
+                # a search begun now may take as long as the slowest so far; the targets
+                # not reached yet bound those left from above, and many are closed on the
+                # way by shared directions, so they are counted only then
                 ahead = now + self._slowest
                 chaining = now > job.chain_after or (
                     chains_needed(job, ahead, len(group) - i)
@@ -328,16 +328,17 @@ class FirstPass:
     def _capped_protect(self, t: int, left: int, began: float, reached: int,
                         size: int) -> tuple[list[Part] | None, Direction | None]:
         """:meth:`protect` of ``t`` whose LPs may each take only so long, when the job has a
-        limit (:data:`~tablesafe.suppress.fast_pace.LP_CAP_FLOOR` at least); :attr:`_cap_kind` says which cap it was:
+        limit (:data:`~tablesafe.suppress.fast_pace.LP_CAP_FLOOR` at least);
+        :attr:`_cap_kind` says which cap it was:
 
         - ``"pace"``, before the search hurries: the time after which the pace rule of
           :meth:`_short_of_time` would hurry it (``began``, ``reached`` of ``size``: as
           there), so that one long LP does not spend the time a hurried search needs;
         - ``"chains"``, on a table structure: the time until the chains of the ``left``
-          open targets must start (:func:`~tablesafe.suppress.fast_pace.chains_needed`). A table's boxes almost always
-          give a target a certificate; the chains read from relations alone seldom do,
-          and a target without one would search again, uncapped (Castro's NINE12 with
-          ``fast`` at 10 s ran 11.2 s with this cap there).
+          open targets must start (:func:`~tablesafe.suppress.fast_pace.chains_needed`).
+          A table's boxes almost always give a target a certificate; the chains read from
+          relations alone seldom do, and a target without one would search again,
+          uncapped (Castro's NINE12 with ``fast`` at 10 s ran 11.2 s with this cap there).
 
         Raises:
             LPTimeLimit: an LP ran past it.
