@@ -193,6 +193,7 @@ class FirstPass:
         self._slowest = 0.0  # seconds of the slowest target's search so far
         self.lp_capped = 0  # LPs stopped by their cap (:meth:`_capped_protect`)
         self._cap_kind = ""  # the last cap's kind
+        self._open_left = 0  # targets of the group still open (``open``'s count)
         self._work0 = lp_work()
 
     def run(self, group: np.ndarray) -> None:
@@ -203,6 +204,7 @@ class FirstPass:
         """
         job, opts = self.job, self.job.options
         self.open[group] = True
+        self._open_left = int(self.open.sum())  # kept as targets close: no count per target
         chaining = False
         began = time.perf_counter() - job.start
         for i, t in enumerate(group.tolist()):
@@ -217,20 +219,20 @@ class FirstPass:
                 ahead = now + self._slowest
                 chaining = now > job.chain_after or (
                     chains_needed(job, ahead, len(group) - i)
-                    and chains_needed(job, ahead, int(self.open[group[i:]].sum())))
+                    and chains_needed(job, ahead, self._open_left))
             if job.hurry_after is not None and not self.search.hurry:
                 by = self._hurry_now(chaining, began, i, len(group))
                 if by is not None:
                     self._start_hurry(by)
             self.open[t] = False
+            self._open_left -= 1
             if chaining and self._chains_worth_trying() and self._chain(t):
                 if self.progress is not None:
                     self.progress.update(self._done())
                 continue
             began_target = time.perf_counter()
-            left = int(self.open[group[i:]].sum()) + 1
             try:
-                found, direction = self._capped_protect(t, left, began, i, len(group))
+                found, direction = self._capped_protect(t, began, i, len(group))
             except LPTimeLimit:
                 self.lp_capped += 1
                 found = None
@@ -238,7 +240,7 @@ class FirstPass:
                     # the pace rule would have hurried the search during this LP: hurried now
                     self._start_hurry("clock")
                     try:
-                        found, direction = self._capped_protect(t, left, began, i, len(group))
+                        found, direction = self._capped_protect(t, began, i, len(group))
                     except LPTimeLimit:
                         self.lp_capped += 1
                 if found is None:
@@ -325,8 +327,8 @@ class FirstPass:
         self.hurried_at = self.searched
         self.hurried_by_clock = by == "clock"
 
-    def _capped_protect(self, t: int, left: int, began: float, reached: int,
-                        size: int) -> tuple[list[Part] | None, Direction | None]:
+    def _capped_protect(self, t: int, began: float, reached: int, size: int
+                        ) -> tuple[list[Part] | None, Direction | None]:
         """:meth:`protect` of ``t`` whose LPs may each take only so long, when the job has a
         limit (:data:`~tablesafe.suppress.fast_pace.LP_CAP_FLOOR` at least);
         :attr:`_cap_kind` says which cap it was:
@@ -334,8 +336,8 @@ class FirstPass:
         - ``"pace"``, before the search hurries: the time after which the pace rule of
           :meth:`_short_of_time` would hurry it (``began``, ``reached`` of ``size``: as
           there), so that one long LP does not spend the time a hurried search needs;
-        - ``"chains"``, on a table structure: the time until the chains of the ``left``
-          open targets must start (:func:`~tablesafe.suppress.fast_pace.chains_needed`).
+        - ``"chains"``, on a table structure: the time until the chains of the open
+          targets (``t`` among them) must start (:func:`~tablesafe.suppress.fast_pace.chains_needed`).
           A table's boxes almost always give a target a certificate; the chains read from
           relations alone seldom do, and a target without one would search again,
           uncapped (Castro's NINE12 with ``fast`` at 10 s ran 11.2 s with this cap there).
@@ -347,6 +349,7 @@ class FirstPass:
         now = time.perf_counter() - job.start
         caps: list[tuple[float, str]] = []
         if job.limit is not None and job.space.geometry is not None and self._chains_worth_trying():
+            left = self._open_left + 1  # t's own search included
             chains_at = job.limit - left * fast_pace.CHAIN_SECONDS - job.n_targets * fast_pace.FINISH_SECONDS
             caps.append((chains_at - now, "chains"))
         if job.hurry_after is not None and not self.search.hurry:
@@ -552,4 +555,5 @@ class FirstPass:
             parts = both_ways(cells, unit, r.upl[s_cell], r.lpl[s_cell], self._directions(s_cell))
             self._record(s_cell, parts, -1)
             self.open[s_cell] = False
+            self._open_left -= 1
             self.shared += 1
