@@ -198,12 +198,12 @@ def suppress(
     if twins is not None:  # copies of cells (codes without siblings): solved once, proved here
         return _suppress_copies(problem, twins, method, time_limit, t0, dict(
             singleton=singleton, capacity=capacity, progress=progress, seed=seed), audit, certificates)
-    chosen_reason = ""
-    if method == "auto":
-        method, chosen_reason = choose_method(problem, time_limit)
     given_limit = time_limit
     if time_limit is None:
         time_limit = auto_time_limit(problem.n)
+    chosen_reason = ""
+    if method == "auto":
+        method, chosen_reason = choose_method(problem, time_limit)
     deadline = t0 + float(time_limit)
     if flow_attacks.may_flow(problem):
         flow_attacks.warm()  # before any solve's clock (in the run's time, its limit included)
