@@ -89,8 +89,18 @@ class CellOverlap:
 
     def lookup(self, codes: np.ndarray) -> np.ndarray:
         """Cells with the given code positions (rows of ``codes``); ``-1`` where none."""
-        at, found = find_sorted(self.keys, self._flat(codes))
+        return self.lookup_keys(self._flat(codes))
+
+    def lookup_keys(self, keys: np.ndarray) -> np.ndarray:
+        """Cells with the given flat keys (code positions times :attr:`key_strides`,
+        summed); ``-1`` where none."""
+        at, found = find_sorted(self.keys, keys)
         return np.where(found, self.key_cell[at], -1)
+
+    @property
+    def key_strides(self) -> np.ndarray:
+        """Per dimension, what one step of its code position adds to a flat key."""
+        return np.cumprod((1, *self.shape[:0:-1]))[::-1]
 
     def _flat(self, codes: np.ndarray) -> np.ndarray:
         """Flat keys of code positions (rows of ``codes``)."""

@@ -45,7 +45,6 @@ from collections import deque
 
 import numpy as np
 
-from tablesafe.structure.neighbours import find_sorted
 from tablesafe.structure.overlap import CellOverlap
 from tablesafe.suppress.local.relations import RelationIndex
 
@@ -475,7 +474,7 @@ def _products(g: CellOverlap, codes: list[np.ndarray], units: list[np.ndarray]
     m = [c.shape[0] for c in codes]
     ln = [c.shape[1] for c in codes]
     shape = (*m, *ln)
-    strides = np.cumprod((1, *g.shape[:0:-1]))[::-1]  # of the flat keys (C order)
+    strides = g.key_strides
     flat = np.zeros(shape, dtype=np.int64)
     unit = np.ones(shape)
     mine = np.ones(shape, dtype=bool)
@@ -485,7 +484,6 @@ def _products(g: CellOverlap, codes: list[np.ndarray], units: list[np.ndarray]
         flat = flat + (codes[j] * int(strides[j])).reshape(view)
         unit = unit * units[j].reshape(view)
         mine = mine & (units[j] > 0).reshape(view)
-    at, hit = find_sorted(g.keys, flat.ravel())
     rows, cols = int(np.prod(m)), int(np.prod(ln))
-    cells = np.where(hit, g.key_cell[at], -1).reshape(rows, cols)
+    cells = g.lookup_keys(flat.ravel()).reshape(rows, cols)
     return cells, unit.reshape(rows, cols), mine.reshape(rows, cols)
