@@ -6,7 +6,7 @@ block's LP is the slow step: 2.7 s each there (simplex and interior point method
 of the run's 125 s. A hurried search first ranks the block's cells by how much a smooth
 deviation moves them: the least-squares deviation that moves the target by 1 and keeps
 every relation, each cell weighted by how far it may move (:func:`ranked`, a few hundred
-LSQR iterations on the block's matrix). The LP then runs on the best-ranked cells only,
+LSQR iterations on the block's matrix, :mod:`~tablesafe.suppress.local.lsqr`). The LP then runs on the best-ranked cells only,
 doubling them until it is feasible (:data:`REGION_SIZES`). Measured on three of HIER16's
 whole-block LPs: with 400 LSQR iterations (35 ms) feasible on the best 1,600 cells,
 11-49 ms against 2.7 s; with a converged ranking (5,000 iterations, 0.7 s) on the best
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import lsqr
 
 from tablesafe.parallel import blas_on_one_thread
+from tablesafe.suppress.local.lsqr import lsqr_weighted
 
 __all__ = ["GUIDED_FROM", "LSQR_ITERATIONS", "LSQR_ITERATIONS_RELATIONS", "REGION_SIZES", "ranked"]
 
@@ -59,11 +59,13 @@ def ranked(indptr: np.ndarray, rows: np.ndarray, val: np.ndarray, nrow: int, roo
     """
     k = len(indptr) - 1
     m = sp.csc_matrix((val, rows, indptr), shape=(nrow, k))
-    others = np.flatnonzero(np.arange(k) != target)
-    w = room[others]
-    b = -m[:, [target]].toarray().ravel()
+    w = np.asarray(room, dtype=np.float64).copy()
+    w[target] = 0.0  # the target's column is the right-hand side, not a variable
+    b = np.zeros(nrow)
+    b[rows[indptr[target]:indptr[target + 1]]] = -val[indptr[target]:indptr[target + 1]]
     with blas_on_one_thread():  # the same sums in every process
-        y = lsqr((m[:, others] @ sp.diags(w)).tocsr(), b, iter_lim=iterations)[0]
+        y = lsqr_weighted(m, w, b, iterations)
+    others = np.flatnonzero(np.arange(k) != target)
     # |d_c| / room_c = |w_c y_c| / w_c = |y_c|
-    order = others[np.lexsort((others, -np.abs(y)))]
+    order = others[np.lexsort((others, -np.abs(y[others])))]
     return np.concatenate(([target], order)).astype(np.int64)

@@ -44,7 +44,7 @@ from tablesafe.suppress.local.guided import (
     ranked,
 )
 from tablesafe.suppress.local.lp import LocalLP
-from tablesafe.suppress.local.relations import RelationIndex
+from tablesafe.suppress.local.relations import HopWalk, RelationIndex
 
 __all__ = ["Found", "LocalSearch", "Query", "SearchOptions", "SearchSpace", "target_first"]
 
@@ -250,30 +250,9 @@ class LocalSearch:
     def hop_layers(self, t: int, hops: int, movable: np.ndarray) -> tuple[np.ndarray, list[int]]:
         """:meth:`neighbourhood` and, for each ``h`` from 0, how many of its first cells are
         within ``h`` hops (the cells come in order of their distance)."""
-        rel = self.space.relations
-        seen = np.zeros(self.space.n, dtype=bool)
-        seen[t] = True
-        rows_seen = np.zeros(rel.n_relations, dtype=bool)
-        frontier = np.array([t], dtype=np.int64)
-        order = [frontier]
-        ends = [1]
-        for _ in range(hops):
-            rows = rel.relations_of(frontier)
-            rows = rows[~rows_seen[rows]]
-            rows_seen[rows] = True
-            rows = np.flatnonzero(rows_seen) if len(rows) > 4096 else np.unique(rows)
-            if len(rows) == 0:
-                break
-            cand = rel.cells_of(rows)
-            cand = cand[movable[cand] & ~seen[cand]]
-            if len(cand) == 0:
-                break
-            cand = np.unique(cand)
-            seen[cand] = True
-            order.append(cand)
-            ends.append(ends[-1] + len(cand))
-            frontier = cand
-        return np.concatenate(order), ends
+        walk = HopWalk(self.space.relations, self.space.n, t, movable)
+        cells = walk.within(hops)
+        return cells, walk.ends
 
     def solve(self, query: Query, cells: np.ndarray, any_one: bool = False) -> np.ndarray | None:
         """Local LP on ``cells`` (target first); all other cells stay at their value.
@@ -446,11 +425,12 @@ class LocalSearch:
         t = query.target
         prev = -1
         hops = start
+        walk = HopWalk(self.space.relations, self.space.n, t, movable)
         while True:
             whole = hops > max_hops
             if whole and not allow_whole:
                 return None, np.zeros(0, dtype=np.int64), hops
-            cells = self.neighbourhood(t, 10**9 if whole else hops, movable)
+            cells = walk.within(10**9 if whole else hops)
             if len(cells) == prev and not whole:
                 return None, cells, hops  # the block is exhausted
             prev = len(cells)
