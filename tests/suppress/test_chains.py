@@ -230,6 +230,60 @@ def test_a_hurried_search_gives_certificates_from_guided_regions(monkeypatch):
     assert independent_audit(p, pat.withheld) == []
 
 
+def test_a_hurried_search_stops_trying_small_hops_that_never_pay(monkeypatch):
+    """Once a hurried search's LPs on small relation hops have found nothing (here they
+    are made to fail, as they did on Castro's NINE12), it walks straight to its guided
+    regions or the block's last hop: no LP on a small hop after the trial, every target
+    still protected, the pattern proved by its certificates and passed by an
+    independent audit."""
+    import tablesafe.suppress.fast as fast
+    import tablesafe.suppress.local.search as search
+
+    monkeypatch.setattr(fast, "HURRY_SHARE", 0.0)
+    monkeypatch.setattr(fast, "CHAIN_SHARE", 1e30)
+    monkeypatch.setattr(search, "GUIDED_FROM", 30)
+    monkeypatch.setattr(search, "REGION_SIZES", (30, 45))
+    monkeypatch.setattr(search, "HOP_TRIAL", 3)
+    real_grow, real_solve = search.LocalSearch.grow, search.LocalSearch.solve
+    grows: dict[int, list[tuple[bool, int]]] = {}  # per search: (skipping, small LPs)
+    made = iter(range(10**6))
+
+    def grow(self, query, movable, start, max_hops, allow_whole):
+        if not (allow_whole and self.hurry):
+            return real_grow(self, query, movable, start, max_hops, allow_whole)
+        self.small_lps = 0
+        skipping = not self._small_hops_pay()
+        try:
+            return real_grow(self, query, movable, start, max_hops, allow_whole)
+        finally:
+            if not hasattr(self, "token"):
+                self.token = next(made)
+            grows.setdefault(self.token, []).append((skipping, self.small_lps))
+            self.small_lps = None
+
+    def solve(self, query, cells, any_one=False):
+        if getattr(self, "small_lps", None) is not None and len(cells) < search.GUIDED_FROM:
+            self.small_lps += 1
+            return None  # small hops never pay here
+        return real_solve(self, query, cells, any_one)
+
+    monkeypatch.setattr(search.LocalSearch, "grow", grow)
+    monkeypatch.setattr(search.LocalSearch, "solve", solve)
+    p = table_problem(42, [[2, 3], [4]], units=150).copy(model=None)
+    pat = suppress(p, "fast", time_limit=600)
+    judged = [calls for calls in grows.values() if any(skipping for skipping, _ in calls)]
+    assert judged  # (fast runs two orders here, each with its own search)
+    for calls in grows.values():
+        tried = np.cumsum([n for _, n in calls])
+        first = next((i for i, (skipping, _) in enumerate(calls) if skipping), len(calls))
+        assert first == len(calls) or tried[first - 1] >= 3  # skipping after the trial only
+        assert all(skipping for skipping, _ in calls[first:])
+        # (a block's last hop is still tried: none is that small here)
+        assert all(n == 0 for _, n in calls[first:])
+    assert pat.proof == "certificates"
+    assert independent_audit(p, pat.withheld) == []
+
+
 def test_fast_past_its_time_limit_protects_the_targets_left_by_chains():
     """A limit of a millisecond: every target is past the chain time, so the pattern is
     all chains (deterministic); it is proved by its certificates, no single respondent

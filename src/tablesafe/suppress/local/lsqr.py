@@ -25,11 +25,18 @@ import scipy.sparse as sp
 
 __all__ = ["lsqr_weighted"]
 
-_product_into: Callable[..., None] | None
-try:  # the compiled kernel behind ``csr_matrix @ vector``, which adds into its output
-    from scipy.sparse._sparsetools import csr_matvec as _product_into
-except ImportError:  # pragma: no cover - another scipy layout: the public product
-    _product_into = None
+
+def _compiled_product() -> Callable[..., None] | None:
+    """The compiled kernel behind ``csr_matrix @ vector``, which adds into its output
+    (None in a scipy that keeps it elsewhere)."""
+    try:
+        from scipy.sparse._sparsetools import csr_matvec
+    except ImportError:  # pragma: no cover - another scipy layout: the public product
+        return None
+    return csr_matvec  # type: ignore[no-any-return]
+
+
+_product_into = _compiled_product()
 
 
 def _add_product(a: sp.csr_matrix, x: np.ndarray, y: np.ndarray) -> None:
