@@ -28,6 +28,7 @@ import numpy as np
 from tablesafe.audit.lp import lp_work
 from tablesafe.errors import SolverTimeLimit
 from tablesafe.suppress import fast_pace
+from tablesafe.suppress.combined_directions import CombinedDirections
 from tablesafe.suppress.fast_options import FastOptions
 from tablesafe.suppress.fast_pace import chains_needed, hurried_seconds, pace_hurries_at
 from tablesafe.suppress.fast_ranges import CellRanges
@@ -195,6 +196,9 @@ class FirstPass:
         self._cap_kind = ""  # the last cap's kind
         self._open_left = 0  # targets of the group still open (``open``'s count)
         self._work0 = lp_work()
+        r = job.ranges
+        # directions found so far, for insiders' certificates without a search
+        self.combos = CombinedDirections(r.cap, (r.upl > 0) | (r.lpl > 0)) if job.insiders else None
 
     def run(self, group: np.ndarray) -> None:
         """Protect the targets of ``group`` in order.
@@ -302,6 +306,8 @@ class FirstPass:
         if d is not None:
             cells, unit = unit_deviation(cells, d, amount, tol)
             self.found_by[how] += 1
+            if self.combos is not None:
+                self.combos.add(cells, unit)
             return both_ways(cells, unit, r.upl[t], r.lpl[t], self._directions(t)), (cells, unit)
         # the symmetric box is too tight: each direction on its own, within the
         # a priori bounds (a downward move is an upward move with bounds swapped)
@@ -512,6 +518,8 @@ class FirstPass:
         """
         free, names = self.job.space.free, self.job.names
         self.insider_pairs += len(leaning)
+        if self._combined(t, leaning):
+            return
         alt = None
         if len(leaning) > 1:
             held = free.copy()
@@ -522,6 +530,8 @@ class FirstPass:
             self._record(t, alt, self.log.label(leaning, names))
             return
         for s_cell in leaning.tolist():
+            if len(leaning) > 1 and self._combined(t, np.array([s_cell])):
+                continue
             held = free.copy()
             held[s_cell] = False
             alt, _ = self.protect(t, held, strict=False, local=self.job.options.insider_hops, insider=True)
@@ -529,6 +539,21 @@ class FirstPass:
                 self._record(t, alt, self.log.label(np.array([s_cell]), names))
             else:
                 self.insider_open.append((t, s_cell))
+
+    def _combined(self, t: int, held: np.ndarray) -> bool:
+        """Record an insiders' certificate of ``t`` keeping ``held`` fixed, combined from
+        the directions found so far (:mod:`~tablesafe.suppress.combined_directions`),
+        if they give one."""
+        if self.combos is None:
+            return False
+        r = self.job.ranges
+        got = self.combos.certificate(t, held, max(r.upl[t], r.lpl[t]), self.withheld, self.job.options.tol)
+        if got is None:
+            return False
+        self._record(t, both_ways(*got, r.upl[t], r.lpl[t], self._directions(t)),
+                     self.log.label(held, self.job.names))
+        self.found_by["insider-combined"] += 1
+        return True
 
     def _share(self, t: int, direction: Direction) -> None:
         """Protect the other targets the direction of ``t``'s certificate moves far enough.
