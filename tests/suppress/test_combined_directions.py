@@ -66,15 +66,15 @@ def test_two_directions_cancel_the_held_cell():
     assert pair.combined == 1 and combos.combined == 2
 
 
-@settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10_000), ndir=st.integers(1, 7), nheld=st.integers(1, 3))
-def test_combinations_are_certificates(seed, ndir, nheld):
+def _random_case(seed, ndir, nheld, all_withheld):
+    """Relations on 14 cells, directions in their null space (moving cell 0), caps,
+    held cells and a level, drawn from ``seed``; with its combination."""
     rng = np.random.default_rng(seed)
     n, m = 14, 6
     a = rng.integers(-1, 2, size=(m, n)).astype(float)
     basis = la.null_space(a)
     cap = rng.uniform(0.5, 5.0, n)
-    withheld = rng.random(n) < 0.85
+    withheld = np.ones(n, dtype=bool) if all_withheld else rng.random(n) < 0.85
     t = 0
     held = rng.choice(np.arange(1, n), size=nheld, replace=False)
     combos = CombinedDirections(cap, np.eye(1, n, 0, dtype=bool).ravel())
@@ -90,6 +90,26 @@ def test_combinations_are_certificates(seed, ndir, nheld):
         dirs.append(u)
     amount = float(rng.uniform(0.05, 1.0))
     got = combos.certificate(t, held, amount, withheld, TOL)
+    return a, cap, withheld, t, held, amount, dirs, got
+
+
+def test_combinations_are_found_and_are_certificates():
+    """Not a vacuous property: with every cell withheld, most random cases give a
+    combination, and each one is a certificate."""
+    found = 0
+    for seed in range(60):
+        a, cap, withheld, t, held, amount, _, got = _random_case(seed, 5, 1 + seed % 3, True)
+        if got is not None:
+            found += 1
+            _check(a, cap, withheld, t, held, amount, got)
+    assert found >= 20
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), ndir=st.integers(1, 7), nheld=st.integers(1, 3),
+       all_withheld=st.booleans())
+def test_combinations_are_certificates(seed, ndir, nheld, all_withheld):
+    a, cap, withheld, t, held, amount, dirs, got = _random_case(seed, ndir, nheld, all_withheld)
     if got is not None:
         _check(a, cap, withheld, t, held, amount, got)
     if not dirs:
