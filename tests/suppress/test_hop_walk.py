@@ -1,4 +1,5 @@
-"""The lazy hop walk of the local search (tablesafe.suppress.local.relations.HopWalk):
+"""The lazy hop walk of the local search (tablesafe.suppress.local.relations.HopWalk)
+and its shortcut for a target alone in one of its relations:
 walked once and asked for 0, 1, 2, ... hops (as a search that grows its neighbourhood
 does), it gives what a fresh breadth-first walk of that many hops gives, in the same
 order, and :meth:`LocalSearch.hop_layers` gives the hop boundaries."""
@@ -61,3 +62,31 @@ def test_walk_stops_where_it_was_asked() -> None:
     assert walk.within(2).tolist() == [0, 1, 2]
     assert walk.ends == [1, 2, 3] and not walk.exhausted  # nothing past hop 2 walked yet
     assert walk.within(10).tolist() == [0, 1, 2, 3, 4] and walk.exhausted
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 100_000), n=st.integers(2, 40), rows=st.integers(1, 25),
+       density=st.floats(0.05, 0.4), share=st.floats(0.1, 1.0))
+def test_a_target_alone_in_a_relation_has_no_local_matrix(seed, n, rows, density, share):
+    """The local search's shortcut (``LocalSearch._target_alone``): a target that is the
+    only one of the cells in one of its relations is pinned, as building the local
+    matrix finds, and the marks it uses are left clear."""
+    from types import SimpleNamespace
+
+    from tablesafe.suppress.local.search import LocalSearch, _local_matrix
+
+    rng = np.random.default_rng(seed)
+    a = sp.random(rows, n, density=density, random_state=rng, format="csr")
+    a.data[:] = rng.choice([-1.0, 1.0], size=len(a.data))
+    rel = RelationIndex.of(a)
+    t = int(rng.integers(n))
+    others = np.flatnonzero((rng.random(n) < share) & (np.arange(n) != t))
+    cells = np.concatenate(([t], rng.permutation(others))).astype(np.int64)
+    fake = SimpleNamespace(space=SimpleNamespace(relations=rel), _inside=np.zeros(n, dtype=bool))
+    alone = LocalSearch._target_alone(fake, cells)
+    assert not fake._inside.any()
+    rows_t = rel.cell_rows[rel.cell_ptr[t]:rel.cell_ptr[t + 1]]
+    expected = any(np.isin(rel.row_cells[rel.row_ptr[r]:rel.row_ptr[r + 1]], cells).sum() == 1 for r in rows_t)
+    assert alone == expected
+    if alone:
+        assert _local_matrix(rel, cells) is None

@@ -178,6 +178,7 @@ class LocalSearch:
         self._any_single = bool(space.single.any())
         self._boxes: dict[tuple[int, int], np.ndarray] = {}
         self.hurry = False  # from now on as with ``strict_adds`` (quicker)
+        self._inside = np.zeros(space.n, dtype=bool)  # scratch marks (``_target_alone``)
         self._hop_tries = 0  # hurried LPs on small relation hops (see HOP_TRIAL)
         self._hop_found = 0  # ... that found a certificate
 
@@ -278,7 +279,7 @@ class LocalSearch:
         Returns the deviation of each of ``cells`` (``None``: no certificate there).
         """
         k = len(cells)
-        if k < 2:
+        if k < 2 or self._target_alone(cells):
             return None
         local = _local_matrix(self.space.relations, cells)
         if local is None:
@@ -301,6 +302,24 @@ class LocalSearch:
         d = np.zeros(k)
         d[idx] = dd
         return d
+
+    def _target_alone(self, cells: np.ndarray) -> bool:
+        """Whether the target (``cells[0]``) is the only one of ``cells`` in one of its
+        relations: then it cannot move with the rest held (``_local_matrix`` would peel
+        it off first), found here without building the local matrix. Measured on NINE12
+        (``fast`` at 5 s): 1,429 of 3,862 local matrices ended this way at 0.2-0.4 ms
+        each."""
+        rel = self.space.relations
+        t = int(cells[0])
+        inside = self._inside
+        inside[cells] = True
+        try:
+            for r in rel.cell_rows[rel.cell_ptr[t]:rel.cell_ptr[t + 1]].tolist():
+                if np.count_nonzero(inside[rel.row_cells[rel.row_ptr[r]:rel.row_ptr[r + 1]]]) == 1:
+                    return True
+            return False
+        finally:
+            inside[cells] = False
 
     def _strict_movable(self, t: int, movable: np.ndarray | None) -> np.ndarray:
         """The movable cells without the single-respondent cells whose respondent is not
