@@ -1,8 +1,8 @@
-"""The lazy hop walk of the local search (tablesafe.suppress.local.relations.HopWalk)
-and its shortcut for a target alone in one of its relations:
+"""The lazy hop walk of the local search (tablesafe.suppress.local.relations.HopWalk):
 walked once and asked for 0, 1, 2, ... hops (as a search that grows its neighbourhood
 does), it gives what a fresh breadth-first walk of that many hops gives, in the same
-order, and :meth:`LocalSearch.hop_layers` gives the hop boundaries."""
+order, and :meth:`LocalSearch.hop_layers` gives the hop boundaries. Also the search's
+shortcut for a target alone among the cells in one of its relations."""
 
 from __future__ import annotations
 
