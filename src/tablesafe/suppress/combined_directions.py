@@ -146,7 +146,8 @@ def _best_pair(a: np.ndarray, rho: np.ndarray) -> np.ndarray | None:
     best, mu = INF, None
     alone = (held == 0.0) & (at != 0.0)
     if alone.any():
-        cost = np.where(alone, 1.0 / (np.abs(at) * rho + (~alone)), INF)
+        cost = np.full(k, INF)
+        cost[alone] = 1.0 / (np.abs(at[alone]) * rho[alone])
         one = int(np.argmin(cost))
         best, mu = float(cost[one]), np.zeros(k)
         mu[one] = 1.0 / at[one]

@@ -30,7 +30,12 @@ from tablesafe.errors import SolverTimeLimit
 from tablesafe.suppress import fast_pace
 from tablesafe.suppress.combined_directions import CombinedDirections
 from tablesafe.suppress.fast_options import FastOptions
-from tablesafe.suppress.fast_pace import chains_needed, hurried_seconds, pace_hurries_at
+from tablesafe.suppress.fast_pace import (
+    chains_needed,
+    chains_start,
+    hurried_seconds,
+    pace_hurries_at,
+)
 from tablesafe.suppress.fast_ranges import CellRanges
 from tablesafe.suppress.local import (
     CertificateLog,
@@ -355,9 +360,8 @@ class FirstPass:
         now = time.perf_counter() - job.start
         caps: list[tuple[float, str]] = []
         if job.limit is not None and job.space.geometry is not None and self._chains_worth_trying():
-            left = self._open_left + 1  # t's own search included
-            chains_at = job.limit - left * fast_pace.CHAIN_SECONDS - job.n_targets * fast_pace.FINISH_SECONDS
-            caps.append((chains_at - now, "chains"))
+            # the open targets, t's own search included
+            caps.append((chains_start(job, self._open_left + 1) - now, "chains"))
         if job.hurry_after is not None and not self.search.hurry:
             caps.append((pace_hurries_at(job.hurry_after, began, reached, size) - now, "pace"))
         if not caps:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["CHAIN_MIN_SHARE", "CHAIN_SECONDS", "CHAIN_TRIAL", "FINISH_SECONDS", "HURRY_PACE_FROM",
-           "HURRY_PACE_GAIN", "HURRY_PACE_WORK_GAIN", "LP_CAP_FLOOR", "chains_needed", "hurried_seconds",
-           "pace_hurries_at"]
+           "HURRY_PACE_GAIN", "HURRY_PACE_WORK_GAIN", "LP_CAP_FLOOR", "chains_needed", "chains_start",
+           "hurried_seconds", "pace_hurries_at"]
 
 CHAIN_SECONDS = 0.0009
 """Seconds per target still open when the chains start (see :func:`chains_needed`): a
@@ -78,15 +78,21 @@ expected to take: the certificates' frame and their check. Measured on the same 
 
 def chains_needed(job: Any, now: float, left: int) -> bool:
     """Whether the ``left`` open targets of this group must get chains from ``now``
-    (seconds after the job's start) for the run to end within ``job.limit``: at
-    :data:`CHAIN_SECONDS` each, and :data:`FINISH_SECONDS` per target of the run for the
-    steps after the pass. Before this, a fixed share of the limit (``chain_after``) was
+    (seconds after the job's start) for the run to end within ``job.limit``: past
+    :func:`chains_start`. Before this, a fixed share of the limit (``chain_after``) was
     the only trigger: at 60 s the 60,112-cell three-way table reached it with 4,026
     targets left and ended at 65.7 s, the completion of ``modular``'s pattern there
     (21 s left) at 66.9 s."""
     if job.limit is None:
         return False
-    return now + left * CHAIN_SECONDS + job.n_targets * FINISH_SECONDS > job.limit
+    return now > chains_start(job, left)
+
+
+def chains_start(job: Any, left: int) -> float:
+    """Seconds after the job's start by which the chains of ``left`` open targets must
+    begin for the run to end within ``job.limit`` (not ``None``): :data:`CHAIN_SECONDS`
+    each, and :data:`FINISH_SECONDS` per target of the run for the steps after the pass."""
+    return float(job.limit - left * CHAIN_SECONDS - job.n_targets * FINISH_SECONDS)
 
 
 def hurried_seconds(ran: float, reached: int, left: int) -> float:
@@ -94,8 +100,6 @@ def hurried_seconds(ran: float, reached: int, left: int) -> float:
     reached ``reached`` in ``ran`` seconds: that pace, :data:`HURRY_PACE_GAIN` times
     quicker."""
     return ran / reached * left / HURRY_PACE_GAIN
-
-
 
 
 def pace_hurries_at(hurry_after: float, began: float, reached: int, size: int) -> float:
