@@ -436,6 +436,53 @@ def test_chains_that_find_nothing_are_no_longer_tried(monkeypatch):
     assert independent_audit(p, pat.withheld) == []
 
 
+def test_chains_wait_past_the_fixed_share_once_the_hurried_pace_is_known(monkeypatch):
+    """Past the job's ``chain_after`` a pass that has made ``PACED_FROM`` hurried searches
+    goes on searching while ``chains_needed`` says the chains and last steps of the
+    targets left still fit (on ``rand345`` at 20 s the chains of 52-346 targets doubled the
+    withheld value where hurried searches would have ended in time); with fewer hurried
+    searches, or the rule off, the fixed share starts them as before; and when the
+    targets left need the time, whatever the pace."""
+    from types import SimpleNamespace
+
+    from tablesafe.suppress import fast_pace
+    from tablesafe.suppress.fast_pace import PACED_FROM, chains_due
+
+    job = SimpleNamespace(limit=60.0, n_targets=2_000, chain_after=54.0)
+    left = (100, 80)  # about 0.6 s of chains and last steps: they fit after 55 s
+    assert chains_due(job, 55.0, 55.1, left, PACED_FROM) is False
+    assert chains_due(job, 55.0, 55.1, left, PACED_FROM - 1) is True
+    assert chains_due(job, 53.0, 53.1, left, 0) is False  # before chain_after
+    assert chains_due(job, 55.0, 59.9, left, PACED_FROM) is True  # the slowest search would overrun
+    assert chains_due(job, 55.0, 55.1, (100_000, 90_000), PACED_FROM) is True  # too many left
+    assert chains_due(SimpleNamespace(limit=None, n_targets=10, chain_after=None), 1e9, 1e9, left, 0) is False
+    monkeypatch.setattr(fast_pace, "PACED_CHAINS", False)
+    assert chains_due(job, 55.0, 55.1, left, PACED_FROM) is True
+
+
+def test_a_hurried_pass_past_its_chain_share_searches_on_while_there_is_time(monkeypatch):
+    """A pass hurried from its start whose ``chain_after`` is past at once (a tiny share
+    of a long limit) gives no target a box or chain once its pace is known, where the
+    fixed share alone would give every target one; both patterns proved and passed by
+    an independent audit."""
+    import tablesafe.suppress.fast as fast
+    from tablesafe.suppress import fast_pace
+
+    p = table_problem(35, [[5], [5], [6]], units=500)
+    monkeypatch.setattr(fast, "HURRY_SHARE", 0.0)
+    monkeypatch.setattr(fast, "CHAIN_SHARE", 1e-9)
+    monkeypatch.setattr(fast_pace, "PACED_FROM", 0)
+    paced = suppress(p, "fast", time_limit=600)
+    monkeypatch.setattr(fast_pace, "PACED_CHAINS", False)
+    fixed = suppress(p, "fast", time_limit=600)
+    no_search = ("box", "chain")
+    assert sum(paced.stats["found_by"].get(k, 0) for k in no_search) == 0
+    assert sum(fixed.stats["found_by"].get(k, 0) for k in no_search) > 0
+    for pat in (paced, fixed):
+        assert pat.proof == "certificates"
+        assert independent_audit(p, pat.withheld) == []
+
+
 def test_chains_start_when_the_targets_left_need_the_time_left():
     """Besides the fixed chain time, a pass starts the chains when the open targets left
     (at ``CHAIN_SECONDS`` each) and the run's last steps (``FINISH_SECONDS`` per target

@@ -5,10 +5,11 @@ local search finds (:class:`tablesafe.suppress.local.LocalSearch`); its cells ar
 withheld at once, so later targets lean on them. A symmetric certificate's direction
 also protects, scaled, every later target it moves far enough (``share``). With
 ``insiders``, a certificate that moves a single respondent's cell (other than one that
-overlaps the target) gets a further certificate that keeps that cell fixed. Past the
-job's ``chain_after`` the targets left get certificates without an LP
-(:mod:`tablesafe.suppress.local.chains`: boxes, else chains of totals; they withhold
-more), so that a time limit holds.
+overlaps the target) gets a further certificate that keeps that cell fixed. When the
+time left is needed for them (or past the job's ``chain_after`` while the pace of its
+hurried searches is unknown: :func:`~tablesafe.suppress.fast_pace.chains_due`), the
+targets left get certificates without an LP (:mod:`tablesafe.suppress.local.chains`:
+boxes, else chains of totals; they withhold more), so that a time limit holds.
 
 All a pass needs is in a :class:`FirstPassJob` (picklable), so groups of targets can be
 protected in worker processes (:mod:`tablesafe.suppress.fast_workers`), each returning
@@ -31,7 +32,7 @@ from tablesafe.suppress import fast_pace
 from tablesafe.suppress.combined_directions import CombinedDirections
 from tablesafe.suppress.fast_options import FastOptions
 from tablesafe.suppress.fast_pace import (
-    chains_needed,
+    chains_due,
     chains_start,
     hurried_seconds,
     pace_hurries_at,
@@ -82,7 +83,9 @@ class FirstPassJob:
             in every run (``None``: the clock alone decides).
         chain_after: seconds after ``start`` from which each target left gets a
             certificate without an LP where one exists (a box around it, else a chain of
-            the totals containing it), so that the pass ends within a time limit.
+            the totals containing it), so that the pass ends within a time limit; once
+            the pass has made ``fast_pace.PACED_FROM`` hurried searches, only ``limit``
+            decides (:func:`~tablesafe.suppress.fast_pace.chains_due`).
         limit: the run's time limit, in seconds after ``start``: the chains also start
             earlier when those of the targets left and the run's last steps would
             otherwise end past it (:func:`~tablesafe.suppress.fast_pace.chains_needed`).
@@ -192,6 +195,7 @@ class FirstPass:
         self.insider_open: list[tuple[int, int]] = []
         self.hurried_at: int | None = None
         self.hurried_by_clock = False
+        self.hurried_searches = 0  # targets searched in a hurry
         self._chains: TableChains | None = None
         self._relation_chains: RelationChains | None = None
         self._chains_tried = 0
@@ -225,10 +229,8 @@ class FirstPass:
                 # a search begun now may take as long as the slowest so far; the targets
                 # not reached yet bound those left from above, and many are closed on the
                 # way by shared directions, so they are counted only then
-                ahead = now + self._slowest
-                chaining = now > job.chain_after or (
-                    chains_needed(job, ahead, len(group) - i)
-                    and chains_needed(job, ahead, self._open_left))
+                chaining = chains_due(job, now, now + self._slowest, (len(group) - i, self._open_left),
+                                      self.hurried_searches)
             if job.hurry_after is not None and not self.search.hurry:
                 by = self._hurry_now(chaining, began, i, len(group))
                 if by is not None:
@@ -261,6 +263,7 @@ class FirstPass:
                         continue
                     found, direction = self.protect(t)  # no chain: the search, whatever it takes
             self._slowest = max(self._slowest, time.perf_counter() - began_target)
+            self.hurried_searches += int(self.search.hurry)
             if not found:
                 self.unprotectable.append(t)
                 continue
