@@ -268,7 +268,7 @@ def test_a_search_late_in_its_time_limit_hurries(table, pattern, monkeypatch):
     import tablesafe.suppress.fast_first_pass as first_pass
 
     monkeypatch.setattr(fast, "CHAIN_SHARE", 1e30)
-    monkeypatch.setattr(first_pass, "chains_needed", lambda *a: False)
+    monkeypatch.setattr(first_pass, "chains_due", lambda *a: False)
     strict = fast_pattern(table, options=FastOptions(strict_adds=True))
     hurried = fast_pattern(table, time_limit=1e-9)
     assert hurried.stats["hurried_after_targets"] == 0
