@@ -439,7 +439,7 @@ def test_chains_that_find_nothing_are_no_longer_tried(monkeypatch):
 def test_chains_wait_past_the_fixed_share_once_the_hurried_pace_is_known(monkeypatch):
     """Past the job's ``chain_after`` a pass that has made ``PACED_FROM`` hurried searches
     goes on searching while ``chains_needed`` says the chains and last steps of the
-    targets left still fit (on ``rand345`` at 20 s the chains of 52-346 targets doubled the
+    targets left still fit (on ``rand345`` at 20 s the chains of 52-159 targets doubled the
     withheld value where hurried searches would have ended in time); with fewer hurried
     searches, or the rule off, the fixed share starts them as before; and when the
     targets left need the time, whatever the pace."""

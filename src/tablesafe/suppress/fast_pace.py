@@ -100,12 +100,12 @@ PACED_CHAINS = True
 only when :func:`chains_needed` says so (the slowest search so far, and the chains and
 last steps of the targets left, reaching the limit), not already at the job's
 ``chain_after`` (a fixed share of the limit, kept for passes that hurried too late to
-know their pace). On a table's boxes the chains climb to its largest totals: measured on the generated
-three-way ``rand345`` (10,570 cells, ``fast`` at 20 s, sixty-eighth session), 52-346
-targets left at 17.4 s (``chain_after``) got chains where hurried searches of about
-10 ms would have ended in time, and the withheld value went from 82.0 M to 160-251 M
-in 3 of 5 runs; with the chains by :func:`chains_needed` alone, 1 run of 6 (a slow one,
-19.8 s) left 21 targets to them."""
+know their pace). On a table's boxes the chains climb to its largest totals. Measured
+on the generated three-way ``rand345`` (10,570 cells, ``fast`` at 20 s, sixty-eighth
+session): at ``chain_after`` (17.4 s) 52-159 targets were left, whose hurried searches
+took about 10 ms each, and their boxes took the withheld value from 82.0 M to 156-243 M
+in 6 of 25 runs; with this rule 3 of 16 runs needed chains (143-198 M, the slowest
+runs)."""
 
 PACED_FROM = 5
 """Hurried searches after which a pass's pace is taken as known (:data:`PACED_CHAINS`)."""
