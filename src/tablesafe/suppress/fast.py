@@ -111,10 +111,12 @@ def fast_pattern(
             targets, ``stats["hurried_by"]`` whether the work bound or its guard on the
             clock, ``HURRY_GUARD_SHARE`` of the limit, decided; only the clock makes the
             pattern depend on the machine's speed).
-            After ``CHAIN_SHARE`` of it each target left gets a certificate without an
-            LP where it has one (a box of cells around it, else the totals containing
-            it; ``stats["box_certificates"]`` and ``stats["chain_certificates"]`` count
-            them) and the second pass stops, so the run ends near the limit at the
+            After ``CHAIN_SHARE`` of it (for a pass that has hurried searches to go by,
+            only once the time left is needed: ``fast_pace.chains_due``) each target
+            left gets a certificate without an LP where it has one (a box of cells
+            around it, else the totals containing it; ``stats["box_certificates"]`` and
+            ``stats["chain_certificates"]`` count them); the second pass stops at
+            ``CHAIN_SHARE``, so the run ends near the limit at the
             price of a costlier pattern (a second pass stopped there sets
             ``stats["second_pass_clock_stopped"]``; with ``FastOptions.order == "both"``
             the second order is left out when the first took more than
@@ -427,8 +429,9 @@ of ``modular``'s pattern on the three-way table after 1,037 targets, 81.5 M agai
 CHAIN_SHARE = 0.9
 """Share of ``fast_pattern``'s time limit after which the targets left get certificates
 without an LP (boxes, else chains: :mod:`tablesafe.suppress.local.chains`) instead of
-local LPs. The rest of
-the limit is for checking the certificates. Measured on a one-level three-way table of
+local LPs, unless the pass has made ``fast_pace.PACED_FROM`` hurried searches (then only
+``fast_pace.chains_needed`` starts them: ``fast_pace.chains_due``); the second pass stops
+here in any case. The rest of the limit is for checking the certificates. Measured on a one-level three-way table of
 14,976 cells with holdings, where the local LPs take up to 400 ms each: ``auto``
 (``modular``, whose one subtable is left to the certificates) ran 529.7 s against an
 automatic limit of 359 s before, 327.5 s now, withholding 107.8 M instead of 3.55 M
