@@ -111,12 +111,10 @@ def fast_pattern(
             targets, ``stats["hurried_by"]`` whether the work bound or its guard on the
             clock, ``HURRY_GUARD_SHARE`` of the limit, decided; only the clock makes the
             pattern depend on the machine's speed).
-            After ``CHAIN_SHARE`` of it (for a pass that has hurried searches to go by,
-            only once the time left is needed: ``fast_pace.chains_due``) each target
-            left gets a certificate without an LP where it has one (a box of cells
-            around it, else the totals containing it; ``stats["box_certificates"]`` and
-            ``stats["chain_certificates"]`` count them); the second pass stops at
-            ``CHAIN_SHARE``, so the run ends near the limit at the
+            After ``CHAIN_SHARE`` of it (or when needed: ``fast_pace.chains_due``) each
+            target left gets a certificate without an LP where it has one (a box, else
+            the totals containing it; ``stats["box_certificates"]`` and
+            ``stats["chain_certificates"]`` count them) and the second pass stops, so the run ends near the limit at the
             price of a costlier pattern (a second pass stopped there sets
             ``stats["second_pass_clock_stopped"]``; with ``FastOptions.order == "both"``
             the second order is left out when the first took more than
