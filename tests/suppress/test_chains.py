@@ -644,3 +644,50 @@ def test_a_long_lp_before_the_pass_hurries_makes_it_hurry(monkeypatch):
     assert pat.stats["hurried_by"] == "clock" and pat.stats["hurried_after_targets"] is not None
     assert pat.proof == "certificates"
     assert independent_audit(p, pat.withheld) == []
+
+
+def test_a_small_search_is_due_only_for_a_dear_box_with_time_to_spare():
+    """:func:`small_search_due`: not before a target was searched (no average yet), not
+    for a box within :data:`PRICEY_BOX` times the searched targets' average cost, not
+    when the search would end past the time the chains after it need."""
+    from tablesafe.suppress.fast_fallback import PRICEY_BOX, SMALL_SEARCH_SECONDS, small_search_due
+
+    avg = 2.0  # 10 searched targets added 20
+    dear, cheap = PRICEY_BOX * avg * 1.01, PRICEY_BOX * avg * 0.99
+    assert small_search_due(dear, 20.0, 10, now=1.0, chains_from=2.0)
+    assert not small_search_due(cheap, 20.0, 10, now=1.0, chains_from=2.0)
+    assert not small_search_due(dear, 0.0, 0, now=1.0, chains_from=2.0)
+    assert not small_search_due(dear, 20.0, 10, now=2.0 - SMALL_SEARCH_SECONDS / 2, chains_from=2.0)
+
+
+def test_dear_boxes_give_way_to_small_searches_while_there_is_time(monkeypatch):
+    """Chains from the sixth target on, with the whole limit left: every target whose
+    box costs more than the average searched target (``PRICEY_BOX`` 1) gets a small
+    search instead, and the pattern withholds less than with every box kept (no second
+    pass, which would release some of the boxes' cells); an independent audit passes
+    both."""
+    import tablesafe.suppress.fast_first_pass as first_pass
+    from tablesafe.suppress import fast_fallback
+    from tablesafe.suppress.fast import fast_pattern
+    from tablesafe.suppress.fast_options import FastOptions
+
+    calls = {"n": 0}
+
+    def after_five(*args):
+        calls["n"] += 1
+        return calls["n"] > 5
+
+    p = table_problem(36, [[3, 2], [4], [2, 3]], units=300)
+    once = FastOptions(cleanup_effort=0.0)
+    monkeypatch.setattr(first_pass, "chains_due", after_five)
+    monkeypatch.setattr(fast_fallback, "PRICEY_BOX", 1.0)
+    small = fast_pattern(p, time_limit=600, options=once, workers=1)
+    calls["n"] = 0
+    monkeypatch.setattr(fast_fallback, "PRICEY_BOX", float("inf"))
+    boxes = fast_pattern(p, time_limit=600, options=once, workers=1)
+    assert small.stats["found_by"].get("small search, not a box", 0) > 0
+    assert boxes.stats["found_by"].get("small search, not a box", 0) == 0
+    secondary = ~p.sensitive
+    assert p.value[small.withheld & secondary].sum() < p.value[boxes.withheld & secondary].sum()
+    for pat in (small, boxes):
+        assert independent_audit(p, pat.withheld) == []

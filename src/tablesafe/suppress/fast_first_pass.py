@@ -9,11 +9,13 @@ overlaps the target) gets a further certificate that keeps that cell fixed. When
 time left is needed for them (or past the job's ``chain_after`` while the pace of its
 hurried searches is unknown: :func:`~tablesafe.suppress.fast_pace.chains_due`), the
 targets left get certificates without an LP (:mod:`tablesafe.suppress.local.chains`:
-boxes, else chains of totals; they withhold more), so that a time limit holds.
+boxes, else chains of totals; they withhold more), so that a time limit holds; a target
+whose box would be dear gets a search on a small box instead while the time allows
+(:mod:`tablesafe.suppress.fast_fallback`).
 
 All a pass needs is in a :class:`FirstPassJob` (picklable), so groups of targets can be
 protected in worker processes (:mod:`tablesafe.suppress.fast_workers`), each returning
-a :class:`FirstPassResult`.
+a :class:`FirstPassResult` (both in :mod:`tablesafe.suppress.fast_pass_data`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -30,21 +31,19 @@ from tablesafe.audit.lp import lp_work
 from tablesafe.errors import SolverTimeLimit
 from tablesafe.suppress import fast_pace
 from tablesafe.suppress.combined_directions import CombinedDirections
-from tablesafe.suppress.fast_options import FastOptions
+from tablesafe.suppress.fast_fallback import small_boxes, small_search_due
 from tablesafe.suppress.fast_pace import (
     chains_due,
     chains_start,
     hurried_seconds,
     pace_hurries_at,
 )
-from tablesafe.suppress.fast_ranges import CellRanges
+from tablesafe.suppress.fast_pass_data import FirstPassJob, FirstPassResult
 from tablesafe.suppress.local import (
     CertificateLog,
-    Certificates,
     LocalSearch,
     Part,
     Query,
-    SearchSpace,
     both_ways,
     unit_deviation,
 )
@@ -55,102 +54,6 @@ __all__ = ["FirstPass", "FirstPassJob", "FirstPassResult", "run_group"]
 
 Direction = tuple[np.ndarray, np.ndarray]
 """``(cells, unit deviation)`` of a symmetric certificate (the target moving by +1)."""
-
-
-@dataclass(frozen=True)
-class FirstPassJob:
-    """Everything protecting a group of targets needs (picklable: worker processes
-    receive it instead of sharing the parent's state).
-
-    Attributes:
-        space: the local search's fixed data.
-        ranges: protection amounts, movement ranges and weights per cell.
-        withheld: the pattern to start from (the sensitive cells and an initial pattern).
-        names: cell names (for the insider certificates' labels).
-        options: the run's options (size-dependent defaults settled).
-        insiders: also find certificates that keep single respondents' cells fixed.
-        n_targets: targets of the whole run (for the log line).
-        start: ``time.perf_counter()`` at the start of the run.
-        give_up_after: seconds after ``start`` at which to raise :class:`SolverTimeLimit`
-            (with ``by_clock`` set: the guard of ``give_up_work``).
-        give_up_work: LP work (:func:`~tablesafe.audit.lp.lp_work`) a group may spend
-            before :class:`SolverTimeLimit` is raised: the same point in every run.
-        hurry_after: seconds after ``start`` from which the search that keeps single
-            respondents' cells fixed may add complements (``FastOptions.strict_adds``:
-            quicker, withholds more), so that a time limit holds; with ``hurry_work``,
-            the guard on the clock of that work bound.
-        hurry_work: LP work a group may spend before its search hurries: the same point
-            in every run (``None``: the clock alone decides).
-        chain_after: seconds after ``start`` from which each target left gets a
-            certificate without an LP where one exists (a box around it, else a chain of
-            the totals containing it), so that the pass ends within a time limit; once
-            the pass has made ``fast_pace.PACED_FROM`` hurried searches, only ``limit``
-            decides (:func:`~tablesafe.suppress.fast_pace.chains_due`).
-        limit: the run's time limit, in seconds after ``start``: the chains also start
-            earlier when those of the targets left and the run's last steps would
-            otherwise end past it (:func:`~tablesafe.suppress.fast_pace.chains_needed`).
-    """
-
-    space: SearchSpace
-    ranges: CellRanges
-    withheld: np.ndarray
-    names: np.ndarray
-    options: FastOptions
-    insiders: bool
-    n_targets: int
-    start: float
-    give_up_after: float | None
-    hurry_after: float | None = None
-    chain_after: float | None = None
-    give_up_work: int | None = None
-    limit: float | None = None
-    hurry_work: int | None = None
-
-
-@dataclass
-class FirstPassResult:
-    """What a first pass (or a worker's share of it) found.
-
-    Attributes:
-        withheld: the pattern (the job's and every cell a certificate moves).
-        certs: the certificates (``insider`` indexes ``labels`` and ``held``).
-        labels: per insider certificate, the names of the cells it keeps fixed.
-        held: per insider certificate, those cells.
-        found_by: how many certificates each kind of neighbourhood gave.
-        searched: targets that got a certificate by a local search.
-        shared: targets protected by an earlier certificate's direction.
-        singleton_used: certificates that move single respondents' cells.
-        insider_pairs: (target, single respondent) pairs that needed an insider certificate.
-        unprotectable: targets without any certificate.
-        insider_open: (target, single respondent) pairs without an insider certificate.
-        lp_solves: local LPs solved.
-        insider_added: cells first withheld by an insider certificate (what protecting
-            single respondents' insiders cost beyond the targets' own certificates).
-        hurried: targets searched before the search hurried (``None``: it did not).
-        hurried_by_clock: the clock hurried it (a guard, or the chain time), not the
-            job's ``hurry_work``: another run may hurry elsewhere.
-        work: LP work (:func:`~tablesafe.audit.lp.lp_work`) the pass did, in all groups.
-        lp_capped: LPs stopped by their cap (:meth:`FirstPass._capped_protect`; the
-            clock decided).
-    """
-
-    withheld: np.ndarray
-    certs: Certificates
-    labels: list[str]
-    held: list[np.ndarray]
-    found_by: dict[str, int]
-    searched: int
-    shared: int
-    singleton_used: int
-    insider_pairs: int
-    unprotectable: list[int]
-    insider_open: list[tuple[int, int]]
-    lp_solves: int
-    insider_added: np.ndarray
-    hurried: int | None = None
-    hurried_by_clock: bool = False
-    work: int = 0
-    lp_capped: int = 0
 
 
 class Reports(Protocol):
@@ -200,6 +103,8 @@ class FirstPass:
         self._relation_chains: RelationChains | None = None
         self._chains_tried = 0
         self._chains_found = 0
+        self._cost = 0.0  # weight of the cells the certificates withheld
+        self._searched_cost = 0.0  # ... that of the searched targets' certificates
         self._slowest = 0.0  # seconds of the slowest target's search so far
         self.lp_capped = 0  # LPs stopped by their cap (:meth:`_capped_protect`)
         self._cap_kind = ""  # the last cap's kind
@@ -267,24 +172,32 @@ class FirstPass:
             if not found:
                 self.unprotectable.append(t)
                 continue
-            self._record(t, found, -1)
-            moved = np.unique(np.concatenate([c for _, c, _ in found]))
-            leaning = self.leaning_on(t, moved)
-            if len(leaning):
-                self.singleton_used += 1
-            if job.insiders and len(leaning):
-                self._insider_certificates(t, leaning)
-            if direction is not None and opts.share:
-                self._share(t, direction)
-            if self.progress is not None:
-                self.progress.update(self._done())
-            self.searched += 1
+            self._accept(t, found, direction)
             if opts.log_every and self.searched % opts.log_every == 0:
                 print(
                     f"fast: {self.searched} searched, {self.shared} shared of {job.n_targets} targets, "
                     f"{time.perf_counter() - job.start:.0f} s, {int(self.withheld.sum())} withheld",
                     file=sys.stderr, flush=True,
                 )
+
+    def _accept(self, t: int, found: list[Part], direction: Direction | None) -> None:
+        """Keep a searched certificate of ``t`` (its cells withheld, its insiders'
+        certificates, its direction shared) and count what it added."""
+        job = self.job
+        before = self._cost
+        self._record(t, found, -1)
+        moved = np.unique(np.concatenate([c for _, c, _ in found]))
+        leaning = self.leaning_on(t, moved)
+        if len(leaning):
+            self.singleton_used += 1
+        if job.insiders and len(leaning):
+            self._insider_certificates(t, leaning)
+        if direction is not None and job.options.share:
+            self._share(t, direction)
+        if self.progress is not None:
+            self.progress.update(self._done())
+        self.searched += 1
+        self._searched_cost += self._cost - before
 
     def result(self) -> FirstPassResult:
         """What this pass found so far."""
@@ -471,6 +384,8 @@ class FirstPass:
                 how = "box"
             else:
                 got = self._chains.direction(t, room, up, down)
+            if got is not None and self._small_instead(t, float(room.price(got[0][1:]).sum())):
+                return True
         self._chains_tried += 1
         if got is None:
             return False
@@ -484,6 +399,31 @@ class FirstPass:
             self.insider_open.extend((t, int(s_cell)) for s_cell in leaning.tolist())
         if job.options.share:
             self._share(t, (cells, unit))
+        return True
+
+    def _small_instead(self, t: int, price: float) -> bool:
+        """Protect ``t`` by a search on a small box instead of a box or chain that costs
+        ``price``, when :func:`~tablesafe.suppress.fast_fallback.small_search_due` says
+        so; its LPs may take only the time until the chains of the targets after it
+        must start. ``False`` when it was not due or found nothing."""
+        job = self.job
+        now = time.perf_counter() - job.start
+        chains_from = chains_start(job, self._open_left)
+        if not small_search_due(price, self._searched_cost, self.searched, now, chains_from):
+            return False
+        self.search.lp.time_cap = max(chains_from - now, fast_pace.LP_CAP_FLOOR)
+        try:
+            with small_boxes(self.search):
+                found, direction = self.protect(t, local=True)
+        except LPTimeLimit:
+            self.lp_capped += 1
+            return False
+        finally:
+            self.search.lp.time_cap = None
+        if not found:
+            return False
+        self.found_by["small search, not a box"] += 1
+        self._accept(t, found, direction)
         return True
 
     def leaning_on(self, t: int, moved: np.ndarray) -> np.ndarray:
@@ -510,8 +450,10 @@ class FirstPass:
         """Withhold every cell the certificate moves and log it (an insider certificate's
         new cells are marked in ``insider_added``)."""
         for _, cells, _ in parts:
+            new = cells[~self.withheld[cells]]
+            self._cost += float(self.job.ranges.weight[new].sum())
             if insider >= 0:
-                self.insider_added[cells[~self.withheld[cells]]] = True
+                self.insider_added[new] = True
             self.withheld[cells] = True
         self.log.add(t, parts, insider)
 
