@@ -405,12 +405,14 @@ class FirstPass:
         """Protect ``t`` by a search on a small box instead of a box or chain that costs
         ``price``, when :func:`~tablesafe.suppress.fast_fallback.small_search_due` says
         so; its LPs may take only the time until the chains of the targets after it
-        must start. ``False`` when it was not due or found nothing."""
+        must start. ``False`` when it was not due, found nothing, or found a certificate
+        whose new cells cost more than the box."""
         job = self.job
         now = time.perf_counter() - job.start
         chains_from = chains_start(job, self._open_left)
         if not small_search_due(price, self._searched_cost, self.searched, now, chains_from):
             return False
+        counted = self.found_by.copy()
         self.search.lp.time_cap = max(chains_from - now, fast_pace.LP_CAP_FLOOR)
         try:
             with small_boxes(self.search):
@@ -421,6 +423,11 @@ class FirstPass:
         finally:
             self.search.lp.time_cap = None
         if not found:
+            return False
+        moved = np.unique(np.concatenate([c for _, c, _ in found]))
+        new = moved[~self.withheld[moved]]
+        if self.job.ranges.weight[new].sum() > price:
+            self.found_by = counted  # the box costs less
             return False
         self.found_by["small search, not a box"] += 1
         self._accept(t, found, direction)
