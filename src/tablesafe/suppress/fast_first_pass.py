@@ -172,7 +172,7 @@ class FirstPass:
             if not found:
                 self.unprotectable.append(t)
                 continue
-            self._accept(t, found, direction)
+            self._accept(t, found, direction, np.unique(np.concatenate([c for _, c, _ in found])))
             if opts.log_every and self.searched % opts.log_every == 0:
                 print(
                     f"fast: {self.searched} searched, {self.shared} shared of {job.n_targets} targets, "
@@ -180,13 +180,13 @@ class FirstPass:
                     file=sys.stderr, flush=True,
                 )
 
-    def _accept(self, t: int, found: list[Part], direction: Direction | None) -> None:
-        """Keep a searched certificate of ``t`` (its cells withheld, its insiders'
-        certificates, its direction shared) and count what it added."""
+    def _accept(self, t: int, found: list[Part], direction: Direction | None, moved: np.ndarray) -> None:
+        """Keep a searched certificate of ``t`` that moves the cells ``moved`` (its cells
+        withheld, its insiders' certificates, its direction shared) and count what it
+        added."""
         job = self.job
         before = self._cost
         self._record(t, found, -1)
-        moved = np.unique(np.concatenate([c for _, c, _ in found]))
         leaning = self.leaning_on(t, moved)
         if len(leaning):
             self.singleton_used += 1
@@ -430,7 +430,7 @@ class FirstPass:
             self.found_by = counted  # the box costs less
             return False
         self.found_by["small search, not a box"] += 1
-        self._accept(t, found, direction)
+        self._accept(t, found, direction, moved)
         return True
 
     def leaning_on(self, t: int, moved: np.ndarray) -> np.ndarray:
