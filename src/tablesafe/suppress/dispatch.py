@@ -46,6 +46,7 @@ from tablesafe.suppress.clock_steps import CLOCK_KEYS, clock_decided
 from tablesafe.suppress.fast_options import FastOptions
 from tablesafe.suppress.method_choice import auto_time_limit, choose_method
 from tablesafe.suppress.methods import DEFAULT_METHOD, METHODS
+from tablesafe.suppress.outsiders_first import outsiders_first, outsiders_instead
 from tablesafe.suppress.proof import (
     AUDIT_STAT,
     final_audit,
@@ -258,6 +259,13 @@ def suppress(
             proven, withheld, gaps = proven_by_certificates(problem, withheld, fast_certs, stats, singleton)
             if proven and len(gaps):
                 withheld, atts = insider_gaps(problem, bounds, withheld, gaps, stats, log, deadline)
+            if proven and outsiders_first(method, problem, singleton=singleton, capacity=capacity):
+                better = outsiders_instead(problem, bounds, withheld, stats, log, started=t0,
+                                           time_limit=float(time_limit), seed=seed, progress=progress)
+                if better is not None:  # proved by the repair's last audit instead of certificates
+                    withheld, passed, repaired = better
+                    stats.update(repaired)
+                    proven, fast_certs, atts = False, None, {}
         if route == "certificates" and not proven and passed is None:
             # the heuristic gave up or a certificate failed its check: the attacker-LP
             # repair protects every cell or proves which one cannot be protected (no

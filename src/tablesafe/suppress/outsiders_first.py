@@ -1,0 +1,122 @@
+"""A second try for ``fast`` on large three-way tables: the outsiders first, then the
+single respondents by the audit-guided repair.
+
+With singleton protection, ``fast`` finds a certificate for every target and for every
+single respondent next to it, one after the other. On three-way tables the respondents'
+certificates are dear: each is searched alone, and the cells it adds serve no other
+respondent. The audit-guided repair (:mod:`tablesafe.suppress.audit_repair`) instead
+names the respondents' attacks that fail and chooses their complements together, from
+the capacity inequalities of all of them (a small set cover); its last audit proves the
+pattern. So when ``fast``'s own pattern is proved with time to spare, the search runs
+again against outsiders only (quicker), the repair protects that pattern against the
+single respondents, and the result replaces ``fast``'s when it withholds less. It is a
+second try, not a route: a search that gives up or a repair out of time leaves
+``fast``'s pattern as it was, so the run is never worse than ``fast`` alone, only
+longer, within its limit. (Taken as the route itself, before ``fast``'s own search, it
+withheld 207.4 M on the sparse ``rand353`` against ``fast``'s 104.6 M: there the
+outsiders' search alone needs most of the limit, hurried, and the repair ran out of
+time.)
+
+Measured with the automatic limit (``suppress(problem, "auto")``, seventieth session,
+2 cores; the two steps first by a ``/tmp`` script): on 13k3d (13,851 cells) ``fast``
+withholds 61.70 M in 114 s; the outsiders' search 44.48 M in 46 s, the repair 6.84 M
+more in 130 s, 51.32 M.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from tablesafe.errors import AuditFailure, TablesafeError
+from tablesafe.problem import Problem
+from tablesafe.suppress.attacker import Bounds
+from tablesafe.suppress.protection import OutOfTime
+
+OUTSIDERS_FIRST = True
+"""Whether ``fast`` tries again where :func:`outsiders_first` allows it."""
+
+OUTSIDERS_FIRST_FROM = 10_000
+"""Fewest cells of a three-way table for the second try: where ``auto`` chooses ``fast``
+(:mod:`tablesafe.suppress.method_choice`); below, ``modular``'s subtables protect their
+single respondents themselves, and they withheld less than the second try would on the
+generated 2k3d (7.29 M against 7.76 M), on the ``mixed3d`` shape (8.50 against 9.11 M)
+and on ``rand372`` (45.72 against 48.60 M), more only on ``rand370`` (127.15 against
+111.95 M)."""
+
+OUTSIDERS_FIRST_MAX = 100_000
+"""Most cells for the second try: the audit-guided repair's own bound
+(``dispatch.AUDIT_GUIDED_MAX_CELLS``)."""
+
+TIME_RATIO = 1.5
+"""The second try starts only when the time left is at least this many times what
+``fast``'s own search and proof took: on 13k3d the outsiders' search and the repair took
+176 s against ``fast``'s 114 s (1.55 times)."""
+
+SEARCH_SHARE = 0.4
+"""Share of the time left that the outsiders' search gets as its limit (it hurries after
+``fast.HURRY_SHARE`` of it in LP work); it gives up at ``GIVE_UP_SHARE`` of it."""
+
+GIVE_UP_SHARE = 0.5
+"""Share of the time left after which the outsiders' search gives up (the repair needs
+the rest)."""
+
+
+def outsiders_first(method: str, problem: Problem, *, singleton: bool, capacity: bool) -> bool:
+    """Whether ``method``'s proved pattern gets the second try: ``fast`` with singleton
+    protection and no capacity bounds (the audit-guided repair knows none), on a table of
+    three or more dimensions of :data:`OUTSIDERS_FIRST_FROM` to
+    :data:`OUTSIDERS_FIRST_MAX` cells."""
+    dims = 0 if problem.model is None else len(problem.model.dims)
+    return (OUTSIDERS_FIRST and method == "fast" and singleton and not capacity and dims >= 3
+            and OUTSIDERS_FIRST_FROM <= problem.n <= OUTSIDERS_FIRST_MAX)
+
+
+def outsiders_instead(problem: Problem, bounds: Bounds, current: np.ndarray, stats: dict, log, *,
+                      started: float, time_limit: float, seed: int, progress: bool):
+    """The second try on ``problem`` after ``fast``'s proved pattern ``current``, in a run
+    that started at ``started`` (``time.monotonic()``) with ``time_limit`` seconds:
+    (pattern, the audit it passed, the repair's stats) when it withholds less (by cost)
+    and ended in time, else ``None``. ``stats["outsiders_first"]`` says what happened."""
+    from tablesafe.suppress.fast import HURRY_SHARE, fast_pattern
+    from tablesafe.suppress.repairs import audit_guided_repair
+
+    now = time.monotonic()
+    spent, left = now - started, started + time_limit - now
+    if left < TIME_RATIO * spent:
+        stats["outsiders_first"] = (f"not tried: {left:.0f} s left after fast's {spent:.0f} s "
+                                    f"(it needs about {TIME_RATIO:g} times as long)")
+        return None
+    if log:
+        log("second try: certificates against outsiders, then the audit-guided repair for single respondents")
+    limit = SEARCH_SHARE * left
+    try:
+        pat = fast_pattern(problem, time_limit=limit, progress=progress, seed=seed, singleton=False,
+                           hurry_work=HURRY_SHARE * limit, give_up_after=GIVE_UP_SHARE * left,
+                           progress_label="fast: certificates against outsiders")
+    except TablesafeError:  # fast's own pattern is proved: it stands
+        stats["outsiders_first"] = "tried: the outsiders' search ran out of its share of the time left"
+        return None
+    outsiders = np.asarray(pat.withheld, dtype=bool) | problem.sensitive
+    searched = time.monotonic() - now
+    repaired: dict = {}
+    try:
+        withheld, passed = audit_guided_repair(problem, bounds, outsiders, repaired, log,
+                                               deadline=started + time_limit)
+    except (OutOfTime, AuditFailure) as exc:  # out of time, or no convergence: fast's pattern stands
+        why = "ran out of time" if isinstance(exc, OutOfTime) else "did not converge"
+        stats["outsiders_first"] = (f"tried: the repair for single respondents {why} "
+                                    f"(outsiders' search {searched:.1f} s)")
+        return None
+    sens = problem.sensitive
+    cost, before = float(problem.cost[withheld & ~sens].sum()), float(problem.cost[current & ~sens].sum())
+    value = float(np.abs(problem.value[outsiders & ~sens]).sum())
+    said = (f"outsiders' search {searched:.1f} s, secondaries worth {value:,.2f}; repair for single respondents "
+            f"{repaired.get('repair_seconds', 0.0):.1f} s, {repaired.get('repair_added', 0):,} cells worth "
+            f"{repaired.get('repair_added_value', 0.0):,.2f}; cost {cost:,.2f} against fast's {before:,.2f}")
+    if cost >= before:
+        stats["outsiders_first"] = f"tried, not kept: {said}"
+        return None
+    stats["outsiders_first"] = f"kept: {said}"
+    return withheld, passed, repaired

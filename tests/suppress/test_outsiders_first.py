@@ -1,0 +1,100 @@
+"""``fast`` on three-way tables: outsiders by certificates, then the single respondents by
+the audit-guided repair (:mod:`tablesafe.suppress.outsiders_first`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _suppress_gen import independent_audit, table_problem
+
+import tablesafe.suppress.audit_repair as audit_repair
+import tablesafe.suppress.outsiders_first as outsiders_first
+from tablesafe.suppress import suppress
+from tablesafe.suppress.protection import OutOfTime
+
+SHAPE = [[2, 2], [3], [2, 2]]
+
+
+@pytest.fixture
+def three_way():
+    """A three-way table with holdings whose single respondents ``fast``'s outsider
+    pattern leaves short (checked by the tests that use it)."""
+    return table_problem(11, SHAPE, units=220)
+
+
+@pytest.fixture
+def small_tables_too(monkeypatch):
+    """The route allowed on tables of any size."""
+    monkeypatch.setattr(outsiders_first, "OUTSIDERS_FIRST_FROM", 0)
+
+
+def test_the_second_try_is_for_fast_on_three_way_tables(three_way, small_tables_too):
+    p = three_way
+    ok = lambda method="fast", singleton=True, capacity=False: outsiders_first.outsiders_first(
+        method, p, singleton=singleton, capacity=capacity)
+    assert ok()
+    assert not ok(method="modular")
+    assert not ok(singleton=False)  # without single respondents fast's certificates are all
+    assert not ok(capacity=True)  # the audit-guided repair knows no capacity bounds
+    two_way = table_problem(11, SHAPE[:2], units=220)
+    assert not outsiders_first.outsiders_first("fast", two_way, singleton=True, capacity=False)
+
+
+def test_the_second_try_waits_for_tables_of_its_size(three_way):
+    assert three_way.n < outsiders_first.OUTSIDERS_FIRST_FROM
+    assert not outsiders_first.outsiders_first("fast", three_way, singleton=True, capacity=False)
+
+
+def _fast_alone(p, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setattr(outsiders_first, "OUTSIDERS_FIRST", False)
+        return suppress(p, "fast")
+
+
+def test_the_second_try_replaces_fasts_pattern_when_it_withholds_less(three_way, small_tables_too, monkeypatch):
+    p = three_way
+    alone = _fast_alone(p, monkeypatch)
+    assert "outsiders_first" not in alone.stats and alone.proof == "certificates"
+    pat = suppress(p, "fast")
+    st = pat.stats
+    assert st["outsiders_first"].startswith("kept: ")
+    # the outsiders' pattern fell short for single respondents, and the repair added cells
+    assert st["repair"] == "audit-guided" and st["repair_added"] > 0
+    assert st["withheld_value"] < alone.stats["withheld_value"]
+    assert pat.proof == "audit" and pat.audit is not None
+    assert independent_audit(p, np.asarray(pat.withheld)) == []
+    again = suppress(p, "fast")  # the same input gives the same pattern
+    assert np.array_equal(np.asarray(again.withheld), np.asarray(pat.withheld))
+
+
+def test_a_repair_out_of_time_leaves_fasts_pattern_as_it_was(three_way, small_tables_too, monkeypatch):
+    def out_of_time(problem, bounds, choice, w, *args):
+        raise OutOfTime
+
+    p = three_way
+    alone = _fast_alone(p, monkeypatch)
+    monkeypatch.setattr(audit_repair, "revise", out_of_time)
+    pat = suppress(p, "fast")
+    assert pat.stats["outsiders_first"].startswith("tried: the repair for single respondents ran out of time")
+    assert "repair" not in pat.stats  # the second try's repair leaves no trace in the stats
+    assert np.array_equal(np.asarray(pat.withheld), np.asarray(alone.withheld))
+    assert pat.proof == "certificates"
+
+
+def test_without_time_to_spare_there_is_no_second_try(three_way, small_tables_too, monkeypatch):
+    p = three_way
+    alone = _fast_alone(p, monkeypatch)
+    monkeypatch.setattr(outsiders_first, "TIME_RATIO", 1e9)
+    pat = suppress(p, "fast")
+    assert pat.stats["outsiders_first"].startswith("not tried: ")
+    assert np.array_equal(np.asarray(pat.withheld), np.asarray(alone.withheld))
+
+
+def test_the_report_says_what_the_second_try_did(three_way, small_tables_too):
+    from tablesafe.result import ProtectResult
+
+    pat = suppress(three_way, "fast")
+    steps = ProtectResult(problem=three_way, pattern=pat, audit=None).suppression_steps()
+    said = steps["second try, outsiders first"]
+    assert said == pat.stats["outsiders_first"] and "against fast's" in said
+    assert steps["full-table repair"].startswith(f"added {pat.stats['repair_added']:,}")
