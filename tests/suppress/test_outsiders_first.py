@@ -40,6 +40,14 @@ def test_the_second_try_is_for_fast_on_three_way_tables(three_way, small_tables_
     assert not outsiders_first.outsiders_first("fast", two_way, singleton=True, capacity=False)
 
 
+def test_linked_tables_get_no_second_try(small_tables_too):
+    from tablesafe.synthetic import problem_from_data, synthetic_preset
+
+    linked = problem_from_data(synthetic_preset("linked3k", seed=1), p=15)
+    assert linked.model is not None and len(linked.model.table_cells) == 2 and len(linked.model.dims) >= 3
+    assert not outsiders_first.outsiders_first("fast", linked, singleton=True, capacity=False)
+
+
 def test_the_second_try_waits_for_tables_of_its_size(three_way):
     assert three_way.n < outsiders_first.OUTSIDERS_FIRST_FROM
     assert not outsiders_first.outsiders_first("fast", three_way, singleton=True, capacity=False)

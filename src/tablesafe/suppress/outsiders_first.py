@@ -65,11 +65,13 @@ the rest)."""
 
 def outsiders_first(method: str, problem: Problem, *, singleton: bool, capacity: bool) -> bool:
     """Whether ``method``'s proved pattern gets the second try: ``fast`` with singleton
-    protection and no capacity bounds (the audit-guided repair knows none), on a table of
-    three or more dimensions of :data:`OUTSIDERS_FIRST_FROM` to
-    :data:`OUTSIDERS_FIRST_MAX` cells."""
-    dims = 0 if problem.model is None else len(problem.model.dims)
-    return (OUTSIDERS_FIRST and method == "fast" and singleton and not capacity and dims >= 3
+    protection and no capacity bounds (the audit-guided repair knows none), on one table
+    (not linked tables: unmeasured, and their run is held to ten minutes) of three or more
+    dimensions of :data:`OUTSIDERS_FIRST_FROM` to :data:`OUTSIDERS_FIRST_MAX` cells."""
+    model = problem.model
+    one_table = model is not None and len(model.table_cells) <= 1
+    return (OUTSIDERS_FIRST and method == "fast" and singleton and not capacity and one_table
+            and model is not None and len(model.dims) >= 3
             and OUTSIDERS_FIRST_FROM <= problem.n <= OUTSIDERS_FIRST_MAX)
 
 
