@@ -66,6 +66,7 @@ def test_the_second_try_replaces_fasts_pattern_when_it_withholds_less(three_way,
     pat = suppress(p, "fast")
     st = pat.stats
     assert st["outsiders_first"].startswith("kept: ")
+    assert any(step.startswith("fast's second try") for step in st["clock_decided"])  # it read the clock
     # the outsiders' pattern fell short for single respondents, and the repair added cells
     assert st["repair"] == "audit-guided" and st["repair_added"] > 0
     assert st["withheld_value"] < alone.stats["withheld_value"]
@@ -106,3 +107,12 @@ def test_the_report_says_what_the_second_try_did(three_way, small_tables_too):
     said = steps["second try, outsiders first"]
     assert said == pat.stats["outsiders_first"] and "against fast's" in said
     assert steps["full-table repair"].startswith(f"added {pat.stats['repair_added']:,}")
+
+
+def test_a_run_asking_for_certificates_keeps_fasts_certified_pattern(three_way, small_tables_too, monkeypatch):
+    p = three_way
+    alone = _fast_alone(p, monkeypatch)
+    pat = suppress(p, "fast", certificates=True)
+    assert pat.stats["outsiders_first"].startswith("not tried: certificates were asked for")
+    assert pat.proof == "certificates" and pat.certificates is not None and len(pat.certificates)
+    assert np.array_equal(np.asarray(pat.withheld), np.asarray(alone.withheld))

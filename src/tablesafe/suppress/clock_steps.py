@@ -42,4 +42,7 @@ def clock_decided(stats: dict) -> list[str]:
         out.append("the certificates' second pass (releasing cells)")
     if stats.get("cleanup_stopped_by") == "clock":
         out.append("the cleanup")
+    if stats.get("outsiders_first") and not str(stats["outsiders_first"]).startswith("not tried: certificates"):
+        # whether it starts is read off the time left, and it must end by the deadline
+        out.append("fast's second try, outsiders first (whether it started, and ended in time)")
     return out

@@ -261,7 +261,8 @@ def suppress(
                 withheld, atts = insider_gaps(problem, bounds, withheld, gaps, stats, log, deadline)
             if proven and outsiders_first(method, problem, singleton=singleton, capacity=capacity):
                 better = outsiders_instead(problem, bounds, withheld, stats, log, started=t0,
-                                           time_limit=float(time_limit), seed=seed, progress=progress)
+                                           time_limit=float(time_limit), seed=seed, progress=progress,
+                                           certificates=certificates)
                 if better is not None:  # proved by the repair's last audit instead of certificates
                     withheld, passed, repaired = better
                     stats.update(repaired)

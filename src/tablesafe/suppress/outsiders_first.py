@@ -76,14 +76,20 @@ def outsiders_first(method: str, problem: Problem, *, singleton: bool, capacity:
 
 
 def outsiders_instead(problem: Problem, bounds: Bounds, current: np.ndarray, stats: dict, log, *,
-                      started: float, time_limit: float, seed: int, progress: bool):
+                      started: float, time_limit: float, seed: int, progress: bool,
+                      certificates: bool = False):
     """The second try on ``problem`` after ``fast``'s proved pattern ``current``, in a run
     that started at ``started`` (``time.monotonic()``) with ``time_limit`` seconds:
     (pattern, the audit it passed, the repair's stats) when it withholds less (by cost)
-    and ended in time, else ``None``. ``stats["outsiders_first"]`` says what happened."""
+    and ended in time, else ``None``. Not when the run must hand on a certificate per
+    sensitive cell (``certificates``): the second try's proof is an audit.
+    ``stats["outsiders_first"]`` says what happened."""
     from tablesafe.suppress.fast import HURRY_SHARE, fast_pattern
     from tablesafe.suppress.repairs import audit_guided_repair
 
+    if certificates:
+        stats["outsiders_first"] = "not tried: certificates were asked for (its proof would be an audit)"
+        return None
     now = time.monotonic()
     spent, left = now - started, started + time_limit - now
     if left < TIME_RATIO * spent:
