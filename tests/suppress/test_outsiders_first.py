@@ -107,6 +107,7 @@ def test_the_report_says_what_the_second_try_did(three_way, small_tables_too):
     said = steps["second try, outsiders first"]
     assert said == pat.stats["outsiders_first"] and "against fast's" in said
     assert steps["full-table repair"].startswith(f"added {pat.stats['repair_added']:,}")
+    assert "insider_added" not in pat.stats  # fast's own insiders' cells are not this pattern's
 
 
 def test_a_run_asking_for_certificates_keeps_fasts_certified_pattern(three_way, small_tables_too, monkeypatch):

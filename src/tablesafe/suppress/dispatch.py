@@ -265,6 +265,8 @@ def suppress(
                                            certificates=certificates)
                 if better is not None:  # proved by the repair's last audit instead of certificates
                     withheld, passed, repaired = better
+                    for key in ("insider_added", "insider_added_value"):  # fast's, not in this pattern
+                        stats.pop(key, None)
                     stats.update(repaired)
                     proven, fast_certs, atts = False, None, {}
         if route == "certificates" and not proven and passed is None:
