@@ -8,6 +8,8 @@ report name those steps.
 
 from __future__ import annotations
 
+from tablesafe.suppress.outsiders_first import CERTIFICATES_ASKED
+
 CLOCK_KEYS = ("hurried_after_targets", "hurried_by", "chain_certificates", "box_certificates", "lp_capped",
               "other_order_skipped", "other_order_skipped_by", "second_pass_clock_stopped")
 """``fast``'s stats that say where the clock decided its pattern, which a completion of
@@ -42,7 +44,7 @@ def clock_decided(stats: dict) -> list[str]:
         out.append("the certificates' second pass (releasing cells)")
     if stats.get("cleanup_stopped_by") == "clock":
         out.append("the cleanup")
-    if stats.get("outsiders_first") and not str(stats["outsiders_first"]).startswith("not tried: certificates"):
+    if stats.get("outsiders_first") and stats["outsiders_first"] != CERTIFICATES_ASKED:
         # whether it starts is read off the time left, and it must end by the deadline
         out.append("fast's second try, outsiders first (whether it started, and ended in time)")
     return out

@@ -23,6 +23,8 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import numpy as np
@@ -283,10 +285,17 @@ class FirstPass:
         if not caps:
             return self.protect(t)
         cap, self._cap_kind = min(caps)
-        lp = self.search.lp
-        lp.time_cap = max(cap, fast_pace.LP_CAP_FLOOR)
-        try:
+        with self._lp_cap(cap):
             return self.protect(t)
+
+    @contextmanager
+    def _lp_cap(self, seconds: float) -> Iterator[None]:
+        """Each local LP within the block may take ``seconds`` at most
+        (:data:`~tablesafe.suppress.fast_pace.LP_CAP_FLOOR` at least); no cap after it."""
+        lp = self.search.lp
+        lp.time_cap = max(seconds, fast_pace.LP_CAP_FLOOR)
+        try:
+            yield
         finally:
             lp.time_cap = None
 
@@ -413,15 +422,12 @@ class FirstPass:
         if not small_search_due(price, self._searched_cost, self.searched, now, chains_from):
             return False
         counted = self.found_by.copy()
-        self.search.lp.time_cap = max(chains_from - now, fast_pace.LP_CAP_FLOOR)
         try:
-            with small_boxes(self.search):
+            with self._lp_cap(chains_from - now), small_boxes(self.search):
                 found, direction = self.protect(t, local=True)
         except LPTimeLimit:
             self.lp_capped += 1
             return False
-        finally:
-            self.search.lp.time_cap = None
         if not found:
             return False
         moved = np.unique(np.concatenate([c for _, c, _ in found]))

@@ -65,6 +65,11 @@ GIVE_UP_SHARE = 0.5
 the rest)."""
 
 
+CERTIFICATES_ASKED = "not tried: certificates were asked for (its proof would be an audit)"
+"""``stats["outsiders_first"]`` of a run asking for certificates: the only outcome the clock
+did not decide (:func:`~tablesafe.suppress.clock_steps.clock_decided`)."""
+
+
 def outsiders_first(method: str, problem: Problem, *, singleton: bool, capacity: bool) -> bool:
     """Whether ``method``'s proved pattern gets the second try: ``fast`` with singleton
     protection and no capacity bounds (the audit-guided repair knows none), on one table
@@ -90,7 +95,7 @@ def outsiders_instead(problem: Problem, bounds: Bounds, current: np.ndarray, sta
     from tablesafe.suppress.repairs import audit_guided_repair
 
     if certificates:
-        stats["outsiders_first"] = "not tried: certificates were asked for (its proof would be an audit)"
+        stats["outsiders_first"] = CERTIFICATES_ASKED
         return None
     now = time.monotonic()
     spent, left = now - started, started + time_limit - now
