@@ -289,6 +289,9 @@ def run_ours(problem: Problem, method: str, time_limit: float) -> dict:
         note += f"; lower bound {st['lower_bound']:,.0f}"
     if st.get("repair_timed_out"):
         note += f"; {st['repair_timed_out']} out of time, certificates completed it"
+    if st.get("outsiders_first"):
+        # fast's second try (tablesafe.suppress.outsiders_first): what happened, in short
+        note += f"; second try {str(st['outsiders_first']).split(':')[0]}"
     if "seconds_before_audit" in st:
         note += f"; {st['seconds_before_audit']:.0f} s of its {st['time_limit']:.0f} s limit before the final audit"
     if st.get("clock_decided"):

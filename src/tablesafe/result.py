@@ -220,7 +220,8 @@ class ProtectResult:
                                 f"{st.get('subtable_failures', 0):,} left to the repair, "
                                 f"{st.get('seconds_modular', 0.0):.1f} s")
         if st.get("outsiders_first"):
-            out["second try, outsiders first"] = st["outsiders_first"]
+            out["second try, outsiders first"] = "; then ".join(st.get("outsiders_first_tries") or
+                                                                [st["outsiders_first"]])
         if "repair_added" in st:
             out["full-table repair"] = (f"added {_count(st['repair_added'], 'cell')} worth "
                                         f"{st.get('repair_added_value', 0.0):,.2f}"

@@ -105,7 +105,8 @@ def test_the_report_says_what_the_second_try_did(three_way, small_tables_too):
     pat = suppress(three_way, "fast")
     steps = ProtectResult(problem=three_way, pattern=pat, audit=None).suppression_steps()
     said = steps["second try, outsiders first"]
-    assert said == pat.stats["outsiders_first"] and "against fast's" in said
+    tries = pat.stats["outsiders_first_tries"]  # fast's search against outsiders, then modular's subtables
+    assert said == "; then ".join(tries) and pat.stats["outsiders_first"] in tries and "against fast's" in said
     assert steps["full-table repair"].startswith(f"added {pat.stats['repair_added']:,}")
     assert "insider_added" not in pat.stats  # fast's own insiders' cells are not this pattern's
 
@@ -117,3 +118,73 @@ def test_a_run_asking_for_certificates_keeps_fasts_certified_pattern(three_way, 
     assert pat.stats["outsiders_first"].startswith("not tried: certificates were asked for")
     assert pat.proof == "certificates" and pat.certificates is not None and len(pat.certificates)
     assert np.array_equal(np.asarray(pat.withheld), np.asarray(alone.withheld))
+
+
+def _without_subtables(p, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setattr(outsiders_first, "SUBTABLES_FIRST", False)
+        return suppress(p, "fast")
+
+
+def test_modulars_subtables_are_tried_after_fasts_outsiders_and_the_cheaper_kept(three_way, small_tables_too,
+                                                                                   monkeypatch):
+    p = three_way
+    fast_try = _without_subtables(p, monkeypatch)
+    assert fast_try.stats["outsiders_first"].startswith("kept: outsiders' search")
+    assert "outsiders_first_tries" not in fast_try.stats
+    pat = suppress(p, "fast")
+    first, second = pat.stats["outsiders_first_tries"]
+    assert first.startswith(("kept: outsiders' search", "tried, not kept: outsiders' search"))
+    assert second.startswith(("kept: modular's subtables", "tried, not kept: modular's subtables"))
+    assert [first.startswith("kept: "), second.startswith("kept: ")].count(True) == 1
+    assert pat.stats["cost"] <= fast_try.stats["cost"]
+    if second.startswith("kept: "):  # on this table the subtables' pattern is the cheaper
+        assert pat.stats["outsiders_first"] == second and pat.stats["cost"] < fast_try.stats["cost"]
+    assert pat.proof == "audit" and independent_audit(p, np.asarray(pat.withheld)) == []
+    again = suppress(p, "fast")
+    assert np.array_equal(np.asarray(again.withheld), np.asarray(pat.withheld))
+
+
+def test_without_time_for_the_subtables_fasts_outsiders_stand(three_way, small_tables_too, monkeypatch):
+    p = three_way
+    fast_try = _without_subtables(p, monkeypatch)
+    monkeypatch.setattr(outsiders_first, "SUBTABLES_RATIO", 1e9)
+    pat = suppress(p, "fast")
+    first, second = pat.stats["outsiders_first_tries"]
+    assert first == pat.stats["outsiders_first"] and first.startswith("kept: outsiders' search")
+    assert second.startswith("modular's subtables not tried: ")
+    assert np.array_equal(np.asarray(pat.withheld), np.asarray(fast_try.withheld))
+
+
+def test_subtables_that_fail_leave_the_fast_try(three_way, small_tables_too, monkeypatch):
+    import tablesafe.suppress.modular as modular
+    from tablesafe.errors import TablesafeError
+
+    def failing(*args, **kwargs):
+        raise TablesafeError("no subtables today")
+
+    p = three_way
+    fast_try = _without_subtables(p, monkeypatch)
+    monkeypatch.setattr(modular, "modular_pattern", failing)
+    pat = suppress(p, "fast")
+    first, second = pat.stats["outsiders_first_tries"]
+    assert first == pat.stats["outsiders_first"] and second == "tried: modular's subtables failed (no subtables today)"
+    assert np.array_equal(np.asarray(pat.withheld), np.asarray(fast_try.withheld))
+
+
+def test_tables_with_copies_get_the_second_try(small_tables_too):
+    """The copies' route asks the smaller table's run for certificates to prove the
+    expanded pattern, but does not need them: the second try may replace them."""
+    from test_twins import _with_only_children
+
+    from tablesafe.synthetic import problem_from_data, synthetic_data
+
+    syn = synthetic_data([[2, 2], [3], [2, 2]], 260, seed=5, holding_cohesion=0.5)
+    p = problem_from_data(_with_only_children(syn), p=15)
+    pat = suppress(p, "fast")
+    assert pat.stats["copies_merged"] > 0
+    assert pat.stats["outsiders_first"] != outsiders_first.CERTIFICATES_ASKED
+    assert pat.stats["outsiders_first"].startswith(("kept: ", "tried, not kept: "))
+    assert independent_audit(p, np.asarray(pat.withheld)) == []
+    asked = suppress(p, "fast", certificates=True)  # a run asking for certificates still gets them
+    assert asked.stats["outsiders_first"] == outsiders_first.CERTIFICATES_ASKED and asked.certificates is not None

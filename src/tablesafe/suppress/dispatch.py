@@ -159,6 +159,7 @@ def suppress(
     progress: bool = False,
     seed: int = 0,
     audit: bool = True,
+    certificates_needed: bool | None = None,
 ) -> Pattern:
     """Choose complementary suppressions so that every sensitive cell is protected.
 
@@ -180,6 +181,9 @@ def suppress(
             ``problem.capacity``).
         progress: show progress with rich. seed: random seed of the solvers (results
             are deterministic for a seed). audit: run the final independent audit.
+        certificates_needed: ``False`` keeps the certificates where they prove the
+            pattern but lets ``fast``'s second try replace it (then proved by an audit);
+            default ``certificates`` (the copies' route asks ``False``).
 
     Returns:
         The pattern; ``stats`` holds seconds, cost, gap (optimal), repair and cleanup
@@ -262,22 +266,13 @@ def suppress(
             if proven and outsiders_first(method, problem, singleton=singleton, capacity=capacity):
                 better = outsiders_instead(problem, bounds, withheld, stats, log, started=t0,
                                            time_limit=float(time_limit), seed=seed, progress=progress,
-                                           certificates=certificates)
+                                           certificates=certificates if certificates_needed is None
+                                           else certificates_needed)
                 if better is not None:  # proved by the repair's last audit instead of certificates
-                    withheld, passed, repaired = better
-                    for key in ("insider_added", "insider_added_value"):  # fast's, not in this pattern
-                        stats.pop(key, None)
-                    stats.update(repaired)
+                    withheld, passed = _second_try_kept(better, stats)
                     proven, fast_certs, atts = False, None, {}
         if route == "certificates" and not proven and passed is None:
-            # the heuristic gave up or a certificate failed its check: the attacker-LP
-            # repair protects every cell or proves which one cannot be protected (no
-            # deadline: nothing else proves the pattern)
-            before = withheld.copy()
-            withheld, atts, rounds = repair(problem, bounds, withheld)
-            stats["repair_rounds"] = rounds
-            stats["repair_added"] = int((withheld & ~before).sum())
-            route = "lp"
+            withheld, atts, route = _unproved_repaired(problem, bounds, withheld, stats)
         if route == "lp" and not proven:
             # cleanup is optional work: a fixed share of the limit, within what is left
             withheld, atts = _cleanup(problem, bounds, withheld, atts, stats, log,
@@ -396,6 +391,28 @@ def _repaired(problem: Problem, bounds: Bounds, method: str, route: str, found: 
     return withheld, atts, passed, route, settled
 
 
+def _second_try_kept(better: tuple, stats: dict) -> tuple[np.ndarray, object]:
+    """(pattern, audit) of ``fast``'s second try when kept, its repair's stats into
+    ``stats`` (``fast``'s own insiders' counts, of cells not in this pattern, dropped)."""
+    withheld, passed, repaired = better
+    for key in ("insider_added", "insider_added_value"):
+        stats.pop(key, None)
+    stats.update(repaired)
+    return withheld, passed
+
+
+def _unproved_repaired(problem: Problem, bounds: Bounds, withheld: np.ndarray,
+                       stats: dict) -> tuple[np.ndarray, dict, str]:
+    """The certificates' heuristic gave up or a certificate failed its check: the
+    attacker-LP repair protects every cell or proves which one cannot be protected (no
+    deadline: nothing else proves the pattern). Returns (pattern, attacks, route)."""
+    before = withheld.copy()
+    withheld, atts, rounds = repair(problem, bounds, withheld)
+    stats["repair_rounds"] = rounds
+    stats["repair_added"] = int((withheld & ~before).sum())
+    return withheld, atts, "lp"
+
+
 def _suppress_copies(problem: Problem, twins: Twins, method: str, time_limit: float | None, t0: float,
                      options: dict, audit: bool, certificates: bool) -> Pattern:
     """:func:`suppress` of a problem with copies of cells: the smaller problem of
@@ -414,7 +431,8 @@ def _suppress_copies(problem: Problem, twins: Twins, method: str, time_limit: fl
             shown.say(f"{twins.merged:,} of {problem.n:,} cells copy another cell (a code without siblings): "
                       f"solving the table of {twins.problem.n:,} cells; the counts below are of that table")
     pat = suppress_merged(twins, problem, lambda small: suppress(
-        small, method, time_limit=inner, certificates=True, audit=False, **options),
+        small, method, time_limit=inner, certificates=True, audit=False, certificates_needed=certificates,
+        **options),
         audit=audit, certificates=certificates, seconds_from=t0)
     pat.stats["time_limit_given"] = time_limit is not None
     _summary(pat.stats, problem, np.asarray(pat.withheld, dtype=bool))

@@ -64,6 +64,18 @@ GIVE_UP_SHARE = 0.5
 """Share of the time left after which the outsiders' search gives up (the repair needs
 the rest)."""
 
+SUBTABLES_FIRST = True
+"""Whether the second try takes ``modular``'s subtables (against outsiders) for its
+outsiders' pattern where there is time for them (:data:`SUBTABLES_RATIO`)."""
+
+SUBTABLES_RATIO = 12.0
+"""The subtables' try starts only when the time left is at least this many times what
+``fast``'s own search and proof took (measured below)."""
+
+SUBTABLES_SHARE = 0.3
+"""Share of the time left that the subtables get as their limit (the repair gets the
+rest of the run's)."""
+
 
 CERTIFICATES_ASKED = "not tried: certificates were asked for (its proof would be an audit)"
 """``stats["outsiders_first"]`` of a run asking for certificates: the only outcome the clock
@@ -90,10 +102,15 @@ def outsiders_instead(problem: Problem, bounds: Bounds, current: np.ndarray, sta
     (pattern, the audit it passed, the repair's stats) when it withholds less (by cost)
     and ended in time, else ``None``. Not when the run must hand on a certificate per
     sensitive cell (``certificates``): the second try's proof is an audit.
-    ``stats["outsiders_first"]`` says what happened."""
-    from tablesafe.suppress.fast import HURRY_SHARE, fast_pattern
-    from tablesafe.suppress.repairs import audit_guided_repair
 
+    The outsiders' pattern comes first from ``fast``'s own search against outsiders
+    (:func:`_by_fast`, when the time left is at least :data:`TIME_RATIO` times what
+    ``fast`` took); then, on a table with a structure and when the time left is still at
+    least :data:`SUBTABLES_RATIO` times that, from ``modular``'s subtables
+    (:func:`_by_subtables`). The cheapest pattern that ended in time is kept.
+    ``stats["outsiders_first"]`` says what happened (the kept try's account, else the
+    first try's); ``stats["outsiders_first_tries"]`` lists every try's account when the
+    subtables' was considered."""
     if certificates:
         stats["outsiders_first"] = CERTIFICATES_ASKED
         return None
@@ -103,35 +120,95 @@ def outsiders_instead(problem: Problem, bounds: Bounds, current: np.ndarray, sta
         stats["outsiders_first"] = (f"not tried: {left:.0f} s left after fast's {spent:.0f} s "
                                     f"(it needs about {TIME_RATIO:g} times as long)")
         return None
+    deadline = started + time_limit
+    before = float(problem.cost[current & ~problem.sensitive].sum())
+    tried: list[tuple[str, float | None]] = []  # each try's account, and its cost when it ended in time
+    kept, best, kept_at = None, before, -1
+    for source in ("fast", "subtables"):
+        if source == "subtables":
+            if not (SUBTABLES_FIRST and problem.structured):
+                break
+            left = deadline - time.monotonic()
+            if left < SUBTABLES_RATIO * spent:
+                tried.append((f"modular's subtables not tried: {left:.0f} s left after fast's {spent:.0f} s "
+                              f"(they need about {SUBTABLES_RATIO:g} times as long)", None))
+                break
+            done = _by_subtables(problem, bounds, seed, log, SUBTABLES_SHARE * left, deadline)
+        else:
+            done = _by_fast(problem, bounds, seed, log, progress, left, deadline)
+        withheld, passed, repaired, said = done
+        if withheld is None:
+            tried.append((said, None))
+            continue
+        cost = float(problem.cost[withheld & ~problem.sensitive].sum())
+        tried.append((f"{said}; cost {cost:,.2f} against fast's {before:,.2f}", cost))
+        if cost < best:
+            kept, best, kept_at = (withheld, passed, repaired), cost, len(tried) - 1
+    accounts = [said if cost is None else f"kept: {said}" if i == kept_at else f"tried, not kept: {said}"
+                for i, (said, cost) in enumerate(tried)]
+    stats["outsiders_first"] = next((a for a in accounts if a.startswith("kept: ")), accounts[0])
+    if len(accounts) > 1:
+        stats["outsiders_first_tries"] = accounts
+    return kept
+
+
+_Tried = tuple  # (pattern, audit, repair's stats, what was said) or (None, None, None, why)
+
+
+def _by_fast(problem: Problem, bounds: Bounds, seed: int, log, progress: bool, left: float,
+             deadline: float) -> _Tried:
+    """``fast``'s search against outsiders (limit :data:`SEARCH_SHARE` of ``left``, giving
+    up at :data:`GIVE_UP_SHARE` of it), then the repair for single respondents."""
+    from tablesafe.suppress.fast import HURRY_SHARE, fast_pattern
+
     if log:
         log("second try: certificates against outsiders, then the audit-guided repair for single respondents")
+    t0 = time.monotonic()
     limit = SEARCH_SHARE * left
     try:
         pat = fast_pattern(problem, time_limit=limit, progress=progress, seed=seed, singleton=False,
                            hurry_work=HURRY_SHARE * limit, give_up_after=GIVE_UP_SHARE * left,
                            progress_label="fast: certificates against outsiders")
     except TablesafeError:  # fast's own pattern is proved: it stands
-        stats["outsiders_first"] = "tried: the outsiders' search ran out of its share of the time left"
-        return None
+        return None, None, None, "tried: the outsiders' search ran out of its share of the time left"
     outsiders = np.asarray(pat.withheld, dtype=bool) | problem.sensitive
-    searched = time.monotonic() - now
+    return _repaired(problem, bounds, outsiders, None, log, deadline, "outsiders' search", time.monotonic() - t0)
+
+
+def _by_subtables(problem: Problem, bounds: Bounds, seed: int, log, limit: float, deadline: float) -> _Tried:
+    """``modular``'s subtables against outsiders (limit ``limit``), then the repair, which
+    protects the whole table against outsiders and single respondents together; the
+    subtables' tables seed its first audit."""
+    from tablesafe.suppress.modular import modular_pattern
+
+    if log:
+        log("second try: modular's subtables against outsiders, then the audit-guided repair")
+    t0 = time.monotonic()
+    tables: list = []
+    try:
+        found, _ = modular_pattern(problem, Bounds.of(problem, capacity=False, singleton=False), insiders=False,
+                                   time_limit=limit, seed=seed, log=log, tables=tables, completed_by_caller=True)
+    except TablesafeError as exc:
+        return None, None, None, f"tried: modular's subtables failed ({exc})"
+    return _repaired(problem, bounds, found | problem.sensitive, tables, log, deadline, "modular's subtables",
+                     time.monotonic() - t0)
+
+
+def _repaired(problem: Problem, bounds: Bounds, outsiders: np.ndarray, tables: list | None, log,
+              deadline: float, source: str, searched: float) -> _Tried:
+    """The audit-guided repair of the outsiders' pattern from ``source`` (which took
+    ``searched`` seconds) until ``deadline``."""
+    from tablesafe.suppress.repairs import audit_guided_repair
+
     repaired: dict = {}
     try:
-        withheld, passed = audit_guided_repair(problem, bounds, outsiders, repaired, log,
-                                               deadline=started + time_limit)
+        withheld, passed = audit_guided_repair(problem, bounds, outsiders, repaired, log, deadline=deadline,
+                                               subtable_tables=tables)
     except (OutOfTime, AuditFailure) as exc:  # out of time, or no convergence: fast's pattern stands
         why = "ran out of time" if isinstance(exc, OutOfTime) else "did not converge"
-        stats["outsiders_first"] = (f"tried: the repair for single respondents {why} "
-                                    f"(outsiders' search {searched:.1f} s)")
-        return None
-    sens = problem.sensitive
-    cost, before = float(problem.cost[withheld & ~sens].sum()), float(problem.cost[current & ~sens].sum())
-    value = float(np.abs(problem.value[outsiders & ~sens]).sum())
-    said = (f"outsiders' search {searched:.1f} s, secondaries worth {value:,.2f}; repair for single respondents "
+        return None, None, None, f"tried: the repair for single respondents {why} ({source} {searched:.1f} s)"
+    value = float(np.abs(problem.value[outsiders & ~problem.sensitive]).sum())
+    said = (f"{source} {searched:.1f} s, secondaries worth {value:,.2f}; repair for single respondents "
             f"{repaired.get('repair_seconds', 0.0):.1f} s, {repaired.get('repair_added', 0):,} cells worth "
-            f"{repaired.get('repair_added_value', 0.0):,.2f}; cost {cost:,.2f} against fast's {before:,.2f}")
-    if cost >= before:
-        stats["outsiders_first"] = f"tried, not kept: {said}"
-        return None
-    stats["outsiders_first"] = f"kept: {said}"
-    return withheld, passed, repaired
+            f"{repaired.get('repair_added_value', 0.0):,.2f}")
+    return withheld, passed, repaired, said
