@@ -21,6 +21,17 @@ Measured with the automatic limit (``suppress(problem, "auto")``, seventieth ses
 2 cores; the two steps first by a ``/tmp`` script): on 13k3d (13,851 cells) ``fast``
 withholds 61.70 M in 114 s; the outsiders' search 44.48 M in 46 s, the repair 6.84 M
 more in 130 s, 51.32 M.
+
+Where time is left after that, ``modular``'s subtables against outsiders go through the
+same repair (seventy-first session, unseen random shapes): on ``rand652`` (23,375 cells)
+``fast`` took about 5 s, the subtables 33 s (20.77 M) and the repair 26 s (+5.26 M):
+26.03 M against 49.49 M from the outsiders' search (tau-ARGUS MOD 21.81 M, not safe);
+on ``rand401`` (22,000 cells) 24.81 M against 29.11 M (MOD 23.61 M). They are not
+always cheaper, nor quick: on ``rand343`` (11,025 cells) the subtables and the repair
+withheld 432.25 M in 270 s (the outsiders' search and repair 375.31 M, ``fast`` alone
+404.33 M in 30 s), on 13k3d 46.75 M in about 610 s (limit 337 s); hence second, after
+``fast``'s own outsiders are secured, and only with :data:`SUBTABLES_RATIO` times the
+run's time so far left (rand652 and rand401 about 30 times, rand343 and 13k3d below 2).
 """
 
 from __future__ import annotations
@@ -68,9 +79,13 @@ SUBTABLES_FIRST = True
 """Whether the second try takes ``modular``'s subtables (against outsiders) for its
 outsiders' pattern where there is time for them (:data:`SUBTABLES_RATIO`)."""
 
-SUBTABLES_RATIO = 12.0
-"""The subtables' try starts only when the time left is at least this many times what
-``fast``'s own search and proof took (measured below)."""
+SUBTABLES_RATIO = 6.0
+"""The subtables' try starts only when the time left is at least this many times what the
+run took so far (``fast`` and the outsiders' search with its repair): the subtables and
+their repair took 1.7 to 3.7 times that on the tables measured (module docstring), and a
+try out of time leaves only what was kept before it (``rand492``, 24,080 cells: with
+``fast``'s own time as the measure, 12 times, the try ran from 116 s to the limit,
+542 s, and withheld no less)."""
 
 SUBTABLES_SHARE = 0.3
 """Share of the time left that the subtables get as their limit (the repair gets the
@@ -106,7 +121,7 @@ def outsiders_instead(problem: Problem, bounds: Bounds, current: np.ndarray, sta
     The outsiders' pattern comes first from ``fast``'s own search against outsiders
     (:func:`_by_fast`, when the time left is at least :data:`TIME_RATIO` times what
     ``fast`` took); then, on a table with a structure and when the time left is still at
-    least :data:`SUBTABLES_RATIO` times that, from ``modular``'s subtables
+    least :data:`SUBTABLES_RATIO` times the run's so far, from ``modular``'s subtables
     (:func:`_by_subtables`). The cheapest pattern that ended in time is kept.
     ``stats["outsiders_first"]`` says what happened (the kept try's account, else the
     first try's); ``stats["outsiders_first_tries"]`` lists every try's account when the
@@ -128,10 +143,11 @@ def outsiders_instead(problem: Problem, bounds: Bounds, current: np.ndarray, sta
         if source == "subtables":
             if not (SUBTABLES_FIRST and problem.structured):
                 break
-            left = deadline - time.monotonic()
-            if left < SUBTABLES_RATIO * spent:
-                tried.append((f"modular's subtables not tried: {left:.0f} s left after fast's {spent:.0f} s "
-                              f"(they need about {SUBTABLES_RATIO:g} times as long)", None))
+            now = time.monotonic()
+            left, so_far = deadline - now, now - started
+            if left < SUBTABLES_RATIO * so_far:
+                tried.append((f"modular's subtables not tried: {left:.0f} s left after {so_far:.0f} s "
+                              f"(they need up to about {SUBTABLES_RATIO:g} times as long)", None))
                 break
             done = _by_subtables(problem, bounds, seed, log, SUBTABLES_SHARE * left, deadline)
         else:
