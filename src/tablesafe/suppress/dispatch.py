@@ -181,9 +181,9 @@ def suppress(
             ``problem.capacity``).
         progress: show progress with rich. seed: random seed of the solvers (results
             are deterministic for a seed). audit: run the final independent audit.
-        certificates_needed: ``False`` keeps the certificates where they prove the
-            pattern but lets ``fast``'s second try replace it (then proved by an audit);
-            default ``certificates`` (the copies' route asks ``False``).
+        certificates_needed: (internal) ``False`` keeps the certificates where they prove
+            the pattern but lets ``fast``'s second try replace it, proved by an audit;
+            default as ``certificates`` (the copies' route passes the caller's flag).
 
     Returns:
         The pattern; ``stats`` holds seconds, cost, gap (optimal), repair and cleanup
