@@ -220,7 +220,7 @@ def _repaired(problem: Problem, bounds: Bounds, outsiders: np.ndarray, tables: l
     try:
         withheld, passed = audit_guided_repair(problem, bounds, outsiders, repaired, log, deadline=deadline,
                                                subtable_tables=tables)
-    except (OutOfTime, AuditFailure) as exc:  # out of time, or no convergence: fast's pattern stands
+    except (OutOfTime, AuditFailure) as exc:  # out of time, or no convergence: what was kept stands
         why = "ran out of time" if isinstance(exc, OutOfTime) else "did not converge"
         return None, None, None, f"tried: the repair for single respondents {why} ({source} {searched:.1f} s)"
     value = float(np.abs(problem.value[outsiders & ~problem.sensitive]).sum())
