@@ -136,36 +136,34 @@ def outsiders_instead(problem: Problem, bounds: Bounds, current: np.ndarray, sta
                                     f"(it needs about {TIME_RATIO:g} times as long)")
         return None
     deadline = started + time_limit
-    before = float(problem.cost[current & ~problem.sensitive].sum())
-    tried: list[tuple[str, float | None]] = []  # each try's account, and its cost when it ended in time
-    kept, best, kept_at = None, before, -1
-    for source in ("fast", "subtables"):
-        if source == "subtables":
-            if not (SUBTABLES_FIRST and problem.structured):
-                break
-            now = time.monotonic()
-            left, so_far = deadline - now, now - started
-            if left < SUBTABLES_RATIO * so_far:
-                tried.append((f"modular's subtables not tried: {left:.0f} s left after {so_far:.0f} s "
-                              f"(they need up to about {SUBTABLES_RATIO:g} times as long)", None))
-                break
-            done = _by_subtables(problem, bounds, seed, log, SUBTABLES_SHARE * left, deadline)
+    tries = [_by_fast(problem, bounds, seed, log, progress, left, deadline)]
+    if SUBTABLES_FIRST and problem.structured:
+        now = time.monotonic()
+        left, so_far = deadline - now, now - started
+        if left >= SUBTABLES_RATIO * so_far:
+            tries.append(_by_subtables(problem, bounds, seed, log, SUBTABLES_SHARE * left, deadline))
         else:
-            done = _by_fast(problem, bounds, seed, log, progress, left, deadline)
-        withheld, passed, repaired, said = done
-        if withheld is None:
-            tried.append((said, None))
-            continue
-        cost = float(problem.cost[withheld & ~problem.sensitive].sum())
-        tried.append((f"{said}; cost {cost:,.2f} against fast's {before:,.2f}", cost))
-        if cost < best:
-            kept, best, kept_at = (withheld, passed, repaired), cost, len(tried) - 1
-    accounts = [said if cost is None else f"kept: {said}" if i == kept_at else f"tried, not kept: {said}"
-                for i, (said, cost) in enumerate(tried)]
-    stats["outsiders_first"] = next((a for a in accounts if a.startswith("kept: ")), accounts[0])
+            tries.append((None, None, None, f"modular's subtables not tried: {left:.0f} s left after "
+                          f"{so_far:.0f} s (they need up to about {SUBTABLES_RATIO:g} times as long)"))
+    return _cheapest(problem, current, tries, stats)
+
+
+def _cheapest(problem: Problem, current: np.ndarray, tries: list, stats: dict):
+    """(pattern, audit, repair's stats) of the cheapest of ``tries`` (the first of equals)
+    when it costs less than ``fast``'s pattern ``current``, else ``None``; each try's
+    account into ``stats``."""
+    sens = problem.sensitive
+    before = float(problem.cost[current & ~sens].sum())
+    costs = [None if w is None else float(problem.cost[w & ~sens].sum()) for w, *_ in tries]
+    cheaper = {i: c for i, c in enumerate(costs) if c is not None and c < before}
+    kept_at = min(cheaper, key=cheaper.__getitem__) if cheaper else -1
+    accounts = [said if cost is None
+                else f"{'kept' if i == kept_at else 'tried, not kept'}: {said}; cost {cost:,.2f} against fast's "
+                f"{before:,.2f}" for i, ((_, _, _, said), cost) in enumerate(zip(tries, costs))]
+    stats["outsiders_first"] = accounts[max(kept_at, 0)]
     if len(accounts) > 1:
         stats["outsiders_first_tries"] = accounts
-    return kept
+    return tries[kept_at][:3] if kept_at >= 0 else None
 
 
 _Tried = tuple  # (pattern, audit, repair's stats, what was said) or (None, None, None, why)
